@@ -1,0 +1,47 @@
+// Package vfs is the julyfs filesystem contract: the eight verbs every tree
+// implements (List, Stat, Glob, Read, Grep, Write, Delete, Search), the
+// types they exchange, path normalization, the error type with the
+// contract's exact messages, and the shared helpers adapters build on
+// (sorted walks, glob matching, grep scanning, k-way merges).
+//
+// # Paths
+//
+// Every path a FileSystem receives is normalized with [Clean] at the entry
+// point: absolute, '/'-separated, "." and ".." resolved, no trailing slash
+// except "/". "" and "/" mean the root, and a path that climbs above "/"
+// stays at "/". Prefix tests are by path segment ([HasPrefix]): "/agent"
+// covers "/agent/skills", never "/agent-tools".
+//
+// # Streams
+//
+// List, Glob, Grep and Search return iter.Seq2 streams. A stream is already
+// sorted (List and Glob by path and unique, Grep by path then line, Search by
+// score descending then path), reports an error as its last element, and
+// stops all work when the consumer breaks out of the loop or the context is
+// cancelled. Streams hold at most one directory's entries at a time, never
+// the whole tree.
+//
+// # Error handling
+//
+// Verbs fail with *[PathError], whose Error method renders the contract
+// string ("not found: /p", "read-only mount: /p", ...). Callers test kinds
+// with errors.Is against the exported sentinels ([ErrNotFound], ...) or read
+// the [ErrorKind] with errors.As; never by matching strings. List, Stat and
+// Glob never fail for a missing path: missing is an empty stream or a
+// FileInfo of kind [KindMissing]. The kind and path are plain values so an
+// error survives a process boundary ([PathError.Kind] round-trips through
+// [ParseErrorKind]).
+//
+// # Optional capabilities
+//
+// Capabilities beyond the eight verbs are small upgrade interfaces, each
+// with a helper that falls back when a tree lacks it: [RangeReader] with
+// [ReadAt], [ConditionalWriter] with [WriteIf], and [Notifier] with [Watch].
+// Wrappers forward every capability they can honour.
+//
+// # Concurrency
+//
+// Every FileSystem in this module is safe for concurrent use. A stream may be
+// consumed while other goroutines write; it then reflects some consistent
+// view of each directory it visits, not a snapshot of the whole tree.
+package vfs

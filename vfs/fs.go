@@ -1,0 +1,146 @@
+package vfs
+
+import (
+	"context"
+	"iter"
+	"time"
+)
+
+// FileSystem is the contract every julyfs tree implements. All paths are
+// absolute posix paths; implementations normalize them with [Clean] first.
+// Returned byte slices belong to the caller.
+type FileSystem interface {
+	// List yields the immediate children of the directory at prefix, sorted
+	// by path and unique. Listing a file or a missing path yields nothing.
+	List(ctx context.Context, prefix string) iter.Seq2[DirEntry, error]
+	// Stat describes path. A missing path is a FileInfo of KindMissing and
+	// a nil error.
+	Stat(ctx context.Context, path string) (FileInfo, error)
+	// Glob yields the files and directories under dir whose path relative
+	// to dir matches pattern (see [CompilePattern]), sorted by path.
+	Glob(ctx context.Context, pattern, dir string) iter.Seq2[DirEntry, error]
+	// Read returns the whole contents of the file at path.
+	Read(ctx context.Context, path string) ([]byte, error)
+	// Grep yields the lines matching q, sorted by path then line number.
+	Grep(ctx context.Context, q GrepQuery) iter.Seq2[GrepResult, error]
+	// Write creates or replaces the file at path with data.
+	Write(ctx context.Context, path string, data []byte) error
+	// Delete removes the file at path.
+	Delete(ctx context.Context, path string) error
+	// Search yields ranked results for q, by score descending then path
+	// ascending. A tree without an index yields nothing.
+	Search(ctx context.Context, q SearchQuery) iter.Seq2[SearchResult, error]
+}
+
+// EntryKind says what a path names.
+type EntryKind uint8
+
+const (
+	// KindMissing is a path that names nothing (Stat only).
+	KindMissing EntryKind = iota
+	// KindFile is a regular file.
+	KindFile
+	// KindDir is a directory. Directories exist when something is under
+	// them (or the backend has a real directory there).
+	KindDir
+)
+
+// String returns "missing", "file" or "directory".
+func (k EntryKind) String() string {
+	switch k {
+	case KindFile:
+		return "file"
+	case KindDir:
+		return "directory"
+	default:
+		return "missing"
+	}
+}
+
+// DirEntry is one path yielded by List or Glob.
+type DirEntry struct {
+	Path string
+	Kind EntryKind
+}
+
+// FileInfo is what Stat answers.
+type FileInfo struct {
+	Path    string
+	Kind    EntryKind
+	Size    int64     // bytes, for files
+	ModTime time.Time // zero when the backend has none
+	ETag    string    // opaque; a content hash where the backend has none
+}
+
+// GrepQuery is the argument of Grep.
+type GrepQuery struct {
+	// Pattern is a Go RE2 regular expression matched against each line.
+	Pattern string
+	// Path scopes the search to a file or a directory; "" is the root.
+	Path string
+	// Glob filters files: a slash-free pattern matches the basename at any
+	// depth, a pattern with a slash is relative to Path.
+	Glob string
+	// CaseInsensitive matches without regard to case.
+	CaseInsensitive bool
+	// MaxResults stops the stream after that many hits; 0 means no limit.
+	MaxResults int
+}
+
+// GrepResult is one matching line.
+type GrepResult struct {
+	Path       string
+	LineNumber int    // 1-based
+	Line       string // without the line terminator
+}
+
+// SearchQuery is the argument of Search.
+type SearchQuery struct {
+	// Query is free text.
+	Query string
+	// Path scopes the search to a path prefix; "" is the root.
+	Path string
+	// MaxResults stops the stream after that many results; 0 means no limit.
+	MaxResults int
+}
+
+// SearchResult is one ranked hit.
+type SearchResult struct {
+	Path       string
+	Score      float64
+	LineNumber int    // line of the best hit, 0 when unknown
+	Snippet    string // short excerpt around the best hit
+}
+
+// CompareSearchResults orders results by score descending, then path
+// ascending: the order of every Search stream.
+func CompareSearchResults(a, b SearchResult) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return compareStrings(a.Path, b.Path)
+}
+
+// CompareGrepResults orders results by path, then line number.
+func CompareGrepResults(a, b GrepResult) int {
+	if c := compareStrings(a.Path, b.Path); c != 0 {
+		return c
+	}
+	return a.LineNumber - b.LineNumber
+}
+
+// CompareDirEntries orders entries by path.
+func CompareDirEntries(a, b DirEntry) int { return compareStrings(a.Path, b.Path) }
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,136 @@
+package vfs
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/gobwas/glob"
+)
+
+// Pattern is a compiled glob in the contract's dialect: gobwas/glob v1.1's
+// Compiler with '/' as the separator and Globstar on, so '*' and '?' stay
+// within a segment, '**' crosses directories (and "**/" also matches zero
+// of them: "**/*.go" matches "a.go"), '{a,b}' alternates and '[...]' is a
+// class.
+type Pattern struct {
+	src   string
+	g     *glob.Pattern
+	lit   string // leading literal segments, joined with '/'
+	segs  int    // number of segments
+	deep  bool   // contains "**": no depth limit
+	exact bool   // fully literal
+}
+
+var globCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
+
+// CompilePattern compiles a relative glob pattern (leading slashes are
+// ignored). A malformed pattern fails with "invalid glob pattern: <pattern>".
+func CompilePattern(pattern string) (*Pattern, error) {
+	p := &Pattern{src: pattern}
+	rel := strings.TrimLeft(pattern, "/")
+	g, err := globCompiler.Compile(rel)
+	if err != nil {
+		return nil, InvalidGlobPattern(pattern, err)
+	}
+	p.g = g
+	segs := strings.Split(rel, "/")
+	p.segs = len(segs)
+	var lit []string
+	for _, s := range segs {
+		if hasMeta(s) {
+			break
+		}
+		lit = append(lit, s)
+	}
+	p.exact = len(lit) == len(segs)
+	p.lit = strings.Join(lit, "/")
+	p.deep = strings.Contains(rel, "**")
+	return p, nil
+}
+
+// String returns the source pattern.
+func (p *Pattern) String() string { return p.src }
+
+// Match reports whether rel, a path relative to the glob's dir without a
+// leading slash, matches.
+func (p *Pattern) Match(rel string) bool { return p.g.Match(rel) }
+
+// LiteralPrefix returns the leading segments that hold no glob syntax, so a
+// walk can start there ("src/**/*.go" gives "src").
+func (p *Pattern) LiteralPrefix() string { return p.lit }
+
+// MaxDepth returns how many segments a match can have; 0 when unlimited.
+func (p *Pattern) MaxDepth() int {
+	if p.deep {
+		return 0
+	}
+	return p.segs
+}
+
+// IsLiteral reports whether the pattern names one path exactly.
+func (p *Pattern) IsLiteral() bool { return p.exact }
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[]{}\`) }
+
+// Glob is the shared implementation of FileSystem.Glob for any tree: it
+// compiles pattern, walks from the pattern's literal prefix under dir (as
+// deep as the pattern can match), and yields matches in path order. An
+// absolute pattern is matched against paths relative to "/" and then kept
+// only under dir.
+func Glob(ctx context.Context, fsys FileSystem, pattern, dir string) iter.Seq2[DirEntry, error] {
+	return GlobWith(ctx, fsys.Stat, fsys.List, pattern, dir)
+}
+
+// StatFunc is FileSystem.Stat as a function.
+type StatFunc func(ctx context.Context, path string) (FileInfo, error)
+
+// GlobWith is Glob over a stat and a list function, for adapters with a
+// faster directory reader than their List.
+func GlobWith(ctx context.Context, stat StatFunc, list ListFunc, pattern, dir string) iter.Seq2[DirEntry, error] {
+	return func(yield func(DirEntry, error) bool) {
+		dir = Clean(dir)
+		base := dir
+		if strings.HasPrefix(pattern, "/") {
+			base = "/"
+		}
+		p, err := CompilePattern(pattern)
+		if err != nil {
+			yield(DirEntry{}, err)
+			return
+		}
+		under := func(path string) bool { return HasPrefix(path, dir) && path != dir }
+		if p.IsLiteral() {
+			target := Join(base, p.LiteralPrefix())
+			if !under(target) {
+				return
+			}
+			info, err := stat(ctx, target)
+			if err != nil {
+				yield(DirEntry{}, err)
+				return
+			}
+			if info.Kind != KindMissing {
+				yield(DirEntry{Path: target, Kind: info.Kind}, nil)
+			}
+			return
+		}
+		start := Join(base, p.LiteralPrefix())
+		depth := 0
+		if md := p.MaxDepth(); md > 0 {
+			depth = md - len(Split(Clean(p.LiteralPrefix())))
+		}
+		for e, err := range Walk(ctx, list, start, depth) {
+			if err != nil {
+				yield(DirEntry{}, err)
+				return
+			}
+			rel, _ := Rel(e.Path, base)
+			if p.Match(rel) && under(e.Path) {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}

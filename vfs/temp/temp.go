@@ -1,0 +1,318 @@
+// Package temp provides in-memory trees: [New], a mutable tree seeded from a
+// map of files (the contract's tempFs), and [Empty], a tree with no files
+// that refuses writes (emptyFs).
+//
+// A temp tree is safe for concurrent use. Streams copy one directory's
+// entries under a read lock and yield without holding it, so a consumer may
+// write to the tree while iterating. Directories exist while a file is under
+// them; deleting the last file under a directory removes it.
+package temp
+
+import (
+	"context"
+	"io"
+	"iter"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// FS is an in-memory tree.
+type FS struct {
+	mu   sync.RWMutex
+	root *node
+	now  func() time.Time
+	vfs.Watchers
+}
+
+type node struct {
+	dir      bool
+	children map[string]*node // dir only
+	data     []byte           // file only; never mutated in place
+	etag     string
+	mtime    time.Time
+}
+
+var (
+	_ vfs.FileSystem        = (*FS)(nil)
+	_ vfs.RangeReader       = (*FS)(nil)
+	_ vfs.ConditionalWriter = (*FS)(nil)
+	_ vfs.Notifier          = (*FS)(nil)
+)
+
+// New returns a tree holding files, keyed by path (normalized with
+// vfs.Clean). The map's byte slices are copied. A key that cannot be placed
+// (a file below another file) is an error naming it.
+func New(files map[string][]byte) (*FS, error) {
+	fs := &FS{root: &node{dir: true, children: map[string]*node{}}, now: time.Now}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if err := fs.put(vfs.Clean(p), slices.Clone(files[p])); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+// MustNew is New for fixtures with string contents; it panics on a bad key.
+func MustNew(files map[string]string) *FS {
+	m := make(map[string][]byte, len(files))
+	for k, v := range files {
+		m[k] = []byte(v)
+	}
+	fs, err := New(m)
+	if err != nil {
+		panic(err)
+	}
+	return fs
+}
+
+// lookup returns the node at clean p, or nil. Callers hold mu.
+func (fs *FS) lookup(p string) *node {
+	n := fs.root
+	for _, seg := range vfs.Split(p) {
+		if !n.dir {
+			return nil
+		}
+		n = n.children[seg]
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// put stores a file at clean p, creating parents. Callers hold mu for
+// writing (or own fs exclusively).
+func (fs *FS) put(p string, data []byte) error {
+	if p == "/" {
+		return vfs.IsDir(p)
+	}
+	segs := vfs.Split(p)
+	now := fs.now()
+	n := fs.root
+	for _, seg := range segs[:len(segs)-1] {
+		c := n.children[seg]
+		if c == nil {
+			c = &node{dir: true, children: map[string]*node{}, mtime: now}
+			n.children[seg] = c
+			n.mtime = now
+		} else if !c.dir {
+			return vfs.WriteFailed(p, vfs.NewError(vfs.KindOther, p, errNotDir))
+		}
+		n = c
+	}
+	name := segs[len(segs)-1]
+	if c := n.children[name]; c != nil && c.dir {
+		return vfs.IsDir(p)
+	}
+	n.children[name] = &node{data: data, etag: vfs.ContentETag(data), mtime: now}
+	n.mtime = now
+	return nil
+}
+
+type notDirError struct{}
+
+func (notDirError) Error() string { return "a parent is a file" }
+
+var errNotDir error = notDirError{}
+
+// List yields the children of the directory at prefix.
+func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
+	return func(yield func(vfs.DirEntry, error) bool) {
+		p := vfs.Clean(prefix)
+		fs.mu.RLock()
+		n := fs.lookup(p)
+		if n == nil || !n.dir {
+			fs.mu.RUnlock()
+			return
+		}
+		entries := make([]vfs.DirEntry, 0, len(n.children))
+		for name, c := range n.children {
+			k := vfs.KindFile
+			if c.dir {
+				k = vfs.KindDir
+			}
+			entries = append(entries, vfs.DirEntry{Path: vfs.Join(p, name), Kind: k})
+		}
+		fs.mu.RUnlock()
+		slices.SortFunc(entries, vfs.CompareDirEntries)
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				yield(vfs.DirEntry{}, err)
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Stat describes path.
+func (fs *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return vfs.FileInfo{}, err
+	}
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	n := fs.lookup(p)
+	switch {
+	case n == nil:
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
+	case n.dir:
+		return vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: n.mtime}, nil
+	}
+	return vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(n.data)), ModTime: n.mtime, ETag: n.etag}, nil
+}
+
+// Glob yields the entries under dir matching pattern.
+func (fs *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	return vfs.Glob(ctx, fs, pattern, dir)
+}
+
+// file returns the data of the file at clean p. The slice is shared and
+// must not be modified.
+func (fs *FS) file(ctx context.Context, p string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	n := fs.lookup(p)
+	switch {
+	case n == nil:
+		return nil, vfs.NotFound(p)
+	case n.dir:
+		return nil, vfs.IsDir(p)
+	}
+	return n.data, nil
+}
+
+// Read returns a copy of the file at path.
+func (fs *FS) Read(ctx context.Context, path string) ([]byte, error) {
+	data, err := fs.file(ctx, vfs.Clean(path))
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(data), nil
+}
+
+// ReadAt reads part of the file at path.
+func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int, error) {
+	data, err := fs.file(ctx, vfs.Clean(path))
+	if err != nil {
+		return 0, err
+	}
+	if off >= int64(len(data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Grep scans the files under q.Path. Files are scanned in place, without
+// copying.
+func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return func(yield func(vfs.GrepResult, error) bool) {
+		m, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		scope := vfs.Clean(q.Path)
+		filter, err := vfs.CompileGrepFilter(q.Glob, scope)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		files := func(yield func(string, error) bool) {
+			for p, err := range vfs.WalkFiles(ctx, fs, scope) {
+				if err != nil || filter.Match(p) {
+					if !yield(p, err) || err != nil {
+						return
+					}
+				}
+			}
+		}
+		for r, err := range vfs.GrepFiles(ctx, m, files, fs.file, q.MaxResults) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Write creates or replaces the file at path.
+func (fs *FS) Write(ctx context.Context, path string, data []byte) error {
+	_, err := fs.WriteIf(ctx, path, data, vfs.Precondition{})
+	return err
+}
+
+// WriteIf writes data when cond holds, atomically with the check.
+func (fs *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	data = slices.Clone(data)
+	fs.mu.Lock()
+	cur := fs.lookup(p)
+	if (cond.IfNoneMatch && cur != nil) ||
+		(cond.IfMatch != "" && (cur == nil || cur.dir || cur.etag != cond.IfMatch)) {
+		fs.mu.Unlock()
+		return "", vfs.NewError(vfs.KindConflict, p, nil)
+	}
+	err := fs.put(p, data)
+	var etag string
+	if err == nil {
+		etag = fs.lookup(p).etag
+	}
+	fs.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	fs.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return etag, nil
+}
+
+// Delete removes the file at path, and any directories it leaves empty.
+func (fs *FS) Delete(ctx context.Context, path string) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fs.mu.Lock()
+	n := fs.lookup(p)
+	switch {
+	case n == nil:
+		fs.mu.Unlock()
+		return vfs.NotFound(p)
+	case n.dir:
+		fs.mu.Unlock()
+		return vfs.IsDir(p)
+	}
+	now := fs.now()
+	for q := p; q != "/"; q = vfs.Parent(q) {
+		parent := fs.lookup(vfs.Parent(q))
+		delete(parent.children, vfs.Base(q))
+		parent.mtime = now
+		if len(parent.children) > 0 || vfs.Parent(q) == "/" {
+			break
+		}
+	}
+	fs.mu.Unlock()
+	fs.Notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
+	return nil
+}
+
+// Search yields nothing: a temp tree has no index.
+func (fs *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return vfs.Empty[vfs.SearchResult]()
+}
