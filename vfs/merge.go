@@ -88,7 +88,7 @@ func (h *mergeHeap[T]) Less(i, j int) bool {
 	return h.items[i].src < h.items[j].src // earlier source first among equals
 }
 func (h *mergeHeap[T]) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *mergeHeap[T]) Push(x any)   { h.items = append(h.items, x.(mergeItem[T])) }
+func (h *mergeHeap[T]) Push(x any)    { h.items = append(h.items, x.(mergeItem[T])) }
 func (h *mergeHeap[T]) Pop() any {
 	n := len(h.items)
 	it := h.items[n-1]
