@@ -1,0 +1,741 @@
+package union_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
+)
+
+func collect[T any](t *testing.T, seq iter.Seq2[T, error]) ([]T, error) {
+	t.Helper()
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func paths(es []vfs.DirEntry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Path
+	}
+	return out
+}
+
+func mustUnion(t *testing.T, ms ...union.Mount) *union.FS {
+	t.Helper()
+	u, err := union.New(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// layout is a union test fixture: the files of each mount, keyed by prefix.
+type layout map[string]map[string]string
+
+func (l layout) build(t *testing.T) (*union.FS, map[string]*temp.FS) {
+	t.Helper()
+	var ms []union.Mount
+	children := map[string]*temp.FS{}
+	for _, prefix := range slices.Sorted(maps.Keys(l)) {
+		c := temp.MustNew(l[prefix])
+		children[prefix] = c
+		ms = append(ms, union.Mount{Prefix: prefix, FS: c})
+	}
+	return mustUnion(t, ms...), children
+}
+
+// flat returns one temp tree holding what the union should show: each
+// mount's files at their union paths, minus those a deeper mount (or the
+// directories leading to it) shadows. Every mount must hold a file, so that
+// its mount point is a directory in the flat tree too.
+func (l layout) flat(t *testing.T) *temp.FS {
+	t.Helper()
+	prefixes := slices.Collect(maps.Keys(l))
+	files := map[string]string{}
+	for prefix, fs := range l {
+		for p, data := range fs {
+			up := vfs.Join(prefix, p)
+			owned := true
+			for _, o := range prefixes {
+				if o != prefix && vfs.HasPrefix(o, prefix) && (vfs.HasPrefix(up, o) || vfs.HasPrefix(o, up)) {
+					owned = false
+				}
+			}
+			if owned {
+				files[up] = data
+			}
+		}
+	}
+	return temp.MustNew(files)
+}
+
+var fixture = layout{
+	"/": {
+		"/README.md":        "root readme\nfunc main\n",
+		"/main.go":          "package main\nfunc main() {}\n",
+		"/repo/shadowed.go": "package stale\nfunc main() {}\n", // under the /repo mount: never seen
+		"/a/x.go":           "package ax\n",
+		"/a/b":              "a file where the union has a directory\nfunc main\n",
+		"/repo-tools/t.go":  "package tools\nfunc main() {}\n",
+		"/notes/old.md":     "stale note\n",
+	},
+	"/repo": {
+		"/go.mod":          "module repo\n",
+		"/main.go":         "package main\n\nfunc main() {\n\tprintln(\"repo\")\n}\n",
+		"/sub/x.go":        "package sub\nfunc main\n",
+		"/sub/deep/y.go":   "package deep\nfunc main\n",
+		"/sub/deep/z.txt":  "func main\n",
+		"/vendor/v.go":     "package shadowedvendor\n",
+		"/vendor-x/w.go":   "package w\nfunc main\n",
+		"/docs/readme.md":  "func main in docs\n",
+		"/x.go":            "package x\nfunc main\nfunc main again\n",
+		"/bin/data.bin":    "func main\x00binary",
+		"/sub/deep/q/r.go": "package r\n",
+	},
+	"/repo/vendor": {
+		"/lib/l.go": "package lib\nfunc main\n",
+	},
+	"/notes": {
+		"/todo.md":     "func main todo\n",
+		"/x.go":        "package notes\n",
+		"/nested/n.md": "func main nested\n",
+	},
+	"/a/b/c": {
+		"/c.go":      "package c\nfunc main\n",
+		"/d/e/f.go":  "package f\n",
+		"/repo/r.go": "package notreally\nfunc main\n",
+	},
+}
+
+var globPatterns = []string{
+	"**", "*", "**/*.go", "*.go", "*/*.go", "*/x.go", "**/x.go",
+	"repo/**", "repo/**/*.go", "/repo/**/*.go", "/repo/*", "repo", "repo/vendor/**",
+	"{repo,notes}/**", "re*/**", "re*/*.go", "a/**", "a/b/*", "a/**/c/*", "a/*/c/**/*.go",
+	"[a-r]*/**", "[nr]*/*", "**/deep/*", "**/vendor/**", "*/vendor/*", "**/c", "**/b/c",
+	"notes/*.md", "/notes/**", "sub/**", "deep/*", "**/*.{go,md}", "?otes/*",
+	// Not matched segment by segment: the union walks.
+	"[!a]*/*.go", "{repo/x,notes}.go", "{repo/sub,notes/nested}/*", "**.go", "re**/x.go", "a**",
+	"repo\\/x.go",
+}
+
+var globDirs = []string{"/", "/repo", "/repo/sub", "/a", "/a/b", "/a/b/c", "/notes", "/nomount", "/repo/vendor", "/x.go"}
+
+// TestGlobMatchesFlat checks every Glob of the union against the same Glob
+// of one flat tree with the same contents, for patterns that route, fan
+// out, span mount points and need the fallback.
+func TestGlobMatchesFlat(t *testing.T) {
+	ctx := context.Background()
+	u, _ := fixture.build(t)
+	flat := fixture.flat(t)
+	for _, dir := range globDirs {
+		for _, pat := range globPatterns {
+			got, err := collect(t, u.Glob(ctx, pat, dir))
+			if err != nil {
+				t.Errorf("Glob(%q, %q): %v", pat, dir, err)
+				continue
+			}
+			want, err := collect(t, flat.Glob(ctx, pat, dir))
+			if err != nil {
+				t.Fatalf("flat Glob(%q, %q): %v", pat, dir, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("Glob(%q, %q) =\n  %v\nwant\n  %v", pat, dir, got, want)
+			}
+		}
+	}
+}
+
+// TestWalkMatchesFlat checks List and Stat of every path of the flat tree
+// (and some that are nowhere) against the flat tree.
+func TestWalkMatchesFlat(t *testing.T) {
+	ctx := context.Background()
+	u, _ := fixture.build(t)
+	flat := fixture.flat(t)
+	all, err := collect(t, flat.Glob(ctx, "**", "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := append([]string{"/", "/nomount", "/repo/shadowed.go", "/repo/vendor/v.go", "/a/b/c/nope", "/repo-"}, paths(all)...)
+	for _, p := range ps {
+		got, err := collect(t, u.List(ctx, p))
+		if err != nil {
+			t.Errorf("List(%q): %v", p, err)
+		}
+		want, _ := collect(t, flat.List(ctx, p))
+		if !slices.Equal(got, want) {
+			t.Errorf("List(%q) = %v, want %v", p, got, want)
+		}
+		gi, err := u.Stat(ctx, p)
+		if err != nil {
+			t.Errorf("Stat(%q): %v", p, err)
+		}
+		wi, _ := flat.Stat(ctx, p)
+		if gi.Path != wi.Path || gi.Kind != wi.Kind || gi.Size != wi.Size || (gi.Kind == vfs.KindFile && gi.ETag != wi.ETag) {
+			t.Errorf("Stat(%q) = %+v, want %+v", p, gi, wi)
+		}
+		if wi.Kind == vfs.KindFile {
+			data, err := u.Read(ctx, p)
+			want, _ := flat.Read(ctx, p)
+			if err != nil || string(data) != string(want) {
+				t.Errorf("Read(%q) = %q, %v, want %q", p, data, err, want)
+			}
+		}
+	}
+	// The reference walk over the union's own List/Stat agrees with its
+	// Glob.
+	ref, err := collect(t, vfs.GlobWith(ctx, u.Stat, u.List, "**", "/"))
+	if err != nil || !slices.Equal(ref, all) {
+		t.Errorf("walk of the union = %v, %v, want %v", paths(ref), err, paths(all))
+	}
+}
+
+var grepGlobs = []string{"", "*.go", "*.md", "repo/*.go", "**/*.go", "repo/**", "*/x.go", "**/deep/*",
+	"a/**", "sub/**/*.go", "{repo,notes}/**/*.md", "[!a]*/*.go", "{repo/x,notes/todo}.*", "x.go"}
+
+var grepScopes = []string{"/", "/repo", "/repo/sub", "/a", "/a/b", "/notes/todo.md", "/nomount", "/repo/vendor"}
+
+// TestGrepMatchesFlat checks Grep at every scope, with every filter and
+// with and without a cap, against the flat tree.
+func TestGrepMatchesFlat(t *testing.T) {
+	ctx := context.Background()
+	u, _ := fixture.build(t)
+	flat := fixture.flat(t)
+	for _, scope := range grepScopes {
+		for _, glob := range grepGlobs {
+			for _, max := range []int{0, 1, 3} {
+				q := vfs.GrepQuery{Pattern: "func main", Path: scope, Glob: glob, MaxResults: max}
+				got, err := collect(t, u.Grep(ctx, q))
+				if err != nil {
+					t.Errorf("Grep(%+v): %v", q, err)
+					continue
+				}
+				want, err := collect(t, flat.Grep(ctx, q))
+				if err != nil {
+					t.Fatalf("flat Grep(%+v): %v", q, err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("Grep(%+v) =\n  %v\nwant\n  %v", q, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	a, b := temp.MustNew(nil), temp.MustNew(nil)
+	_, err := union.New([]union.Mount{{Prefix: "/repo/", FS: a}, {Prefix: "/x/../repo", FS: b}})
+	if err == nil || !strings.Contains(err.Error(), "duplicate mount prefix: /repo") {
+		t.Errorf("duplicate prefixes: err = %v", err)
+	}
+	_, err = union.New([]union.Mount{{Prefix: "", FS: a}, {Prefix: "/", FS: b}})
+	if err == nil || !strings.Contains(err.Error(), "duplicate mount prefix: /") {
+		t.Errorf("duplicate root: err = %v", err)
+	}
+	_, err = union.New([]union.Mount{{Prefix: "/n", FS: nil}})
+	if err == nil || !strings.Contains(err.Error(), "/n") {
+		t.Errorf("nil FS: err = %v", err)
+	}
+	u, err := union.New([]union.Mount{{Prefix: "notes", FS: a}, {Prefix: "/repo/", FS: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range u.Mounts() {
+		got = append(got, m.Prefix)
+	}
+	if !slices.Equal(got, []string{"/notes", "/repo"}) {
+		t.Errorf("Mounts() = %v", got)
+	}
+}
+
+// TestMountOrderIrrelevant: the order of the slice given to New changes
+// nothing; the deeper mount always wins.
+func TestMountOrderIrrelevant(t *testing.T) {
+	ctx := context.Background()
+	root := temp.MustNew(map[string]string{"/repo/x": "root"})
+	repo := temp.MustNew(map[string]string{"/x": "repo"})
+	for _, ms := range [][]union.Mount{
+		{{Prefix: "/", FS: root}, {Prefix: "/repo", FS: repo}},
+		{{Prefix: "/repo", FS: repo}, {Prefix: "/", FS: root}},
+	} {
+		u := mustUnion(t, ms...)
+		data, err := u.Read(ctx, "/repo/x")
+		if err != nil || string(data) != "repo" {
+			t.Errorf("Read(/repo/x) = %q, %v, want the /repo mount's", data, err)
+		}
+	}
+}
+
+func TestShadowing(t *testing.T) {
+	ctx := context.Background()
+	u, _ := fixture.build(t)
+	es, _ := collect(t, u.List(ctx, "/repo"))
+	if slices.Contains(paths(es), "/repo/shadowed.go") {
+		t.Errorf("List(/repo) shows the / mount's /repo/shadowed.go: %v", paths(es))
+	}
+	if info, _ := u.Stat(ctx, "/repo/shadowed.go"); info.Kind != vfs.KindMissing {
+		t.Errorf("Stat(/repo/shadowed.go) = %v, want missing", info.Kind)
+	}
+	if _, err := u.Read(ctx, "/repo/shadowed.go"); !errors.Is(err, vfs.ErrNotFound) || err.Error() != "not found: /repo/shadowed.go" {
+		t.Errorf("Read(/repo/shadowed.go) err = %v", err)
+	}
+	hits, _ := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "stale|shadowedvendor"}))
+	for _, h := range hits {
+		t.Errorf("Grep found a shadowed file: %+v", h)
+	}
+	// /a/b is a file in the / mount, a directory in the union.
+	if info, _ := u.Stat(ctx, "/a/b"); info.Kind != vfs.KindDir {
+		t.Errorf("Stat(/a/b) = %v, want directory", info.Kind)
+	}
+	if _, err := u.Read(ctx, "/a/b"); !errors.Is(err, vfs.ErrIsDir) {
+		t.Errorf("Read(/a/b) err = %v, want is a directory", err)
+	}
+	// /repo-tools is the / mount's, not /repo's.
+	data, err := u.Read(ctx, "/repo-tools/t.go")
+	if err != nil || !strings.HasPrefix(string(data), "package tools") {
+		t.Errorf("Read(/repo-tools/t.go) = %q, %v", data, err)
+	}
+}
+
+func TestMountPointsAreDirectories(t *testing.T) {
+	ctx := context.Background()
+	u := mustUnion(t, union.Mount{Prefix: "/a/b/c", FS: temp.MustNew(nil)})
+	for _, p := range []string{"/", "/a", "/a/b", "/a/b/c"} {
+		if info, err := u.Stat(ctx, p); err != nil || info.Kind != vfs.KindDir || info.Path != p {
+			t.Errorf("Stat(%q) = %+v, %v, want a directory", p, info, err)
+		}
+	}
+	want := map[string][]string{"/": {"/a"}, "/a": {"/a/b"}, "/a/b": {"/a/b/c"}, "/a/b/c": nil, "/x": nil}
+	for dir, w := range want {
+		es, err := collect(t, u.List(ctx, dir))
+		if err != nil || !slices.Equal(paths(es), w) {
+			t.Errorf("List(%q) = %v, %v, want %v", dir, paths(es), err, w)
+		}
+		for _, e := range es {
+			if e.Kind != vfs.KindDir {
+				t.Errorf("List(%q): %v is a %v", dir, e.Path, e.Kind)
+			}
+		}
+	}
+	es, _ := collect(t, u.Glob(ctx, "**", "/"))
+	if got := paths(es); !slices.Equal(got, []string{"/a", "/a/b", "/a/b/c"}) {
+		t.Errorf("Glob(**) = %v", got)
+	}
+	if err := u.Write(ctx, "/a/x", nil); !errors.Is(err, vfs.ErrNoMount) || err.Error() != "no mount for path: /a/x" {
+		t.Errorf("Write(/a/x) = %v", err)
+	}
+	if err := u.Write(ctx, "/a/b/c/x", []byte("hi")); err != nil {
+		t.Errorf("Write(/a/b/c/x) = %v", err)
+	}
+	if err := u.Write(ctx, "/a", nil); !errors.Is(err, vfs.ErrIsDir) {
+		t.Errorf("Write(/a) = %v, want is a directory", err)
+	}
+}
+
+func TestNoMount(t *testing.T) {
+	ctx := context.Background()
+	u := mustUnion(t, union.Mount{Prefix: "/repo", FS: temp.MustNew(map[string]string{"/x": "x"})})
+	for name, err := range map[string]error{
+		"Read":   func() error { _, err := u.Read(ctx, "/other/y"); return err }(),
+		"Write":  u.Write(ctx, "/other/y", []byte("y")),
+		"Delete": u.Delete(ctx, "/other/y"),
+		"ReadAt": func() error { _, err := u.ReadAt(ctx, "/other/y", make([]byte, 1), 0); return err }(),
+		"WriteIf": func() error {
+			_, err := u.WriteIf(ctx, "/other/y", nil, vfs.Precondition{IfNoneMatch: true})
+			return err
+		}(),
+	} {
+		if !errors.Is(err, vfs.ErrNoMount) || err.Error() != "no mount for path: /other/y" {
+			t.Errorf("%s(/other/y) = %v", name, err)
+		}
+	}
+	if info, err := u.Stat(ctx, "/other/y"); err != nil || info.Kind != vfs.KindMissing {
+		t.Errorf("Stat(/other/y) = %+v, %v", info, err)
+	}
+	for name, seq := range map[string]iter.Seq2[vfs.DirEntry, error]{
+		"List": u.List(ctx, "/other"),
+		"Glob": u.Glob(ctx, "**", "/other"),
+	} {
+		if es, err := collect(t, seq); len(es) != 0 || err != nil {
+			t.Errorf("%s(/other) = %v, %v", name, es, err)
+		}
+	}
+	if rs, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "x", Path: "/other"})); len(rs) != 0 || err != nil {
+		t.Errorf("Grep(/other) = %v, %v", rs, err)
+	}
+	if _, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "(", Path: "/other"})); !errors.Is(err, vfs.ErrInvalidGrepPattern) {
+		t.Errorf("Grep with a bad pattern on no mount = %v", err)
+	}
+	if _, err := collect(t, u.Glob(ctx, "{", "/other")); !errors.Is(err, vfs.ErrInvalidGlobPattern) {
+		t.Errorf("Glob with a bad pattern on no mount = %v", err)
+	}
+}
+
+// errFS fails every verb with err.
+type errFS struct{ err error }
+
+func (f errFS) List(context.Context, string) iter.Seq2[vfs.DirEntry, error] {
+	return vfs.Fail[vfs.DirEntry](f.err)
+}
+func (f errFS) Stat(context.Context, string) (vfs.FileInfo, error) { return vfs.FileInfo{}, f.err }
+func (f errFS) Glob(context.Context, string, string) iter.Seq2[vfs.DirEntry, error] {
+	return vfs.Fail[vfs.DirEntry](f.err)
+}
+func (f errFS) Read(context.Context, string) ([]byte, error) { return nil, f.err }
+func (f errFS) Grep(context.Context, vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return vfs.Fail[vfs.GrepResult](f.err)
+}
+func (f errFS) Write(context.Context, string, []byte) error { return f.err }
+func (f errFS) Delete(context.Context, string) error        { return f.err }
+func (f errFS) Search(context.Context, vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return vfs.Fail[vfs.SearchResult](f.err)
+}
+
+// pathErrFS fails every verb with a PathError about the child path it got.
+type pathErrFS struct{ errFS }
+
+func (pathErrFS) Read(_ context.Context, p string) ([]byte, error) { return nil, vfs.NotFound(p) }
+func (pathErrFS) Write(_ context.Context, p string, _ []byte) error {
+	return vfs.WriteFailed(p, errors.New("disk full"))
+}
+func (pathErrFS) Delete(_ context.Context, p string) error { return vfs.ReadOnly(p) }
+func (pathErrFS) Stat(_ context.Context, p string) (vfs.FileInfo, error) {
+	return vfs.FileInfo{}, vfs.NewError(vfs.KindUnavailable, p, nil)
+}
+func (pathErrFS) List(_ context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+	return vfs.Fail[vfs.DirEntry](vfs.NewError(vfs.KindUnavailable, p, nil))
+}
+func (pathErrFS) Grep(_ context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return vfs.Fail[vfs.GrepResult](vfs.NewError(vfs.KindUnavailable, vfs.Join(q.Path, "f"), nil))
+}
+
+func TestErrorPathsRewritten(t *testing.T) {
+	ctx := context.Background()
+	u := mustUnion(t,
+		union.Mount{Prefix: "/repo", FS: temp.MustNew(map[string]string{"/x": "x"})},
+		union.Mount{Prefix: "/bad", FS: pathErrFS{}},
+		union.Mount{Prefix: "/raw", FS: errFS{err: fmt.Errorf("open /y: permission denied")}},
+	)
+	check := func(what string, err error, kind error, msg string) {
+		t.Helper()
+		if !errors.Is(err, kind) || err.Error() != msg {
+			t.Errorf("%s = %v, want %q", what, err, msg)
+		}
+	}
+	_, err := u.Read(ctx, "/repo/nope")
+	check("Read(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
+	err = u.Delete(ctx, "/repo/nope")
+	check("Delete(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
+	_, err = u.Read(ctx, "/repo")
+	check("Read(/repo)", err, vfs.ErrIsDir, "is a directory: /repo")
+	_, err = u.ReadAt(ctx, "/repo/nope", make([]byte, 4), 0)
+	check("ReadAt(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
+	_, err = u.WriteIf(ctx, "/repo/x", []byte("y"), vfs.Precondition{IfNoneMatch: true})
+	check("WriteIf(/repo/x)", err, vfs.ErrConflict, "conflict: /repo/x")
+	err = u.Write(ctx, "/bad/w", nil)
+	check("Write(/bad/w)", err, vfs.ErrWriteFailed, "write failed: /bad/w")
+	_, err = u.Stat(ctx, "/bad/s")
+	check("Stat(/bad/s)", err, vfs.ErrUnavailable, "unavailable: /bad/s")
+	_, err = u.Stat(ctx, "/bad")
+	check("Stat(/bad)", err, vfs.ErrUnavailable, "unavailable: /bad")
+	_, err = collect(t, u.List(ctx, "/bad/d"))
+	check("List(/bad/d)", err, vfs.ErrUnavailable, "unavailable: /bad/d")
+	_, err = collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "x", Path: "/bad"}))
+	check("Grep(/bad)", err, vfs.ErrUnavailable, "unavailable: /bad/f")
+
+	// An untyped error naming the child path is rewritten, and still
+	// unwraps to the child's.
+	_, err = u.Read(ctx, "/raw/y")
+	if err == nil || err.Error() != "open /raw/y: permission denied" {
+		t.Errorf("Read(/raw/y) = %v, want the message rewritten", err)
+	}
+	var pe *vfs.PathError
+	if errors.As(err, &pe) {
+		t.Errorf("Read(/raw/y) became a PathError: %#v", pe)
+	}
+	if inner := errors.Unwrap(err); inner == nil || inner.Error() != "open /y: permission denied" {
+		t.Errorf("Unwrap = %v", inner)
+	}
+}
+
+// spyFS wraps a tree and records the queries it gets and whether each
+// stream it returned ran to its end (or was stopped).
+type spyFS struct {
+	vfs.FileSystem
+	mu      sync.Mutex
+	greps   []vfs.GrepQuery
+	globs   [][2]string
+	open    int // streams started and not yet returned
+	stopped int // streams whose consumer stopped early
+}
+
+func spyStream[T any](s *spyFS, src iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		s.mu.Lock()
+		s.open++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.open--
+			s.mu.Unlock()
+		}()
+		for v, err := range src {
+			if !yield(v, err) {
+				s.mu.Lock()
+				s.stopped++
+				s.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+func (s *spyFS) List(ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+	return spyStream(s, s.FileSystem.List(ctx, p))
+}
+
+func (s *spyFS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	s.mu.Lock()
+	s.globs = append(s.globs, [2]string{pattern, dir})
+	s.mu.Unlock()
+	return spyStream(s, s.FileSystem.Glob(ctx, pattern, dir))
+}
+
+func (s *spyFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	s.mu.Lock()
+	s.greps = append(s.greps, q)
+	s.mu.Unlock()
+	return spyStream(s, s.FileSystem.Grep(ctx, q))
+}
+
+func (s *spyFS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return spyStream(s, s.FileSystem.Search(ctx, q))
+}
+
+func spies(t *testing.T, n int, filesPer int) (*union.FS, []*spyFS) {
+	t.Helper()
+	var ms []union.Mount
+	var ss []*spyFS
+	for i := range n {
+		files := map[string]string{}
+		for j := range filesPer {
+			files[fmt.Sprintf("/f%02d.txt", j)] = "hit one\nmiss\nhit two\n"
+		}
+		s := &spyFS{FileSystem: temp.MustNew(files)}
+		ss = append(ss, s)
+		ms = append(ms, union.Mount{Prefix: fmt.Sprintf("/m%d", i), FS: s})
+	}
+	return mustUnion(t, ms...), ss
+}
+
+func TestMaxResultsAfterMerge(t *testing.T) {
+	ctx := context.Background()
+	u, ss := spies(t, 3, 5)
+	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []vfs.GrepResult{
+		{Path: "/m0/f00.txt", LineNumber: 1, Line: "hit one"},
+		{Path: "/m0/f00.txt", LineNumber: 3, Line: "hit two"},
+		{Path: "/m0/f01.txt", LineNumber: 1, Line: "hit one"},
+		{Path: "/m0/f01.txt", LineNumber: 3, Line: "hit two"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Grep(max 4) = %v, want %v", got, want)
+	}
+	for i, s := range ss {
+		if len(s.greps) != 1 || s.greps[0].MaxResults != 4 || s.greps[0].Path != "/" {
+			t.Errorf("child %d got %+v, want one query with MaxResults 4 at /", i, s.greps)
+		}
+	}
+}
+
+// TestBreakStopsChildren: breaking out of a merged stream stops every
+// child stream; none is left running.
+func TestBreakStopsChildren(t *testing.T) {
+	ctx := context.Background()
+	u, ss := spies(t, 4, 20)
+	streams := map[string]func() iter.Seq2[string, error]{
+		"Glob": func() iter.Seq2[string, error] { return pathsOf(u.Glob(ctx, "**/*.txt", "/")) },
+		"Grep": func() iter.Seq2[string, error] {
+			return pathsOf2(u.Grep(ctx, vfs.GrepQuery{Pattern: "hit"}), func(r vfs.GrepResult) string { return r.Path })
+		},
+		"Search": func() iter.Seq2[string, error] {
+			return pathsOf2(u.Search(ctx, vfs.SearchQuery{Query: "hit"}), func(r vfs.SearchResult) string { return r.Path })
+		},
+	}
+	for name, open := range streams {
+		for _, s := range ss {
+			s.stopped = 0
+		}
+		n := 0
+		for p, err := range open() {
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if n++; n == 3 {
+				_ = p
+				break
+			}
+		}
+		for i, s := range ss {
+			s.mu.Lock()
+			open, stopped := s.open, s.stopped
+			s.mu.Unlock()
+			if open != 0 {
+				t.Errorf("%s: child %d has %d streams still open after break", name, i, open)
+			}
+			if name != "Search" && stopped != 1 {
+				t.Errorf("%s: child %d was stopped %d times, want 1", name, i, stopped)
+			}
+		}
+	}
+}
+
+func pathsOf(seq iter.Seq2[vfs.DirEntry, error]) iter.Seq2[string, error] {
+	return pathsOf2(seq, func(e vfs.DirEntry) string { return e.Path })
+}
+
+func pathsOf2[T any](seq iter.Seq2[T, error], f func(T) string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for v, err := range seq {
+			if !yield(f(v), err) {
+				return
+			}
+		}
+	}
+}
+
+// TestRoutedGlobReachesOnlyItsMount: a pattern naming a route is given,
+// rewritten, to that route's child only.
+func TestRoutedGlobReachesOnlyItsMount(t *testing.T) {
+	ctx := context.Background()
+	root := &spyFS{FileSystem: temp.MustNew(map[string]string{"/README.md": "r", "/repo/leak.go": "leak"})}
+	repo := &spyFS{FileSystem: temp.MustNew(map[string]string{"/a.go": "a", "/sub/b.go": "b"})}
+	notes := &spyFS{FileSystem: temp.MustNew(map[string]string{"/n.go": "n"})}
+	u := mustUnion(t,
+		union.Mount{Prefix: "/", FS: root},
+		union.Mount{Prefix: "/repo", FS: repo},
+		union.Mount{Prefix: "/notes", FS: notes},
+	)
+	for _, tc := range []struct{ pattern, dir string }{
+		{"/repo/**/*.go", "/"},
+		{"repo/**/*.go", "/"},
+		{"**/*.go", "/repo"},
+		{"/repo/**/*.go", "/repo"},
+	} {
+		root.globs, repo.globs, notes.globs = nil, nil, nil
+		es, err := collect(t, u.Glob(ctx, tc.pattern, tc.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(es); !slices.Equal(got, []string{"/repo/a.go", "/repo/sub/b.go"}) {
+			t.Errorf("Glob(%q, %q) = %v", tc.pattern, tc.dir, got)
+		}
+		if len(root.globs) != 0 || len(notes.globs) != 0 {
+			t.Errorf("Glob(%q, %q) reached other mounts: / got %v, /notes got %v", tc.pattern, tc.dir, root.globs, notes.globs)
+		}
+		if len(repo.globs) != 1 || !strings.HasSuffix(repo.globs[0][0], "**/*.go") {
+			t.Errorf("Glob(%q, %q): /repo got %v", tc.pattern, tc.dir, repo.globs)
+		}
+	}
+	// A wildcard before the route fans out, rewritten per mount.
+	root.globs, repo.globs, notes.globs = nil, nil, nil
+	es, _ := collect(t, u.Glob(ctx, "*/*.go", "/"))
+	if got := paths(es); !slices.Equal(got, []string{"/notes/n.go", "/repo/a.go"}) {
+		t.Errorf("Glob(*/*.go) = %v", got)
+	}
+	if !slices.Equal(repo.globs, [][2]string{{"*.go", "/"}}) || !slices.Equal(notes.globs, [][2]string{{"*.go", "/"}}) {
+		t.Errorf("Glob(*/*.go) children got /repo %v, /notes %v", repo.globs, notes.globs)
+	}
+}
+
+func TestGrepAtRootWithGlob(t *testing.T) {
+	ctx := context.Background()
+	u, _ := fixture.build(t)
+	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "func main", Path: "/", Glob: "*.go"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []string
+	for _, r := range got {
+		ps = append(ps, fmt.Sprintf("%s:%d", r.Path, r.LineNumber))
+	}
+	want := []string{
+		"/a/b/c/c.go:2", "/a/b/c/repo/r.go:2", "/main.go:2", "/repo-tools/t.go:2",
+		"/repo/main.go:3", "/repo/sub/deep/y.go:2", "/repo/sub/x.go:2",
+		"/repo/vendor-x/w.go:2", "/repo/vendor/lib/l.go:2", "/repo/x.go:2", "/repo/x.go:3",
+	}
+	if !slices.Equal(ps, want) {
+		t.Errorf("Grep(func main, /, *.go) =\n  %v\nwant\n  %v", ps, want)
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	ctx := context.Background()
+	root := temp.MustNew(map[string]string{"/r": "root"})
+	repo := temp.MustNew(map[string]string{"/x": "0123456789"})
+	u := mustUnion(t, union.Mount{Prefix: "/", FS: root}, union.Mount{Prefix: "/repo", FS: repo})
+	buf := make([]byte, 4)
+	if n, err := u.ReadAt(ctx, "/repo/x", buf, 3); n != 4 || err != nil || string(buf) != "3456" {
+		t.Errorf("ReadAt = %d, %v, %q", n, err, buf)
+	}
+	info, _ := u.Stat(ctx, "/repo/x")
+	etag, err := u.WriteIf(ctx, "/repo/x", []byte("new"), vfs.Precondition{IfMatch: info.ETag})
+	if err != nil || etag == info.ETag {
+		t.Errorf("WriteIf = %q, %v", etag, err)
+	}
+	if data, _ := repo.Read(ctx, "/x"); string(data) != "new" {
+		t.Errorf("child after WriteIf holds %q", data)
+	}
+
+	var mu sync.Mutex
+	var changes []vfs.Change
+	cancel := u.Watch(func(c vfs.Change) {
+		mu.Lock()
+		changes = append(changes, c)
+		mu.Unlock()
+	})
+	_ = u.Write(ctx, "/repo/y", []byte("y"))
+	_ = u.Write(ctx, "/top", []byte("t"))
+	_ = root.Write(ctx, "/repo/hidden", []byte("shadowed")) // not the union's
+	_ = u.Delete(ctx, "/repo/y")
+	cancel()
+	_ = u.Write(ctx, "/after", []byte("a"))
+	want := []vfs.Change{{Path: "/repo/y", Op: vfs.ChangeWrite}, {Path: "/top", Op: vfs.ChangeWrite}, {Path: "/repo/y", Op: vfs.ChangeDelete}}
+	if !slices.Equal(changes, want) {
+		t.Errorf("changes = %v, want %v", changes, want)
+	}
+}
+
+// TestMaxResultsWithShadowedHits: a child whose first hits the union drops
+// (a deeper mount shadows them) must not be capped before the union has
+// its results.
+func TestMaxResultsWithShadowedHits(t *testing.T) {
+	ctx := context.Background()
+	u := mustUnion(t,
+		union.Mount{Prefix: "/", FS: temp.MustNew(map[string]string{"/repo/a": "hit", "/repo/b": "hit", "/z": "hit"})},
+		union.Mount{Prefix: "/repo", FS: temp.MustNew(map[string]string{"/c": "miss"})},
+	)
+	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 1}))
+	if want := []vfs.GrepResult{{Path: "/z", LineNumber: 1, Line: "hit"}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Grep(max 1) = %v, %v, want %v", got, err, want)
+	}
+}
