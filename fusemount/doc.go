@@ -1,0 +1,56 @@
+// Package fusemount serves any vfs.FileSystem as a FUSE filesystem, so
+// shell tools, editors and compilers see the same tree the API answers:
+// the same entries in the same order, the same bytes, and each other's
+// changes at once. It is built on go-fuse's fs package.
+//
+// # Mapping
+//
+// Lookup and getattr come from Stat; readdir from List, in its order, after
+// "." and ".."; open and read from Read, or range by range from vfs.ReadAt
+// for files above Options.WholeFileLimit, so reading a large file holds
+// only a request's worth of it. Inode numbers are a hash of the path, so
+// they are stable per path and distinct across the mounts of a union; a
+// file or directory the kernel knows keeps its number across a rename.
+// Files have Nlink 1 (0 once unlinked while open); directories 2 plus their
+// subdirectories.
+//
+// Writes (write, append, truncate, O_TRUNC) go to an in-memory buffer of the
+// whole file, shared by every handle on it, and are committed through the
+// tree's Write on flush (each close), fsync and release; fsync succeeds only
+// once the tree has taken the data. A file being written is held whole in
+// memory until committed. unlink is Delete. rename is a copy through Read
+// and Write followed by Delete, file by file for a directory: it is not
+// atomic (see Node.Rename in the docs). The contract has no mkdir: a
+// directory made by mkdir is held by the mount, empty, until something is
+// written under it, and stays until rmdir even when emptied; a directory
+// the mount emptied (rm of its last file) stays the same way. Permission
+// bits, owners and times set by chmod, chown and utimes are held by the
+// mount in memory, by path, and are lost when it is unmounted.
+//
+// # Caching
+//
+// The kernel caches names and attributes for Options.EntryTimeout and
+// Options.AttrTimeout (one second by default) and file pages across opens
+// while the file's etag, size and mtime are unchanged. When the tree
+// implements vfs.Notifier, a change made through the API (in the same
+// process) invalidates the kernel's caches for that path at once; changes
+// the tree does not report show once the timeouts pass.
+//
+// # Errors
+//
+// Errors of the tree become errnos in one function (toErrno): not found is
+// ENOENT, read-only is EROFS, no mount for path is EROFS, is a directory is
+// EISDIR, anything unexpected is EIO plus one log line naming the path and
+// cause; the daemon keeps serving.
+//
+// # Concurrency and deadlocks
+//
+// go-fuse serves requests in parallel; every node guards its state with its
+// own mutex and the mount's shared state with another, never calling into
+// the kernel while holding either. Invalidations are queued by the Watch
+// callback and sent from a separate goroutine, since the tree reports
+// changes from inside requests the kernel holds locks for. As go-fuse
+// documents, a process must not access its own mount from code that can
+// block the serving threads (fork with inherited mount descriptors, mmap of
+// mounted files); the tests run every tool in a separate process.
+package fusemount

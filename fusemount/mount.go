@@ -1,0 +1,336 @@
+package fusemount
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// Server is a mounted tree.
+type Server struct {
+	dir    string
+	m      *mount
+	srv    *fuse.Server
+	inv    *invalidator
+	cancel context.CancelFunc
+	unwatch func()
+	done   chan struct{}
+
+	closeOnce sync.Once
+}
+
+// Mount mounts fsys on the directory dir and serves it until Unmount, or
+// until the directory is unmounted from outside (`julyfs unmount`,
+// fusermount3 -u, umount). As root it mounts with mount(2); otherwise it
+// uses fusermount3 (Debian package fuse3). A missing, non-empty or already
+// mounted dir is an error before anything is mounted.
+func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
+	abs, err := CheckMountpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := newMount(ctx, fsys, opts)
+	root := &node{m: m}
+
+	entry, attr, neg := opts.entryTimeout(), opts.attrTimeout(), opts.negativeTimeout()
+	fsOpts := &fs.Options{
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &neg,
+		RootStableAttr:  &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID},
+		UID:             m.uid,
+		GID:             m.gid,
+		MountOptions: fuse.MountOptions{
+			FsName:        opts.fsName(),
+			Name:          "julyfs",
+			AllowOther:    opts.AllowOther,
+			DirectMount:   true,
+			MaxWrite:      DefaultMaxIO,
+			MaxReadAhead:  DefaultMaxIO,
+			DisableXAttrs: true,
+			Debug:         opts.Debug,
+			Logger:        m.log,
+		},
+	}
+	if opts.Debug {
+		fsOpts.Logger = m.log
+	}
+	if opts.ReadOnly {
+		fsOpts.MountOptions.Options = append(fsOpts.MountOptions.Options, "ro")
+	}
+	srv, err := fuse.NewServer(fs.NewNodeFS(root, fsOpts), abs, &fsOpts.MountOptions)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	s := &Server{dir: abs, m: m, srv: srv, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		srv.Serve()
+		close(s.done)
+	}()
+	if err := srv.WaitMount(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	s.inv = newInvalidator(m, root.EmbeddedInode())
+	s.unwatch, _ = vfs.Watch(fsys, s.inv.changed)
+	return s, nil
+}
+
+// Dir is the absolute path of the mountpoint.
+func (s *Server) Dir() string { return s.dir }
+
+// Done is closed once the mount is gone and the server stopped serving.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Wait blocks until the mount is gone, then commits what is left (see
+// Commit) and stops watching the tree.
+func (s *Server) Wait() error {
+	<-s.done
+	return s.close()
+}
+
+// Commit writes every file with uncommitted writes through the tree. Files
+// are committed when closed or synced; Commit covers files still open.
+func (s *Server) Commit() error {
+	var errs []error
+	for _, n := range s.m.dirtyNodes() {
+		if errno := n.commit(); errno != 0 {
+			errs = append(errs, fmt.Errorf("commit %s: %w", n.path(), errno))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Unmount commits open files and unmounts. It fails (and stays mounted)
+// while a process uses the mount (EBUSY); UnmountLazy detaches anyway.
+func (s *Server) Unmount() error {
+	cerr := s.Commit()
+	if err := s.srv.Unmount(); err != nil {
+		return errors.Join(cerr, fmt.Errorf("unmount %s: %w", s.dir, err))
+	}
+	<-s.done
+	return errors.Join(cerr, s.close())
+}
+
+// UnmountLazy commits open files and detaches the mount at once, even if
+// it is busy (umount -l): processes still using it get errors once this
+// process exits.
+func (s *Server) UnmountLazy() error {
+	cerr := s.Commit()
+	if err := Unmount(s.dir, true); err != nil {
+		return errors.Join(cerr, err)
+	}
+	return cerr
+}
+
+func (s *Server) close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		err = s.Commit()
+		if s.unwatch != nil {
+			s.unwatch()
+		}
+		if s.inv != nil {
+			s.inv.stop()
+		}
+		s.cancel()
+	})
+	return err
+}
+
+// Serve mounts fsys on dir and serves until ctx is done (Ctrl-C, SIGTERM:
+// the caller's signal.NotifyContext) or the mount is unmounted from
+// outside. On ctx done it commits open files and unmounts, detaching lazily
+// when the mount is busy, so nothing is left mounted. ready, if not nil, is
+// called once the mount is live.
+func Serve(ctx context.Context, dir string, fsys vfs.FileSystem, opts Options, ready func(*Server)) error {
+	s, err := Mount(dir, fsys, opts)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(s)
+	}
+	select {
+	case <-s.Done():
+		return s.close()
+	case <-ctx.Done():
+	}
+	if err := s.Unmount(); err == nil {
+		return nil
+	}
+	lerr := s.UnmountLazy()
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		// Busy files keep the detached connection open; exiting closes it.
+	}
+	return errors.Join(lerr, s.close())
+}
+
+// CheckMountpoint checks that dir can be mounted on: an existing, empty
+// directory that is not a mountpoint already. It returns dir made absolute.
+func CheckMountpoint(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, syscall.ENOTCONN):
+		return "", fmt.Errorf("mountpoint %s: a stale mount is there (its server died); run `julyfs unmount %s`", abs, abs)
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("mountpoint %s does not exist", abs)
+	case err != nil:
+		return "", fmt.Errorf("mountpoint %s: %w", abs, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("mountpoint %s is not a directory", abs)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	mounted, _, err := mountedAt(abs)
+	if err != nil {
+		return "", err
+	}
+	if mounted {
+		return "", fmt.Errorf("mountpoint %s is already mounted", abs)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("mountpoint %s: %w", abs, err)
+	}
+	names, err := f.Readdirnames(1)
+	f.Close()
+	if len(names) > 0 {
+		return "", fmt.Errorf("mountpoint %s is not empty", abs)
+	}
+	return abs, nil
+}
+
+// mountedAt reports whether a filesystem is mounted at the absolute path
+// dir, and its type, from /proc/self/mountinfo.
+func mountedAt(dir string) (bool, string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, "", fmt.Errorf("reading the mount table: %w", err)
+	}
+	found, fstype := false, ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 7 || unescapeMount(fields[4]) != dir {
+			continue
+		}
+		found, fstype = true, ""
+		for i := 6; i < len(fields)-1; i++ {
+			if fields[i] == "-" {
+				fstype = fields[i+1]
+				break
+			}
+		}
+	}
+	return found, fstype, sc.Err()
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, ok := octal(s[i+1 : i+4]); ok {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func octal(s string) (byte, bool) {
+	if len(s) != 3 {
+		return 0, false
+	}
+	var v int
+	for _, c := range []byte(s) {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		v = v*8 + int(c-'0')
+	}
+	return byte(v), v < 256
+}
+
+// Unmount unmounts the julyfs (FUSE) mount at dir: with umount(2) as root,
+// else with fusermount3 -u. lazy detaches a busy mount (umount -l). The
+// serving process then finishes and exits. dir that is not a FUSE mount is
+// an error.
+func Unmount(dir string, lazy bool) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	mounted, fstype, err := mountedAt(abs)
+	if err != nil {
+		return err
+	}
+	if !mounted {
+		return fmt.Errorf("%s is not mounted", abs)
+	}
+	if !strings.HasPrefix(fstype, "fuse") {
+		return fmt.Errorf("%s is a %s mount, not julyfs", abs, fstype)
+	}
+	if os.Geteuid() == 0 {
+		flags := 0
+		if lazy {
+			flags = syscall.MNT_DETACH
+		}
+		err := syscall.Unmount(abs, flags)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EPERM) {
+			return fmt.Errorf("unmount %s: %w", abs, err)
+		}
+	}
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
+			return fmt.Errorf("unmount %s: not root and no fusermount3 (Debian package fuse3)", abs)
+		}
+	}
+	args := []string{"-u"}
+	if lazy {
+		args = append(args, "-z")
+	}
+	out, err := exec.Command(bin, append(args, abs)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("unmount %s: %s: %w", abs, strings.TrimSpace(string(out)), err)
+	}
+	return nil
+}

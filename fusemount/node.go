@@ -1,0 +1,457 @@
+package fusemount
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// node is a file or directory of the mount. Its path is where go-fuse's tree
+// places it (Inode.Path), so a rename moves it with everything open on it.
+//
+// A file node holds the file's contents in buf while it is open for writing
+// (or was truncated): every handle on the node reads and writes that one
+// buffer, and commit writes it whole through the tree's Write.
+type node struct {
+	fs.Inode
+	m *mount
+
+	mu      sync.Mutex
+	loaded  bool      // buf holds the whole file
+	buf     []byte    // the file's contents, while loaded
+	dirty   bool      // buf has writes not yet committed
+	mtime   time.Time // of the last write into buf
+	opens   int       // open handles
+	deleted bool      // unlinked or replaced by a rename: Nlink 0, commits dropped
+	last    fuse.Attr // attributes last reported, for fstat of a deleted file
+	version string    // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+
+	// changes counts changes to the node's path made through the tree's
+	// API; a handle's whole-file copy is stale once it moves on.
+	changes atomic.Uint64
+
+	// subdirs caches a directory's subdirectory count (for Nlink) and
+	// when it was counted.
+	subdirs   uint32
+	subdirsAt time.Time
+}
+
+var (
+	_ fs.InodeEmbedder = (*node)(nil)
+	_ fs.NodeLookuper  = (*node)(nil)
+	_ fs.NodeGetattrer = (*node)(nil)
+	_ fs.NodeSetattrer = (*node)(nil)
+	_ fs.NodeReaddirer = (*node)(nil)
+	_ fs.NodeMkdirer   = (*node)(nil)
+	_ fs.NodeRmdirer   = (*node)(nil)
+	_ fs.NodeUnlinker  = (*node)(nil)
+	_ fs.NodeRenamer   = (*node)(nil)
+	_ fs.NodeCreater   = (*node)(nil)
+	_ fs.NodeOpener    = (*node)(nil)
+	_ fs.NodeStatfser  = (*node)(nil)
+	_ fs.NodeLseeker   = (*node)(nil)
+	_ fs.NodeOnForgetter = (*node)(nil)
+)
+
+// path is the node's absolute path in the tree.
+func (n *node) path() string { return "/" + n.Path(nil) }
+
+func (n *node) isDeleted() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.deleted
+}
+
+// markDeleted records that the node's name is gone: fstat reports Nlink 0
+// and uncommitted writes are dropped, as for an unlinked file on disk.
+func (n *node) markDeleted() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.deleted = true
+	n.last.Nlink = 0
+	if n.dirty {
+		n.dirty = false
+		n.m.setDirty(n, false)
+	}
+}
+
+// OnForget drops what the node holds once the kernel forgot it.
+func (n *node) OnForget() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.dirty {
+		n.buf, n.loaded = nil, false
+	}
+}
+
+// child returns the inode for the entry name of n at path p of kind k: the
+// one the kernel knows when there is one (so an inode keeps its number
+// across a rename), else a new one.
+func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.Inode {
+	mode := uint32(syscall.S_IFREG)
+	if k == vfs.KindDir {
+		mode = syscall.S_IFDIR
+	}
+	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
+		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() {
+			return ch
+		}
+	}
+	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: inoOf(p), Gen: n.m.gen.Add(1)})
+}
+
+// fill reports the attributes of the node given what the tree says of its
+// path: a file being written reports its buffer, a directory its Nlink.
+func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
+	n.mu.Lock()
+	if n.loaded && fi.Kind != vfs.KindDir {
+		fi.Kind = vfs.KindFile
+		fi.Size = int64(len(n.buf))
+		fi.ModTime = n.mtime
+	}
+	n.mu.Unlock()
+	n.m.attr(fi, out)
+	if fi.Kind == vfs.KindDir {
+		out.Nlink = 2 + n.subdirCount(fi.Path)
+	}
+	n.mu.Lock()
+	n.last = *out
+	n.mu.Unlock()
+}
+
+// subdirCount is the number of subdirectories of directory p, counted by
+// List and cached for the attribute timeout.
+func (n *node) subdirCount(p string) uint32 {
+	n.mu.Lock()
+	if !n.subdirsAt.IsZero() && time.Since(n.subdirsAt) < n.m.opts.attrTimeout() {
+		c := n.subdirs
+		n.mu.Unlock()
+		return c
+	}
+	n.mu.Unlock()
+	entries, err := n.m.list(p)
+	if err != nil {
+		return 0
+	}
+	n.countSubdirs(entries)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.subdirs
+}
+
+func (n *node) countSubdirs(entries []vfs.DirEntry) {
+	var c uint32
+	for _, e := range entries {
+		if e.Kind == vfs.KindDir {
+			c++
+		}
+	}
+	n.mu.Lock()
+	n.subdirs, n.subdirsAt = c, time.Now()
+	n.mu.Unlock()
+}
+
+// Lookup finds the child name of directory n.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	p := vfs.Join(n.path(), name)
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return nil, n.m.errno("lookup", p, err)
+	}
+	if fi.Kind == vfs.KindMissing {
+		return nil, syscall.ENOENT
+	}
+	ch := n.child(ctx, name, p, fi.Kind)
+	ch.Operations().(*node).fill(fi, &out.Attr)
+	return ch, 0
+}
+
+// Getattr reports the node's attributes. A deleted file that is still open
+// reports what it last reported, with Nlink 0.
+func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.mu.Lock()
+	if n.deleted {
+		out.Attr = n.last
+		n.mu.Unlock()
+		return 0
+	}
+	if n.loaded {
+		n.mu.Unlock()
+		n.fill(vfs.FileInfo{Path: n.path(), Kind: vfs.KindFile}, &out.Attr)
+		return 0
+	}
+	n.mu.Unlock()
+	p := n.path()
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return n.m.errno("getattr", p, err)
+	}
+	if fi.Kind == vfs.KindMissing {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.opens > 0 {
+			out.Attr = n.last
+			out.Nlink = 0
+			return 0
+		}
+		return syscall.ENOENT
+	}
+	n.fill(fi, &out.Attr)
+	return 0
+}
+
+// Setattr truncates, and records chmod, chown and utimes in the mount.
+func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	p := n.path()
+	if size, ok := in.GetSize(); ok {
+		if n.IsDir() {
+			return syscall.EISDIR
+		}
+		if errno := n.truncate(int64(size), f == nil); errno != 0 {
+			return errno
+		}
+	}
+	mode, hasMode := in.GetMode()
+	uid, hasUID := in.GetUID()
+	gid, hasGID := in.GetGID()
+	mtime, hasMtime := in.GetMTime()
+	atime, hasAtime := in.GetATime()
+	if hasMode || hasUID || hasGID || hasMtime || hasAtime {
+		var cur fuse.AttrOut
+		if errno := n.Getattr(ctx, f, &cur); errno != 0 {
+			return errno
+		}
+		n.m.setMeta(p, func(md *meta) {
+			if hasMode {
+				md.mode = mode & 0o7777
+			}
+			if hasUID || hasGID {
+				if !md.hasOwner {
+					md.uid, md.gid, md.hasOwner = cur.Uid, cur.Gid, true
+				}
+				if hasUID {
+					md.uid = uid
+				}
+				if hasGID {
+					md.gid = gid
+				}
+			}
+			if hasMtime {
+				md.mtime = mtime
+			}
+			if hasAtime {
+				md.atime = atime
+			}
+		})
+	}
+	return n.Getattr(ctx, f, out)
+}
+
+// Readdir lists directory n as the tree's List yields it, after "." and "..".
+func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	p := n.path()
+	entries, err := n.m.list(p)
+	if err != nil {
+		return nil, n.m.errno("readdir", p, err)
+	}
+	n.countSubdirs(entries)
+	parentIno := uint64(fuse.FUSE_ROOT_ID)
+	if _, parent := n.Parent(); parent != nil {
+		parentIno = parent.StableAttr().Ino
+	}
+	out := make([]fuse.DirEntry, 0, len(entries)+2)
+	out = append(out,
+		fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: n.StableAttr().Ino},
+		fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR, Ino: parentIno})
+	for _, e := range entries {
+		name := vfs.Base(e.Path)
+		mode := uint32(syscall.S_IFREG)
+		if e.Kind == vfs.KindDir {
+			mode = syscall.S_IFDIR
+		}
+		ino := inoOf(e.Path)
+		if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
+			ino = ch.StableAttr().Ino
+		}
+		out = append(out, fuse.DirEntry{Name: name, Mode: mode, Ino: ino})
+	}
+	return fs.NewListDirStream(out), 0
+}
+
+// Mkdir makes an empty directory that the mount holds until rmdir; the
+// contract has no mkdir, so the tree learns of the directory only when a
+// file is written under it.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, syscall.EROFS
+	}
+	p := vfs.Join(n.path(), name)
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return nil, n.m.errno("mkdir", p, err)
+	}
+	if fi.Kind != vfs.KindMissing {
+		return nil, syscall.EEXIST
+	}
+	now := time.Now()
+	n.m.addPending(p, now)
+	if perm := mode & 0o7777; perm != 0o755 {
+		n.m.setMeta(p, func(md *meta) { md.mode = perm })
+	}
+	ch := n.child(ctx, name, p, vfs.KindDir)
+	ch.Operations().(*node).fill(vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}, &out.Attr)
+	return ch, 0
+}
+
+// Rmdir removes an empty directory: one the mount holds is dropped, one the
+// tree still reports (an empty host directory) is hidden while it stays
+// empty.
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	p := vfs.Join(n.path(), name)
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return n.m.errno("rmdir", p, err)
+	}
+	switch fi.Kind {
+	case vfs.KindMissing:
+		// Gone already: the tree dropped it with its last file.
+		return 0
+	case vfs.KindFile:
+		return syscall.ENOTDIR
+	}
+	entries, err := n.m.list(p)
+	if err != nil {
+		return n.m.errno("rmdir", p, err)
+	}
+	if len(entries) > 0 {
+		return syscall.ENOTEMPTY
+	}
+	n.m.removePending(p)
+	if tf, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && tf.Kind == vfs.KindDir {
+		n.m.mu.Lock()
+		n.m.hidden[p] = true
+		n.m.mu.Unlock()
+	}
+	n.m.forget(p)
+	n.m.holdParents(p)
+	return 0
+}
+
+// Unlink deletes a file through the tree.
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	p := vfs.Join(n.path(), name)
+	if err := n.m.remove(p); err != nil {
+		return n.m.errno("unlink", p, err)
+	}
+	if ch := n.GetChild(name); ch != nil {
+		if cn, ok := ch.Operations().(*node); ok {
+			cn.markDeleted()
+		}
+	}
+	n.m.forget(p)
+	n.m.holdParents(p)
+	return 0
+}
+
+// Create makes an empty file through the tree (unless one appeared there
+// meanwhile, which is then opened) and opens it.
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, nil, 0, syscall.EROFS
+	}
+	p := vfs.Join(n.path(), name)
+	err := n.m.create(p)
+	created := err == nil
+	if err != nil {
+		if vfs.KindOf(err) != vfs.KindConflict {
+			return nil, nil, 0, n.m.errno("create", p, err)
+		}
+		if flags&syscall.O_EXCL != 0 {
+			return nil, nil, 0, syscall.EEXIST
+		}
+		fi, err := n.m.stat(p)
+		if err != nil {
+			return nil, nil, 0, n.m.errno("create", p, err)
+		}
+		if fi.Kind == vfs.KindDir {
+			return nil, nil, 0, syscall.EISDIR
+		}
+	}
+	if created {
+		n.m.forget(p)
+		if perm := mode & 0o7777; perm != 0o644 {
+			n.m.setMeta(p, func(md *meta) { md.mode = perm })
+		}
+	}
+	ch := n.child(ctx, name, p, vfs.KindFile)
+	cn := ch.Operations().(*node)
+	h, errno := cn.open(flags, created)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return nil, nil, 0, n.m.errno("create", p, err)
+	}
+	cn.fill(fi, &out.Attr)
+	return ch, h.handle, 0, 0
+}
+
+// Statfs reports fixed, non-zero capacity figures: a tree has no notion of
+// blocks or free space, and tools divide by the block size.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	const blocks = 1 << 30 // 4 TiB of 4 KiB blocks
+	out.Bsize = 4096
+	out.Frsize = 4096
+	out.Blocks = blocks
+	out.Bfree = blocks / 2
+	out.Bavail = blocks / 2
+	out.Files = 1 << 24
+	out.Ffree = 1 << 23
+	out.NameLen = 255
+	return 0
+}
+
+// Lseek answers SEEK_DATA and SEEK_HOLE: files have no holes, so data is
+// everywhere before the end and the only hole is at the end.
+func (n *node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence uint32) (uint64, syscall.Errno) {
+	var a fuse.AttrOut
+	if errno := n.Getattr(ctx, f, &a); errno != 0 {
+		return 0, errno
+	}
+	size := a.Size
+	switch whence {
+	case unixSeekData:
+		if off >= size {
+			return 0, syscall.ENXIO
+		}
+		return off, 0
+	case unixSeekHole:
+		if off > size {
+			return 0, syscall.ENXIO
+		}
+		return size, 0
+	}
+	return 0, syscall.EINVAL
+}
+
+// SEEK_DATA and SEEK_HOLE (linux/fs.h).
+const (
+	unixSeekData = 3
+	unixSeekHole = 4
+)

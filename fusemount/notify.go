@@ -1,0 +1,128 @@
+package fusemount
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// invalidator turns the tree's change notifications into kernel cache
+// invalidations. The tree calls the Watch callback synchronously, often from
+// inside a FUSE request the kernel is holding locks for, so the callback only
+// queues the change; one goroutine sends the invalidations, holding no lock
+// of the mount while it does (go-fuse's deadlock rules).
+type invalidator struct {
+	m    *mount
+	root *fs.Inode
+
+	mu      sync.Mutex
+	queue   []vfs.Change
+	wake    chan struct{}
+	stopped bool
+	done    chan struct{}
+}
+
+func newInvalidator(m *mount, root *fs.Inode) *invalidator {
+	iv := &invalidator{m: m, root: root, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go iv.run()
+	return iv
+}
+
+// changed is the Watch callback.
+func (iv *invalidator) changed(c vfs.Change) {
+	if iv.m.isSelf(c.Path) {
+		// The mount made this change; the kernel already knows it.
+		return
+	}
+	iv.mu.Lock()
+	if !iv.stopped {
+		iv.queue = append(iv.queue, c)
+	}
+	iv.mu.Unlock()
+	select {
+	case iv.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the goroutine after the queued changes are sent.
+func (iv *invalidator) stop() {
+	iv.mu.Lock()
+	iv.stopped = true
+	iv.mu.Unlock()
+	select {
+	case iv.wake <- struct{}{}:
+	default:
+	}
+	<-iv.done
+}
+
+func (iv *invalidator) run() {
+	defer close(iv.done)
+	for range iv.wake {
+		iv.mu.Lock()
+		q, stopped := iv.queue, iv.stopped
+		iv.queue = nil
+		iv.mu.Unlock()
+		for _, c := range q {
+			iv.invalidate(c)
+		}
+		if stopped {
+			return
+		}
+	}
+}
+
+// invalidate drops what the kernel caches about c.Path: the file's data and
+// attributes, its name (or a negative lookup of the first name on the way
+// to it that the kernel does not know) and, for a delete, the names of the
+// directories the tree dropped with the file.
+func (iv *invalidator) invalidate(c vfs.Change) {
+	segs := vfs.Split(c.Path)
+	if len(segs) == 0 {
+		iv.root.NotifyContent(0, 0)
+		return
+	}
+	// chain[i] is the directory holding segs[i].
+	chain := []*fs.Inode{iv.root}
+	cur := iv.root
+	for _, seg := range segs {
+		ch := cur.GetChild(seg)
+		if ch == nil {
+			cur.NotifyEntry(seg)
+			cur.NotifyContent(0, 0)
+			return
+		}
+		cur = ch
+		chain = append(chain, cur)
+	}
+	if cn, ok := cur.Operations().(*node); ok {
+		cn.changes.Add(1)
+		cn.mu.Lock()
+		if cn.loaded && !cn.dirty && cn.opens > 0 {
+			// A clean buffer of an open file is stale now; a dirty one
+			// wins at its next commit (last writer wins).
+			cn.buf, cn.loaded = nil, false
+		}
+		cn.version = ""
+		cn.mu.Unlock()
+	}
+	iv.m.setMeta(c.Path, func(md *meta) { md.mtime = time.Time{} })
+	cur.NotifyContent(0, 0)
+	if c.Op != vfs.ChangeDelete {
+		return
+	}
+	last := len(segs) - 1
+	chain[last].NotifyEntry(segs[last])
+	chain[last].NotifyContent(0, 0)
+	for i := last - 1; i >= 0; i-- {
+		p := "/" + strings.Join(segs[:i+1], "/")
+		if fi, err := iv.m.stat(p); err != nil || fi.Kind != vfs.KindMissing {
+			return
+		}
+		chain[i].NotifyEntry(segs[i])
+	}
+}

@@ -1,0 +1,97 @@
+package fusemount
+
+import (
+	"log"
+	"os"
+	"time"
+)
+
+// Default values of the Options fields left zero.
+const (
+	DefaultEntryTimeout   = time.Second
+	DefaultAttrTimeout    = time.Second
+	DefaultWholeFileLimit = 1 << 20
+	// DefaultMaxIO is the largest read or write request the kernel sends.
+	DefaultMaxIO = 1 << 20
+)
+
+// Options configure a mount. The zero value is a read-write mount with the
+// default cache timeouts.
+type Options struct {
+	// ReadOnly refuses every change with EROFS and reports files without
+	// write permission bits.
+	ReadOnly bool
+
+	// EntryTimeout is how long the kernel may cache a name lookup, and
+	// AttrTimeout how long it may cache a file's attributes. Zero means
+	// the default (one second, as libfuse); a negative value disables the
+	// cache. Changes made through the tree's API are pushed to the kernel
+	// at once when the tree implements vfs.Notifier, whatever the
+	// timeouts; changes the tree does not report (a host directory edited
+	// behind a local: mount) show after the timeouts.
+	EntryTimeout time.Duration
+	AttrTimeout  time.Duration
+	// NegativeTimeout is how long the kernel may cache that a name does
+	// not exist. Zero or negative means not at all.
+	NegativeTimeout time.Duration
+
+	// WholeFileLimit is the size up to which a file opened for reading is
+	// read whole (one Read) and served from that copy for the life of the
+	// open handle. Larger files are read range by range with vfs.ReadAt,
+	// so a daemon reading them holds no more than a request's worth.
+	// Zero means DefaultWholeFileLimit; negative means always by range.
+	WholeFileLimit int64
+
+	// Debug traces every FUSE operation to Logger.
+	Debug bool
+	// Logger receives one line per backend failure (and the trace when
+	// Debug is set). Nil means standard error with a "julyfs: " prefix.
+	Logger *log.Logger
+
+	// AllowOther lets users other than the one mounting see the tree
+	// (fusermount3 needs user_allow_other in /etc/fuse.conf for non-root).
+	AllowOther bool
+	// FsName is the source column of /proc/mounts and df; default "julyfs".
+	FsName string
+}
+
+// timeout resolves a timeout option against its default.
+func timeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+func (o Options) entryTimeout() time.Duration { return timeout(o.EntryTimeout, DefaultEntryTimeout) }
+func (o Options) attrTimeout() time.Duration  { return timeout(o.AttrTimeout, DefaultAttrTimeout) }
+func (o Options) negativeTimeout() time.Duration {
+	return max(o.NegativeTimeout, 0)
+}
+
+func (o Options) wholeFileLimit() int64 {
+	switch {
+	case o.WholeFileLimit == 0:
+		return DefaultWholeFileLimit
+	case o.WholeFileLimit < 0:
+		return -1
+	}
+	return o.WholeFileLimit
+}
+
+func (o Options) logger() *log.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return log.New(os.Stderr, "julyfs: ", log.LstdFlags)
+}
+
+func (o Options) fsName() string {
+	if o.FsName != "" {
+		return o.FsName
+	}
+	return "julyfs"
+}

@@ -1,0 +1,188 @@
+package fusemount
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// renameNoReplace and renameExchange are renameat2's flags (linux/fs.h).
+const (
+	renameNoReplace = 1
+	renameExchange  = 2
+)
+
+// Rename moves the file or directory name of n to newName in newParent.
+// The contract has no rename, so it is a copy through Read and Write
+// followed by Delete of the source: not atomic. A failure part-way leaves
+// the source whole and some of the destination written; other processes
+// may briefly see both. A directory is renamed file by file.
+func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	m := n.m
+	if m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	if flags&renameExchange != 0 || flags&^uint32(renameNoReplace) != 0 {
+		return syscall.EINVAL
+	}
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	src := vfs.Join(n.path(), name)
+	dst := vfs.Join(np.path(), newName)
+	if src == dst {
+		return 0
+	}
+	sfi, err := m.stat(src)
+	if err != nil {
+		return m.errno("rename", src, err)
+	}
+	dfi, err := m.stat(dst)
+	if err != nil {
+		return m.errno("rename", dst, err)
+	}
+	if sfi.Kind == vfs.KindMissing {
+		// A file created here but never committed still has a node.
+		return syscall.ENOENT
+	}
+	if flags&renameNoReplace != 0 && dfi.Kind != vfs.KindMissing {
+		return syscall.EEXIST
+	}
+	var errno syscall.Errno
+	if sfi.Kind == vfs.KindFile {
+		errno = n.renameFile(name, src, dst, dfi)
+	} else {
+		errno = n.renameDir(src, dst, dfi)
+	}
+	if errno != 0 {
+		return errno
+	}
+	if dfi.Kind != vfs.KindMissing {
+		if ch := np.GetChild(newName); ch != nil {
+			if cn, ok := ch.Operations().(*node); ok {
+				cn.markDeleted()
+			}
+		}
+	}
+	m.holdParents(src)
+	return 0
+}
+
+func (n *node) renameFile(name, src, dst string, dfi vfs.FileInfo) syscall.Errno {
+	m := n.m
+	if dfi.Kind == vfs.KindDir {
+		return syscall.EISDIR
+	}
+	if ch := n.GetChild(name); ch != nil {
+		if cn, ok := ch.Operations().(*node); ok {
+			if errno := cn.commit(); errno != 0 {
+				return errno
+			}
+		}
+	}
+	if errno := m.copyFile(src, dst); errno != 0 {
+		return errno
+	}
+	if err := m.remove(src); err != nil {
+		return m.errno("rename", src, err)
+	}
+	m.forget(dst)
+	m.rebase(src, dst)
+	return 0
+}
+
+func (n *node) renameDir(src, dst string, dfi vfs.FileInfo) syscall.Errno {
+	m := n.m
+	switch dfi.Kind {
+	case vfs.KindFile:
+		return syscall.ENOTDIR
+	case vfs.KindDir:
+		entries, err := m.list(dst)
+		if err != nil {
+			return m.errno("rename", dst, err)
+		}
+		if len(entries) > 0 {
+			return syscall.ENOTEMPTY
+		}
+		m.removePending(dst)
+	}
+	if vfs.HasPrefix(dst, src) {
+		return syscall.EINVAL
+	}
+	// Uncommitted writes under src go to the tree first, so the copy
+	// carries them.
+	for _, dn := range m.dirtyNodes() {
+		if vfs.HasPrefix(dn.path(), src) {
+			if errno := dn.commit(); errno != 0 {
+				return errno
+			}
+		}
+	}
+	var files, dirs []string
+	if errno := m.walk(src, &files, &dirs); errno != 0 {
+		return errno
+	}
+	for _, f := range files {
+		rel, _ := vfs.Rel(f, src)
+		if errno := m.copyFile(f, vfs.Join(dst, rel)); errno != 0 {
+			return errno
+		}
+	}
+	for _, f := range files {
+		if err := m.remove(f); err != nil {
+			return m.errno("rename", f, err)
+		}
+	}
+	m.rebase(src, dst)
+	// Directories that held no file (made by mkdir, or empty host
+	// directories) are held by the mount at their new place.
+	for _, d := range append(dirs, src) {
+		rel, _ := vfs.Rel(d, src)
+		to := vfs.Join(dst, rel)
+		if fi, err := m.stat(to); err == nil && fi.Kind == vfs.KindMissing {
+			m.addPending(to, time.Now())
+		}
+		if fi, err := m.fsys.Stat(m.ctx, d); err == nil && fi.Kind == vfs.KindDir {
+			m.mu.Lock()
+			m.hidden[d] = true
+			m.mu.Unlock()
+		}
+	}
+	return 0
+}
+
+// walk collects the files and directories under dir, as the mount lists
+// them.
+func (m *mount) walk(dir string, files, dirs *[]string) syscall.Errno {
+	entries, err := m.list(dir)
+	if err != nil {
+		return m.errno("rename", dir, err)
+	}
+	for _, e := range entries {
+		if e.Kind == vfs.KindDir {
+			*dirs = append(*dirs, e.Path)
+			if errno := m.walk(e.Path, files, dirs); errno != 0 {
+				return errno
+			}
+			continue
+		}
+		*files = append(*files, e.Path)
+	}
+	return 0
+}
+
+// copyFile copies the file src to dst through Read and Write.
+func (m *mount) copyFile(src, dst string) syscall.Errno {
+	data, err := m.fsys.Read(m.ctx, src)
+	if err != nil {
+		return m.errno("rename", src, err)
+	}
+	if err := m.write(dst, data); err != nil {
+		return m.errno("rename", dst, err)
+	}
+	return 0
+}

@@ -1,0 +1,281 @@
+package fusemount
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
+)
+
+// fixture is the tree the shell tests start from. It has names whose
+// path order differs from depth-first order ("a-b.txt" sorts before "a/"),
+// an empty file and a binary one.
+func fixture() map[string][]byte {
+	bin := make([]byte, 3<<20+17)
+	for i := range bin {
+		bin[i] = byte(i*7 + i>>11)
+	}
+	return map[string][]byte{
+		"/README.md":          []byte("hello\nTODO: one\n"),
+		"/empty.txt":          nil,
+		"/bin.dat":            bin,
+		"/src/a.go":           []byte("package a\n// TODO two\n"),
+		"/src/a-b.txt":        []byte("dash\n"),
+		"/src/a/x.txt":        []byte("nested\nTODO three\nlast line without newline"),
+		"/src/sub/deep/f.txt": []byte("deep\n"),
+		"/z/only.md":          []byte("TODO four\n"),
+	}
+}
+
+// seed writes files into fsys through the API.
+func seed(t testing.TB, fsys vfs.FileSystem, files map[string][]byte) {
+	t.Helper()
+	for p, data := range files {
+		if err := fsys.Write(context.Background(), p, data); err != nil {
+			t.Fatalf("Write(%q): %v", p, err)
+		}
+	}
+}
+
+func TestShellTemp(t *testing.T) {
+	fsys, err := temp.New(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testShellAgrees(t, fsys, "/")
+}
+
+// testShellAgrees mounts fsys and checks that shell tools, run as separate
+// processes, see what the API answers under dir (a writable directory of the
+// tree holding the fixture), and that their changes reach the API at once.
+func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string) {
+	ctx := context.Background()
+	s := mountT(t, fsys, Options{})
+	mnt := s.Dir()
+	env := []string{"MNT=" + mnt, "D=" + filepath.Join(mnt, dir)}
+
+	// Every directory reads back in List order, after . and ..
+	// (ls -f does not sort).
+	dirs := []string{"/"}
+	for e, err := range vfs.Walk(ctx, fsys.List, "/", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == vfs.KindDir {
+			dirs = append(dirs, e.Path)
+		}
+	}
+	for _, d := range dirs {
+		want := []string{".", ".."}
+		for e, err := range fsys.List(ctx, d) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, vfs.Base(e.Path))
+		}
+		got := lines(sh(t, `ls -f "$MNT$P"`, append(env, "P="+d)...))
+		if !slices.Equal(got, want) {
+			t.Errorf("ls -f %s = %q, want %q", d, got, want)
+		}
+	}
+
+	// find walks in readdir order, pre-order.
+	var want []string
+	var pre func(d string)
+	pre = func(d string) {
+		for e, err := range fsys.List(ctx, d) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, e.Path)
+			if e.Kind == vfs.KindDir {
+				pre(e.Path)
+			}
+		}
+	}
+	pre("/")
+	got := lines(sh(t, `cd "$MNT" && find . -mindepth 1 | sed 's/^\.//'`, env...))
+	if !slices.Equal(got, want) {
+		t.Errorf("find = %q\nwant %q", got, want)
+	}
+
+	// ls -R in the C locale sorts each directory as List does.
+	var b strings.Builder
+	for i, d := range dirs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s:\n", strings.TrimSuffix(mnt+d, "/"))
+		for e, err := range fsys.List(ctx, d) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(vfs.Base(e.Path) + "\n")
+		}
+	}
+	// ls -R lists subdirectories depth-first, not in path order.
+	if got := sh(t, `ls -R "$MNT"`, env...); !sameBlocks(got, b.String()) {
+		t.Errorf("ls -R =\n%s\nwant (as blocks)\n%s", got, b.String())
+	}
+
+	// Sizes, link counts, inode numbers.
+	var files []string
+	for p, err := range vfs.WalkFiles(ctx, fsys, "/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for _, p := range files {
+		fi, err := fsys.Stat(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.TrimSpace(sh(t, `stat -c '%s %h %Y %F' "$MNT$P"`, append(env, "P="+p)...))
+		want := fmt.Sprintf("%d 1 %d regular", fi.Size, fi.ModTime.Unix())
+		if fi.Size == 0 {
+			want = fmt.Sprintf("%d 1 %d regular empty file", fi.Size, fi.ModTime.Unix())
+		} else {
+			want += " file"
+		}
+		if got != want {
+			t.Errorf("stat %s = %q, want %q", p, got, want)
+		}
+	}
+	ino1 := sh(t, `stat -c %i "$MNT/src/a.go" "$MNT/src" "$MNT/z"`, env...)
+	ino2 := sh(t, `stat -c %i "$MNT/src/a.go" "$MNT/src" "$MNT/z"`, env...)
+	if ino1 != ino2 || len(slices.Compact(slices.Sorted(slices.Values(lines(ino1))))) != 3 {
+		t.Errorf("inode numbers %q then %q: want stable and distinct", ino1, ino2)
+	}
+	if got := strings.TrimSpace(sh(t, `stat -c %h "$MNT/src"`, env...)); got != "4" {
+		t.Errorf("Nlink of /src (2 subdirectories) = %s, want 4", got)
+	}
+	if got := strings.Fields(sh(t, `stat -f -c '%S %b %a' "$MNT"`, env...)); len(got) != 3 || slices.Contains(got, "0") {
+		t.Errorf("statfs = %q, want non-zero block size, blocks, free", got)
+	}
+
+	// cat and cp -r copy the bytes Read returns.
+	for _, p := range files {
+		data, err := fsys.Read(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.TrimSpace(sh(t, `cat "$MNT$P" | sha256sum | cut -d' ' -f1`, append(env, "P="+p)...))
+		if want := fmt.Sprintf("%x", sha256.Sum256(data)); got != want {
+			t.Errorf("cat %s: sha256 %s, want %s", p, got, want)
+		}
+	}
+	out := t.TempDir()
+	sh(t, `cp -r "$MNT/." "$OUT/"`, append(env, "OUT="+out)...)
+	for _, p := range files {
+		data, _ := fsys.Read(ctx, p)
+		got, err := os.ReadFile(filepath.Join(out, p))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("cp -r: %s = %d bytes, %v; want %d bytes", p, len(got), err, len(data))
+		}
+	}
+
+	// grep -r finds the lines Grep finds.
+	var wantGrep []string
+	for r, err := range fsys.Grep(ctx, vfs.GrepQuery{Pattern: "TODO"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantGrep = append(wantGrep, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
+	}
+	gotGrep := lines(sh(t, `cd "$MNT" && grep -rn TODO . | sed 's/^\.//' | sort`, env...))
+	slices.Sort(wantGrep)
+	if !slices.Equal(gotGrep, wantGrep) {
+		t.Errorf("grep -rn = %q\nwant %q", gotGrep, wantGrep)
+	}
+
+	// Changes through the shell reach the API at once.
+	read := func(p string) string {
+		t.Helper()
+		data, err := fsys.Read(ctx, p)
+		if err != nil {
+			t.Fatalf("Read(%q): %v", p, err)
+		}
+		return string(data)
+	}
+	kind := func(p string) vfs.EntryKind {
+		t.Helper()
+		fi, err := fsys.Stat(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Kind
+	}
+	j := func(p string) string { return vfs.Join(dir, p) }
+
+	sh(t, `echo more >> "$D/README.md"`, env...)
+	if got := read(j("/README.md")); got != "hello\nTODO: one\nmore\n" {
+		t.Errorf(">> : Read = %q", got)
+	}
+	sh(t, `mkdir "$D/notes" && echo hi > "$D/notes/a.md" && echo more >> "$D/notes/a.md"`, env...)
+	if got := read(j("/notes/a.md")); got != "hi\nmore\n" {
+		t.Errorf("> then >>: Read = %q", got)
+	}
+	sh(t, `mv "$D/notes/a.md" "$D/notes/b.md"`, env...)
+	if kind(j("/notes/a.md")) != vfs.KindMissing || read(j("/notes/b.md")) != "hi\nmore\n" {
+		t.Errorf("mv file: a.md %v, b.md %q", kind(j("/notes/a.md")), read(j("/notes/b.md")))
+	}
+	sh(t, `mv "$D/src/sub" "$D/moved"`, env...)
+	if kind(j("/src/sub")) != vfs.KindMissing || read(j("/moved/deep/f.txt")) != "deep\n" {
+		t.Errorf("mv dir: /src/sub %v, /moved/deep/f.txt %q", kind(j("/src/sub")), read(j("/moved/deep/f.txt")))
+	}
+	sh(t, `rm "$D/src/a.go" && test ! -e "$D/src/a.go"`, env...)
+	if kind(j("/src/a.go")) != vfs.KindMissing {
+		t.Errorf("rm: /src/a.go still there")
+	}
+	sh(t, `rm -r "$D/moved" && test ! -e "$D/moved"`, env...)
+	if kind(j("/moved")) != vfs.KindMissing {
+		t.Errorf("rm -r: /moved still there")
+	}
+
+	// mkdir is held by the mount until something is written under it.
+	sh(t, `mkdir "$D/held" && test -d "$D/held" && ls -f "$D" | grep -qx held`, env...)
+	if kind(j("/held")) != vfs.KindMissing {
+		t.Errorf("mkdir: the tree has /held before anything is written under it")
+	}
+	sh(t, `echo x > "$D/held/f" && rm "$D/held/f" && test -d "$D/held" && rmdir "$D/held" && test ! -e "$D/held"`, env...)
+	if _, _, err := shErr(t, `rmdir "$D/src"`, env...); err == nil {
+		t.Errorf("rmdir of a non-empty directory succeeded")
+	}
+
+	// Changes through the API reach the shell at once.
+	sh(t, `cat "$D/README.md" >/dev/null`, env...)
+	if err := fsys.Write(ctx, j("/README.md"), []byte("from the API\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, `cat "$D/README.md"`, env...); got != "from the API\n" {
+		t.Errorf("after API Write, cat = %q", got)
+	}
+}
+
+// lines splits output into lines, without a trailing empty one.
+func lines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// sameBlocks compares ls -R outputs as sets of directory blocks.
+func sameBlocks(a, b string) bool {
+	split := func(s string) []string {
+		bl := strings.Split(strings.TrimSpace(s), "\n\n")
+		slices.Sort(bl)
+		return bl
+	}
+	return slices.Equal(split(a), split(b))
+}
