@@ -21,13 +21,13 @@ import (
 
 // Server is a mounted tree.
 type Server struct {
-	dir    string
-	m      *mount
-	srv    *fuse.Server
-	inv    *invalidator
-	cancel context.CancelFunc
+	dir     string
+	m       *mount
+	srv     *fuse.Server
+	inv     *invalidator
+	cancel  context.CancelFunc
 	unwatch func()
-	done   chan struct{}
+	done    chan struct{}
 
 	closeOnce sync.Once
 }
