@@ -88,6 +88,19 @@ type StatFunc func(ctx context.Context, path string) (FileInfo, error)
 // GlobWith is Glob over a stat and a list function, for adapters with a
 // faster directory reader than their List.
 func GlobWith(ctx context.Context, stat StatFunc, list ListFunc, pattern, dir string) iter.Seq2[DirEntry, error] {
+	return GlobWalk(ctx, stat, func(ctx context.Context, dir string, maxDepth int) iter.Seq2[DirEntry, error] {
+		return Walk(ctx, list, dir, maxDepth)
+	}, pattern, dir)
+}
+
+// WalkFunc yields every entry strictly under dir in path order, at most
+// maxDepth levels deep (0 or less: unlimited), as [Walk] does.
+type WalkFunc func(ctx context.Context, dir string, maxDepth int) iter.Seq2[DirEntry, error]
+
+// GlobWalk is Glob over a stat and a walk function, for adapters whose own
+// walk is faster than [Walk] over their List (one that keeps directory
+// handles open, say). walk must yield what Walk over the tree's List would.
+func GlobWalk(ctx context.Context, stat StatFunc, walk WalkFunc, pattern, dir string) iter.Seq2[DirEntry, error] {
 	return func(yield func(DirEntry, error) bool) {
 		dir = Clean(dir)
 		base := dir
@@ -120,7 +133,7 @@ func GlobWith(ctx context.Context, stat StatFunc, list ListFunc, pattern, dir st
 		if md := p.MaxDepth(); md > 0 {
 			depth = md - len(Split(Clean(p.LiteralPrefix())))
 		}
-		for e, err := range Walk(ctx, list, start, depth) {
+		for e, err := range walk(ctx, start, depth) {
 			if err != nil {
 				yield(DirEntry{}, err)
 				return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"iter"
+	"math"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -13,13 +14,35 @@ import (
 
 // GrepMatcher finds the lines of a buffer that match a grep pattern. It
 // never runs the regexp once per line: a literal every match must contain
-// (found with regexp/syntax) is located with bytes.Index, or, for a
+// (found with regexp/syntax) is located with a byte scan, or, for a
 // literal-free pattern, the regexp runs over the whole remaining buffer;
-// only the line around a candidate is then checked.
+// only the line around a candidate is then checked, and not even that when
+// the pattern is nothing but its literals.
+//
+// Case-insensitive literals are found without lowering the buffer: the scan
+// looks for both cases of the literal's rarest byte and compares the bytes
+// around each hit with ASCII folding. Letters whose Unicode folding leaves
+// ASCII ('k' folds with the Kelvin sign, 's' with the long s) and non-ASCII
+// runes are never part of the searched literal, so the prefilter cannot
+// miss a line the regexp would match.
 type GrepMatcher struct {
-	re   *regexp.Regexp
-	lits [][]byte // one of these occurs in every matching line; none: no prefilter
-	fold bool     // lits are lower-case ASCII and must be searched case-insensitively
+	re      *regexp.Regexp
+	lits    []litFinder // one of these occurs in every matching line; none: no prefilter
+	litOnly bool        // a line matches exactly when it holds one of lits
+}
+
+// litFinder locates one literal, exactly or with ASCII case folding.
+type litFinder struct {
+	lit    []byte // fold: lower-case ASCII without k or s
+	fold   bool
+	rare   int  // fold: index in lit of the byte scanned for
+	r1, r2 byte // fold: that byte's two cases (equal for a non-letter)
+}
+
+// reqLit is a literal every match contains, and whether it is case-folded.
+type reqLit struct {
+	s    string
+	fold bool
 }
 
 // CompileGrep compiles a grep pattern (Go RE2 syntax, matched per line).
@@ -38,32 +61,116 @@ func CompileGrep(pattern string, caseInsensitive bool) (*GrepMatcher, error) {
 	if caseInsensitive {
 		parseFlags |= syntax.FoldCase
 	}
-	if ast, err := syntax.Parse(pattern, parseFlags); err == nil {
-		lits, fold := requiredLiterals(ast.Simplify())
-		if len(lits) > 0 && len(lits) <= 8 {
-			for _, l := range lits {
-				if fold {
-					if !isASCII(l) {
-						lits = nil
-						break
-					}
-					l = strings.ToLower(l)
-				}
-				m.lits = append(m.lits, []byte(l))
-			}
-			m.fold = fold
-		}
+	ast, err := syntax.Parse(pattern, parseFlags)
+	if err != nil {
+		return m, nil
 	}
+	ast = ast.Simplify()
+	lits := requiredLiterals(ast)
+	if len(lits) == 0 || len(lits) > 8 {
+		return m, nil
+	}
+	exact := isLiteralSet(ast)
+	for _, l := range lits {
+		f, whole := newLitFinder(l)
+		if f == nil {
+			return m, nil // an alternative without a searchable literal
+		}
+		exact = exact && whole
+		m.lits = append(m.lits, *f)
+	}
+	m.litOnly = exact
 	return m, nil
 }
 
-// requiredLiterals returns a set of strings one of which occurs in every
-// match of re, or nil when it cannot tell. fold reports that some literal
-// is case-folded.
-func requiredLiterals(re *syntax.Regexp) (lits []string, fold bool) {
+// isLiteralSet reports whether re is a literal or an alternation of
+// literals, so that holding one of them is the same as matching.
+func isLiteralSet(re *syntax.Regexp) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return []string{string(re.Rune)}, re.Flags&syntax.FoldCase != 0
+		return true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if sub.Op != syntax.OpLiteral {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// newLitFinder prepares the search for l. A folded literal is cut down to
+// its longest run of bytes whose folding stays in ASCII; whole reports that
+// nothing was cut. It returns nil when no searchable byte is left.
+func newLitFinder(l reqLit) (f *litFinder, whole bool) {
+	if !l.fold {
+		if l.s == "" {
+			return nil, false
+		}
+		return &litFinder{lit: []byte(l.s)}, true
+	}
+	best := ""
+	for run := range strings.FieldsFuncSeq(l.s, unsafeFold) {
+		if len(run) > len(best) || (len(run) == len(best) && rarest(run) < rarest(best)) {
+			best = run
+		}
+	}
+	if best == "" {
+		return nil, false
+	}
+	lit := []byte(strings.ToLower(best))
+	f = &litFinder{lit: lit, fold: true}
+	rank := math.MaxInt
+	for i, c := range lit {
+		if r := byteRank[c]; r < rank {
+			rank, f.rare = r, i
+		}
+	}
+	c := lit[f.rare]
+	f.r1, f.r2 = c, c
+	if 'a' <= c && c <= 'z' {
+		f.r2 = c - 'a' + 'A'
+	}
+	return f, len(best) == len(l.s)
+}
+
+// unsafeFold reports a rune whose case folding is not within ASCII.
+func unsafeFold(r rune) bool {
+	return r >= 0x80 || r == 'k' || r == 'K' || r == 's' || r == 'S'
+}
+
+// rarest returns the rank of s's rarest byte (lower is rarer).
+func rarest(s string) int {
+	rank := math.MaxInt
+	for i := 0; i < len(s); i++ {
+		rank = min(rank, byteRank[s[i]])
+	}
+	return rank
+}
+
+// byteRank orders bytes by how rare they are in source code and text:
+// lower is rarer. Bytes not listed (control bytes, non-ASCII) are rarest.
+var byteRank = func() [256]int {
+	// Most common first, roughly as counted over a Go source tree.
+	const common = " etnirsoa\tlcdupf\n.()\"mg,hb=:_/*;{}0yx1-[]wvk&2<>'!%+3|#4895@67jzq\\$^~`?"
+	var r [256]int
+	for i := 0; i < len(common); i++ {
+		c := common[i]
+		r[c] = 1000 - i
+		if 'a' <= c && c <= 'z' {
+			r[c-'a'+'A'] = 1000 - i - len(common)/2 // capitals are rarer
+		}
+	}
+	return r
+}()
+
+// requiredLiterals returns a set of strings one of which occurs in every
+// match of re, or nil when it cannot tell.
+func requiredLiterals(re *syntax.Regexp) []reqLit {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []reqLit{{string(re.Rune), re.Flags&syntax.FoldCase != 0}}
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
@@ -72,26 +179,19 @@ func requiredLiterals(re *syntax.Regexp) (lits []string, fold bool) {
 		}
 	case syntax.OpConcat:
 		// Adjacent literals with the same folding make one longer literal;
-		// of the candidates, keep the set whose shortest member is longest.
-		var best []string
-		bestFold := false
-		score := func(ls []string) int {
-			min := -1
-			for _, l := range ls {
-				if min < 0 || len(l) < min {
-					min = len(l)
-				}
-			}
-			return min
-		}
+		// of the candidates, keep the set whose shortest member is longest,
+		// and of equals the one with the rarer bytes.
+		var best []reqLit
 		var run strings.Builder
 		runFold := false
+		consider := func(ls []reqLit) {
+			if len(ls) > 0 && betterLits(ls, best) {
+				best = ls
+			}
+		}
 		flush := func() {
 			if run.Len() > 0 {
-				cand := []string{run.String()}
-				if score(cand) > score(best) {
-					best, bestFold = cand, runFold
-				}
+				consider([]reqLit{{run.String(), runFold}})
 				run.Reset()
 			}
 		}
@@ -106,79 +206,156 @@ func requiredLiterals(re *syntax.Regexp) (lits []string, fold bool) {
 				continue
 			}
 			flush()
-			if ls, f := requiredLiterals(sub); len(ls) > 0 && score(ls) > score(best) {
-				best, bestFold = ls, f
-			}
+			consider(requiredLiterals(sub))
 		}
 		flush()
-		return best, bestFold
+		return best
 	case syntax.OpAlternate:
-		var all []string
-		anyFold := false
+		var all []reqLit
 		for _, sub := range re.Sub {
-			ls, f := requiredLiterals(sub)
+			ls := requiredLiterals(sub)
 			if len(ls) == 0 {
-				return nil, false
+				return nil
 			}
 			all = append(all, ls...)
-			anyFold = anyFold || f
 		}
-		return all, anyFold
+		return all
 	}
-	return nil, false
+	return nil
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+// betterLits reports whether literal set a makes a better prefilter than b.
+func betterLits(a, b []reqLit) bool {
+	if len(b) == 0 {
+		return true
+	}
+	la, lb := minLen(a), minLen(b)
+	if la != lb {
+		return la > lb
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return minRank(a) < minRank(b)
+}
+
+// minLen is the length of the shortest searchable part of a set.
+func minLen(ls []reqLit) int {
+	n := math.MaxInt
+	for _, l := range ls {
+		k := len(l.s)
+		if l.fold {
+			k = 0
+			for run := range strings.FieldsFuncSeq(l.s, unsafeFold) {
+				k = max(k, len(run))
+			}
+		}
+		n = min(n, k)
+	}
+	return n
+}
+
+func minRank(ls []reqLit) int {
+	r := 0
+	for _, l := range ls {
+		r = max(r, rarest(l.s))
+	}
+	return r
+}
+
+// MatchLine reports whether one line (without its terminator) matches.
+func (m *GrepMatcher) MatchLine(line []byte) bool { return m.re.Match(line) }
+
+// none marks a literal or byte with no further occurrence.
+const none = math.MaxInt
+
+// index returns the first occurrence of f's literal in hay at or after
+// from, or none. st caches, across calls with growing from, the next
+// positions of the scanned byte's two cases.
+func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
+	if !f.fold {
+		if i := bytes.Index(hay[from:], f.lit); i >= 0 {
+			return from + i
+		}
+		return none
+	}
+	n := len(f.lit)
+	for {
+		s := from + f.rare
+		if s >= len(hay) {
+			return none
+		}
+		if st[0] < s {
+			st[0] = nextByte(hay, s, f.r1)
+		}
+		c := st[0]
+		if f.r2 != f.r1 {
+			if st[1] < s {
+				st[1] = nextByte(hay, s, f.r2)
+			}
+			c = min(c, st[1])
+		}
+		if c == none {
+			return none
+		}
+		start := c - f.rare
+		if start+n <= len(hay) && equalFoldASCII(hay[start:start+n], f.lit) {
+			return start
+		}
+		from = start + 1
+	}
+}
+
+func nextByte(hay []byte, from int, c byte) int {
+	if i := bytes.IndexByte(hay[from:], c); i >= 0 {
+		return from + i
+	}
+	return none
+}
+
+// equalFoldASCII reports whether b equals lower (lower-case ASCII) when
+// b's ASCII capitals are lowered.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
 			return false
 		}
 	}
 	return true
 }
 
-// MatchLine reports whether one line (without its terminator) matches.
-func (m *GrepMatcher) MatchLine(line []byte) bool { return m.re.Match(line) }
-
 // Scan calls fn for each matching line of data in order, with its 1-based
 // line number and the line without its "\n" (a trailing "\r" is kept).
-// It stops when fn returns false.
+// It stops when fn returns false. The line aliases data.
 func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) bool) {
-	var lower []byte
-	if m.fold {
-		lower = toLowerASCII(data)
+	var stackState [8][3]int // per literal: next occurrence, cached byte positions
+	state := stackState[:0]
+	if len(m.lits) > len(stackState) {
+		state = make([][3]int, 0, len(m.lits))
 	}
-	next := make([]int, len(m.lits)) // cached next occurrence per literal
-	for i := range next {
-		next[i] = -2
+	for range m.lits {
+		state = append(state, [3]int{-1, -1, -1})
 	}
 	lineNo, counted := 1, 0
 	pos := 0
-	for pos <= len(data) {
+	for pos < len(data) {
 		var cand int
 		if len(m.lits) > 0 {
-			hay := data
-			if m.fold {
-				hay = lower
-			}
-			cand = -1
-			for i, l := range m.lits {
-				if next[i] == -1 {
+			cand = none
+			for i := range m.lits {
+				st := &state[i]
+				if st[0] == none {
 					continue
 				}
-				if next[i] < pos {
-					j := bytes.Index(hay[pos:], l)
-					if j < 0 {
-						next[i] = -1
-						continue
-					}
-					next[i] = pos + j
+				if st[0] < pos {
+					st[0] = m.lits[i].index(data, pos, (*[2]int)(st[1:]))
 				}
-				if cand < 0 || next[i] < cand {
-					cand = next[i]
-				}
+				cand = min(cand, st[0])
 			}
-			if cand < 0 {
+			if cand == none {
 				return
 			}
 		} else {
@@ -187,11 +364,11 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 				return
 			}
 			cand = pos + loc[0]
+			if cand == len(data) && data[cand-1] == '\n' {
+				return // the empty "line" after the final newline is none
+			}
 		}
-		start := bytes.LastIndexByte(data[:cand], '\n') + 1
-		if start < pos {
-			start = pos
-		}
+		start := bytes.LastIndexByte(data[pos:cand], '\n') + 1 + pos
 		end := bytes.IndexByte(data[cand:], '\n')
 		if end < 0 {
 			end = len(data)
@@ -199,7 +376,7 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 			end += cand
 		}
 		line := data[start:end]
-		if m.re.Match(line) {
+		if m.litOnly || m.re.Match(line) {
 			lineNo += bytes.Count(data[counted:start], []byte{'\n'})
 			counted = start
 			if !fn(lineNo, line) {
@@ -210,23 +387,18 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 	}
 }
 
-func toLowerASCII(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
-}
-
 // IsBinary reports whether data looks binary: a NUL byte in its first 8000
-// bytes, the heuristic of git and ripgrep. Grep skips binary files.
+// bytes, the heuristic of git. (Grep is stricter; see [GrepScan].)
 func IsBinary(data []byte) bool {
 	n := min(len(data), 8000)
 	return bytes.IndexByte(data[:n], 0) >= 0
 }
+
+// hasNUL reports whether data holds a NUL byte anywhere: grep's test for a
+// binary file. ripgrep stops searching a file at its first NUL and reports
+// nothing from the buffer holding it, so for a file that fits its first
+// buffer the two agree; grep skipping the file whole is the simpler rule.
+func hasNUL(data []byte) bool { return bytes.IndexByte(data, 0) >= 0 }
 
 // GrepFilter is a compiled GrepQuery.Glob: a slash-free pattern matches the
 // basename at any depth, a pattern with a slash matches the path relative to
@@ -310,57 +482,106 @@ func Grep(ctx context.Context, fsys FileSystem, q GrepQuery) iter.Seq2[GrepResul
 // reading up to GOMAXPROCS of them at once, and yields hits in path then
 // line order, at most max of them (0: no limit). A read that fails with
 // not-found or is-a-directory skips the file; any other failure ends the
-// stream with that error.
+// stream with that error. It is [GrepScan] over read.
 func GrepFiles(ctx context.Context, m *GrepMatcher, files iter.Seq2[string, error], read ReadFunc, max int) iter.Seq2[GrepResult, error] {
+	items := func(yield func(GrepFile, error) bool) {
+		for p, err := range files {
+			if err != nil {
+				yield(GrepFile{}, err)
+				return
+			}
+			f := GrepFile{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				return read(ctx, p)
+			}}
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
+	return GrepScan(ctx, m, items, max)
+}
+
+// GrepFile is one file for [GrepScan]: its path and how to load it.
+type GrepFile struct {
+	Path string
+	// Load returns the file's contents. buf points to a scratch buffer
+	// owned by the calling worker (nil after the stream has stopped): Load
+	// may read into it, storing the grown buffer back in *buf, and return
+	// a slice of it, used only until that worker's next Load. Or it may
+	// return memory it keeps, which GrepScan never modifies. GrepScan
+	// calls Load exactly once for every file it takes from its source,
+	// even after the stream has stopped (then with a cancelled context),
+	// so a source may release per-file resources in Load.
+	Load func(ctx context.Context, buf *[]byte) ([]byte, error)
+}
+
+// GrepScan scans files (in path order) with m, loading up to GOMAXPROCS of
+// them at once with a reused buffer per worker, and yields hits in path
+// then line order, at most max of them (0: no limit). A file holding a NUL
+// byte is binary and skipped. A load that fails with not-found or
+// is-a-directory skips the file; any other failure ends the stream with
+// that error. Memory is bounded by the files in flight (a few per worker),
+// not by the number of files; a file is held whole while it is scanned.
+// Breaking out of the stream stops the walk and every worker before
+// GrepScan returns.
+func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, error], max int) iter.Seq2[GrepResult, error] {
 	return func(yield func(GrepResult, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		workers := runtime.GOMAXPROCS(0)
 		type job struct {
-			path string
+			f    GrepFile
 			done chan struct{}
 			hits []GrepResult
 			err  error
 		}
-		jobs := make(chan *job, workers*4) // in path order, for the consumer
-		work := make(chan *job)            // to the readers
+		jobs := make(chan *job, workers*8) // in path order, for the consumer
+		work := make(chan *job)            // to the workers
 		var wg sync.WaitGroup
+		// Registered first so it runs last: stop everything, then wait.
+		defer wg.Wait()
+		defer cancel()
 		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var buf []byte
 				for j := range work {
-					j.hits, j.err = grepOne(ctx, m, j.path, read, max)
+					j.hits, j.err, buf = grepOne(ctx, m, j.f, buf, max)
 					close(j.done)
 				}
 			}()
 		}
 		var walkErr error
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			defer close(jobs)
 			defer close(work)
-			for p, err := range files {
+			for f, err := range files {
 				if err != nil {
 					walkErr = err
 					return
 				}
-				j := &job{path: p, done: make(chan struct{})}
+				j := &job{f: f, done: make(chan struct{})}
 				select {
 				case jobs <- j:
 				case <-ctx.Done():
+					f.Load(ctx, nil) // releases it; the stream has stopped
 					return
 				}
 				select {
 				case work <- j:
 				case <-ctx.Done():
+					f.Load(ctx, nil)
 					j.err = ctx.Err()
 					close(j.done)
 					return
 				}
 			}
 		}()
-		defer wg.Wait()
-		defer cancel()
 		n := 0
 		for j := range jobs {
 			<-j.done
@@ -387,25 +608,49 @@ func GrepFiles(ctx context.Context, m *GrepMatcher, files iter.Seq2[string, erro
 	}
 }
 
-func grepOne(ctx context.Context, m *GrepMatcher, p string, read ReadFunc, max int) ([]GrepResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// maxKeptBuffer is the largest scratch buffer a worker keeps between files.
+const maxKeptBuffer = 8 << 20
+
+// grepOne loads and scans one file. It returns the hits, the error that
+// ends the stream (nil to go on), and the worker's buffer for the next file.
+func grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, buf []byte, max int) ([]GrepResult, error, []byte) {
+	data, err := f.Load(ctx, &buf)
+	if cap(buf) > maxKeptBuffer {
+		buf = nil
 	}
-	data, err := read(ctx, p)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr, buf
+	}
 	if err != nil {
 		switch KindOf(err) {
 		case KindNotFound, KindIsDir:
-			return nil, nil
+			return nil, nil, buf
 		}
-		return nil, err
+		return nil, err, buf
 	}
-	if IsBinary(data) {
-		return nil, nil
+	if len(data) == 0 || hasNUL(data) {
+		return nil, nil, buf
 	}
-	var hits []GrepResult
+	// The hits' lines share one string per file: one allocation, not one
+	// per hit.
+	var (
+		hits  []GrepResult
+		lines []byte
+		ends  []int
+	)
 	m.Scan(data, func(n int, line []byte) bool {
-		hits = append(hits, GrepResult{Path: p, LineNumber: n, Line: string(line)})
+		hits = append(hits, GrepResult{Path: f.Path, LineNumber: n})
+		lines = append(lines, line...)
+		ends = append(ends, len(lines))
 		return max <= 0 || len(hits) < max
 	})
-	return hits, nil
+	if len(hits) > 0 {
+		s := string(lines)
+		start := 0
+		for i := range hits {
+			hits[i].Line = s[start:ends[i]]
+			start = ends[i]
+		}
+	}
+	return hits, nil, buf
 }

@@ -1,0 +1,106 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"iter"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// Grep yields the lines matching q under q.Path, sorted by path then line.
+// The scope follows links inside the root; the walk below it does not
+// follow directory links. Files are read in parallel, each opened relative
+// to its directory's handle into a reused buffer, and scanned with
+// [vfs.GrepMatcher]. Binary files (holding a NUL byte) and files or
+// directories this process may not read are skipped, as ripgrep skips them
+// (without its warning); a missing scope yields nothing.
+func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return func(yield func(vfs.GrepResult, error) bool) {
+		m, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		scope := vfs.Clean(q.Path)
+		filter, err := vfs.CompileGrepFilter(q.Glob, scope)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		st, err := fsys.Stat(ctx, scope)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		var files iter.Seq2[vfs.GrepFile, error]
+		switch st.Kind {
+		case vfs.KindMissing:
+			return
+		case vfs.KindFile:
+			if !filter.Match(scope) {
+				return
+			}
+			files = func(yield func(vfs.GrepFile, error) bool) {
+				yield(vfs.GrepFile{Path: scope, Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					return fsys.Read(ctx, scope)
+				}}, nil)
+			}
+		default:
+			files = fsys.grepFiles(ctx, scope, filter)
+		}
+		for r, err := range vfs.GrepScan(ctx, m, files, q.MaxResults) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// grepFiles walks the directory scope and yields its files that pass
+// filter, each loaded through its directory's handle.
+func (fsys *FS) grepFiles(ctx context.Context, scope string, filter *vfs.GrepFilter) iter.Seq2[vfs.GrepFile, error] {
+	return func(yield func(vfs.GrepFile, error) bool) {
+		d, ok, err := fsys.openTree(scope)
+		if err != nil {
+			yield(vfs.GrepFile{}, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		defer d.close()
+		_, err = d.walk(ctx, 0, func(pd *dir, e entry, path string) bool {
+			if e.kind != vfs.KindFile || !filter.Match(path) {
+				return true
+			}
+			pd.acquire() // released by Load, which GrepScan always calls
+			name, link := e.name, e.link
+			return yield(vfs.GrepFile{Path: path, Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
+				defer pd.release()
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				var scratch []byte
+				if buf != nil {
+					scratch = *buf
+				}
+				data, err := pd.readFile(name, link, scratch)
+				if buf != nil && cap(data) > cap(scratch) {
+					*buf = data[:0]
+				}
+				if err != nil && errors.Is(err, fs.ErrPermission) {
+					return nil, nil // unreadable: skipped
+				}
+				return data, err
+			}}, nil)
+		})
+		if err != nil {
+			yield(vfs.GrepFile{}, err)
+		}
+	}
+}

@@ -1,0 +1,492 @@
+// Package local is the host disk under a root directory as a
+// [vfs.FileSystem] rooted at "/": the contract's localFileSystem, confined.
+//
+// # Confinement
+//
+// Every path is normalized with [vfs.Clean] and resolved through an
+// [os.Root] opened on the root directory, so nothing reaches outside the
+// root by "..", an absolute path or a symbolic link, whatever the link's
+// target and however it was swapped in: such a path behaves as missing for
+// the read verbs and fails for the write verbs. Exact-path verbs (Stat,
+// Read, ReadAt, List of a named directory, and the scope of Grep and Glob)
+// follow links while the target stays inside the root.
+//
+// The walking verbs (List's entries, Glob, Grep) do not follow directory
+// links, as native LS, Glob and Grep do not: a link to a directory is not
+// listed at all (it is reachable only by its exact path), so a walk never
+// loops and never sees a tree twice. A link to a regular file inside the
+// root lists, globs and greps as a file. A dangling link, a link that leaves
+// the root, and anything that is neither a regular file nor a directory
+// (FIFOs, sockets, devices) are missing everywhere.
+//
+// # Writes
+//
+// Write is atomic: the data goes to a temporary file in the target's
+// directory, is synced, and is renamed over the target, after which the
+// directory is synced too. A failed write leaves the old file intact and no
+// temporary file behind. Write creates missing parent directories and
+// replaces a link at the target path with a regular file (it never writes
+// through a link). A file's permission bits survive a rewrite. Empty
+// directories are real directories: they list, and Delete (of files only)
+// never removes them.
+//
+// # ETags
+//
+// Stat's etag is derived from the file's inode, size and modification time
+// ("inode-size-mtime" in hex), so it is cheap and changes on every write
+// through this package (each write makes a new inode). An edit by another
+// program in place that keeps size and mtime is not seen.
+//
+// # Concurrency
+//
+// An FS is safe for concurrent use. [FS.WriteIf] holds a per-FS mutex
+// around its check and rename, so it is atomic against writers in the same
+// process that go through the same FS; against other processes it is not.
+// Change notifications ([FS.Watch]) cover writes and deletes made through
+// this FS only, not changes made on the disk by others.
+//
+// # Errors
+//
+// Errors are *vfs.PathError values about the posix path, never naming a
+// host path: "not found: /p" for a missing file, "is a directory: /p",
+// "write failed: /p" with the OS error (a full disk, say) as the cause, and
+// for other read failures (permission denied) a KindOther error whose
+// message is the path and the OS error ("/p: permission denied").
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// FS is the host directory tree under a root, confined to it.
+type FS struct {
+	root *os.Root
+	name string     // the host path of the root, for Root only
+	mu   sync.Mutex // serializes check-and-rename in WriteIf and Delete
+	vfs.Watchers
+}
+
+var (
+	_ vfs.FileSystem        = (*FS)(nil)
+	_ vfs.RangeReader       = (*FS)(nil)
+	_ vfs.ConditionalWriter = (*FS)(nil)
+	_ vfs.Notifier          = (*FS)(nil)
+)
+
+// New opens the directory root as a tree. root must exist and be a
+// directory; it is resolved once, so renaming it later does not move the
+// tree. Call Close to release the directory handle.
+func New(root string) (*FS, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	return &FS{root: r, name: root}, nil
+}
+
+// Root returns the host directory the tree was opened on.
+func (fsys *FS) Root() string { return fsys.name }
+
+// Close releases the root directory handle. Verbs called after Close fail.
+func (fsys *FS) Close() error { return fsys.root.Close() }
+
+// rel maps a clean posix path to a name relative to the root.
+func rel(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return p[1:]
+}
+
+// errno returns the innermost OS error of err (an *os.PathError's Err),
+// so messages name the posix path rather than the host one.
+func errno(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// isMissing reports whether err means the path names nothing reachable:
+// it does not exist, a parent is not a directory, a link loops or dangles,
+// or the path resolves outside the root.
+func isMissing(err error) bool {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) ||
+		errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENAMETOOLONG) {
+		return true
+	}
+	// os.Root reports an escape with an unexported error value.
+	return errno(err).Error() == "path escapes from parent"
+}
+
+// otherError wraps an unexpected OS error about p.
+func otherError(p string, err error) error {
+	return vfs.NewError(vfs.KindOther, p, errno(err))
+}
+
+// kindOf maps a file mode to a contract kind; anything but a regular file
+// or a directory is missing.
+func kindOf(m fs.FileMode) vfs.EntryKind {
+	switch {
+	case m.IsRegular():
+		return vfs.KindFile
+	case m.IsDir():
+		return vfs.KindDir
+	}
+	return vfs.KindMissing
+}
+
+// etag derives an etag from the inode, size and modification time.
+func etag(fi fs.FileInfo) string {
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	b := make([]byte, 0, 48)
+	b = strconv.AppendUint(b, ino, 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, fi.Size(), 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 16)
+	return string(b)
+}
+
+func info(p string, fi fs.FileInfo) vfs.FileInfo {
+	k := kindOf(fi.Mode())
+	switch k {
+	case vfs.KindFile:
+		return vfs.FileInfo{Path: p, Kind: k, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag(fi)}
+	case vfs.KindDir:
+		return vfs.FileInfo{Path: p, Kind: k, ModTime: fi.ModTime()}
+	}
+	return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+}
+
+// Stat describes path, following links inside the root.
+func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return vfs.FileInfo{}, err
+	}
+	fi, err := fsys.root.Stat(rel(p))
+	if err != nil {
+		if isMissing(err) {
+			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
+		}
+		return vfs.FileInfo{}, otherError(p, err)
+	}
+	return info(p, fi), nil
+}
+
+// List yields the children of the directory at prefix (following links
+// inside the root to reach it), sorted by path. Links to directories, links
+// out of the root and special files are left out.
+func (fsys *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
+	return func(yield func(vfs.DirEntry, error) bool) {
+		p := vfs.Clean(prefix)
+		if err := ctx.Err(); err != nil {
+			yield(vfs.DirEntry{}, err)
+			return
+		}
+		d, ok, err := fsys.openTree(p)
+		if err != nil {
+			yield(vfs.DirEntry{}, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		defer d.close()
+		ents, err := d.entries()
+		if err != nil {
+			yield(vfs.DirEntry{}, otherError(p, err))
+			return
+		}
+		for _, e := range ents {
+			if err := ctx.Err(); err != nil {
+				yield(vfs.DirEntry{}, err)
+				return
+			}
+			if !yield(vfs.DirEntry{Path: vfs.Join(p, e.name), Kind: e.kind}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Glob yields the entries under dir matching pattern, in path order,
+// without following directory links.
+func (fsys *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	return vfs.GlobWalk(ctx, fsys.Stat, fsys.walkEntries, pattern, dir)
+}
+
+// open opens the regular file at clean p for reading. It never blocks on a
+// FIFO and treats anything but a regular file as missing.
+func (fsys *FS) open(p string) (*os.File, fs.FileInfo, error) {
+	if p == "/" {
+		return nil, nil, vfs.IsDir(p)
+	}
+	f, err := fsys.root.OpenFile(rel(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if isMissing(err) {
+			return nil, nil, vfs.NotFound(p)
+		}
+		return nil, nil, otherError(p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, otherError(p, err)
+	}
+	switch kindOf(fi.Mode()) {
+	case vfs.KindDir:
+		f.Close()
+		return nil, nil, vfs.IsDir(p)
+	case vfs.KindMissing:
+		f.Close()
+		return nil, nil, vfs.NotFound(p)
+	}
+	return f, fi, nil
+}
+
+// Read returns the contents of the file at path, following links inside
+// the root.
+func (fsys *FS) Read(ctx context.Context, path string) ([]byte, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, fi, err := fsys.open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readAll(f, fi.Size(), nil)
+	if err != nil {
+		return nil, otherError(p, err)
+	}
+	return data, nil
+}
+
+// readAll reads r to the end into buf[:0] (grown as needed), starting with
+// room for size bytes plus one so a file of the expected size needs a single
+// read and one more to see the end.
+func readAll(r io.Reader, size int64, buf []byte) ([]byte, error) {
+	want := int(size) + 1
+	if size < 0 || int64(want) != size+1 {
+		want = 512
+	}
+	if cap(buf) < want {
+		buf = make([]byte, 0, want)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf)) // unexpected growth: double
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// ReadAt reads len(p) bytes of the file at path from offset off, without
+// loading the rest of the file.
+func (fsys *FS) ReadAt(ctx context.Context, path string, b []byte, off int64) (int, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, vfs.NewError(vfs.KindOther, p, errors.New("negative offset"))
+	}
+	f, _, err := fsys.open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, err := f.ReadAt(b, off)
+	if err != nil && err != io.EOF {
+		return n, otherError(p, err)
+	}
+	return n, err
+}
+
+// Write atomically creates or replaces the file at path with data,
+// creating parent directories.
+func (fsys *FS) Write(ctx context.Context, path string, data []byte) error {
+	_, err := fsys.WriteIf(ctx, path, data, vfs.Precondition{})
+	return err
+}
+
+// WriteIf writes data when cond holds and returns the new etag. The check
+// and the rename are atomic against other writes through this FS, not
+// against other processes.
+func (fsys *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if p == "/" {
+		return "", vfs.IsDir(p)
+	}
+	name := rel(p)
+	dir := rel(vfs.Parent(p))
+	if err := fsys.root.MkdirAll(dir, 0o777); err != nil {
+		cause := errno(err)
+		if errors.Is(cause, syscall.EEXIST) {
+			cause = syscall.ENOTDIR // a file where a parent directory should be
+		}
+		return "", vfs.WriteFailed(p, cause)
+	}
+	tmp, f, err := fsys.createTemp(dir)
+	if err != nil {
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			f.Close()
+			fsys.root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+	if err := f.Sync(); err != nil {
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+
+	fsys.mu.Lock()
+	cur, err := fsys.root.Lstat(name)
+	exists := err == nil
+	if err != nil && !isMissing(err) {
+		fsys.mu.Unlock()
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+	if exists && cur.IsDir() {
+		fsys.mu.Unlock()
+		return "", vfs.IsDir(p)
+	}
+	if cond.IfNoneMatch || cond.IfMatch != "" {
+		st, err := fsys.Stat(ctx, p) // what a reader sees, links followed
+		if err != nil {
+			fsys.mu.Unlock()
+			return "", err
+		}
+		if (cond.IfNoneMatch && st.Kind != vfs.KindMissing) ||
+			(cond.IfMatch != "" && (st.Kind != vfs.KindFile || st.ETag != cond.IfMatch)) {
+			fsys.mu.Unlock()
+			return "", vfs.NewError(vfs.KindConflict, p, nil)
+		}
+	}
+	if exists && cur.Mode().IsRegular() {
+		f.Chmod(cur.Mode().Perm()) // keep the file's permission bits; best effort
+	}
+	if err := f.Close(); err != nil {
+		fsys.mu.Unlock()
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+	if err := fsys.root.Rename(tmp, name); err != nil {
+		fsys.mu.Unlock()
+		fsys.root.Remove(tmp)
+		committed = true // closed and removed
+		return "", vfs.WriteFailed(p, errno(err))
+	}
+	committed = true
+	fi, statErr := fsys.root.Lstat(name)
+	fsys.mu.Unlock()
+	if d, err := fsys.root.Open(dir); err == nil {
+		d.Sync() // make the rename durable; best effort on filesystems that refuse
+		d.Close()
+	}
+	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	if statErr != nil {
+		return "", vfs.WriteFailed(p, errno(statErr))
+	}
+	return etag(fi), nil
+}
+
+// tempPrefix starts the names of write temporaries.
+const tempPrefix = ".julyfs-tmp-"
+
+// createTemp creates a new file for a write in dir (relative to the root).
+func (fsys *FS) createTemp(dir string) (string, *os.File, error) {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		name := tempPrefix + hex.EncodeToString(b[:])
+		if dir != "." {
+			name = dir + "/" + name
+		}
+		f, err := fsys.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return name, f, err
+	}
+}
+
+// Delete removes the file at path. A link is removed, not its target.
+// Directories are never removed: deleting one fails with "is a directory".
+func (fsys *FS) Delete(ctx context.Context, path string) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p == "/" {
+		return vfs.IsDir(p)
+	}
+	fsys.mu.Lock()
+	st, err := fsys.Stat(ctx, p)
+	if err != nil {
+		fsys.mu.Unlock()
+		return err
+	}
+	switch st.Kind {
+	case vfs.KindMissing:
+		fsys.mu.Unlock()
+		return vfs.NotFound(p)
+	case vfs.KindDir:
+		fsys.mu.Unlock()
+		return vfs.IsDir(p)
+	}
+	err = fsys.root.Remove(rel(p))
+	fsys.mu.Unlock()
+	if err != nil {
+		if isMissing(err) {
+			return vfs.NotFound(p)
+		}
+		return otherError(p, err)
+	}
+	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
+	return nil
+}
+
+// Search yields nothing: the host disk has no index.
+func (fsys *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return vfs.Empty[vfs.SearchResult]()
+}

@@ -1,0 +1,272 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// A dir is an open directory of the tree. Walks hold one per level of depth
+// and open each child relative to it by a single name with O_NOFOLLOW, so a
+// walk costs one open per directory and one per file, and cannot leave the
+// root: the first handle comes from the os.Root, and every later open is
+// one path component that is neither "..", nor a link.
+type dir struct {
+	fsys *FS
+	path string   // clean posix path
+	f    *os.File // keeps fd open
+	fd   int
+	refs atomic.Int32 // the walker's reference plus one per pending file read
+}
+
+// errNotDir reports that an exact path names a file, not a directory.
+var errNotDir = errors.New("not a directory")
+
+// openDir opens the directory at name (relative to root), following links
+// inside the root. A file yields errNotDir.
+func openDir(root *os.Root, name string) (*dir, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOTDIR) {
+			if fi, serr := root.Stat(name); serr == nil && !fi.IsDir() {
+				return nil, errNotDir
+			}
+		}
+		return nil, err
+	}
+	d := &dir{f: f, fd: int(f.Fd())}
+	d.refs.Store(1)
+	return d, nil
+}
+
+// sub opens the child directory name of d without following a link.
+func (d *dir) sub(name string) (*dir, error) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	c := &dir{fsys: d.fsys, path: vfs.Join(d.path, name), f: os.NewFile(uintptr(fd), name), fd: fd}
+	c.refs.Store(1)
+	return c, nil
+}
+
+func (d *dir) acquire() { d.refs.Add(1) }
+
+// release drops a reference and closes the directory after the last one.
+func (d *dir) release() {
+	if d.refs.Add(-1) == 0 {
+		d.f.Close()
+	}
+}
+
+// close drops the opener's reference.
+func (d *dir) close() { d.release() }
+
+// entry is one child of a directory as walks see it.
+type entry struct {
+	name string
+	kind vfs.EntryKind
+	link bool // a link to a regular file inside the root
+}
+
+// entries reads d's children sorted by name, with their kinds from the
+// directory itself (no stat per entry). Links are resolved inside the root:
+// a link to a regular file is a file, anything else a link reaches (a
+// directory, nothing, or outside the root) is left out, as are special
+// files.
+func (d *dir) entries() ([]entry, error) {
+	des, err := d.f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entry, 0, len(des))
+	for _, de := range des {
+		name := de.Name()
+		switch t := de.Type(); {
+		case t.IsRegular():
+			out = append(out, entry{name: name, kind: vfs.KindFile})
+		case t.IsDir():
+			out = append(out, entry{name: name, kind: vfs.KindDir})
+		case t&fs.ModeSymlink != 0:
+			fi, err := d.fsys.root.Stat(rel(vfs.Join(d.path, name)))
+			if err == nil && fi.Mode().IsRegular() {
+				out = append(out, entry{name: name, kind: vfs.KindFile, link: true})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// readFile reads the regular file name in d into buf[:0], growing it as
+// needed. A link (known from the listing) is resolved inside the root.
+func (d *dir) readFile(name string, link bool, buf []byte) ([]byte, error) {
+	if link {
+		f, fi, err := d.fsys.open(vfs.Join(d.path, name))
+		if err != nil {
+			return buf, err
+		}
+		defer f.Close()
+		return readAll(f, fi.Size(), buf)
+	}
+	p := vfs.Join(d.path, name)
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+			return buf, vfs.NotFound(p) // vanished or replaced by a link since the listing
+		}
+		return buf, vfs.NewError(vfs.KindOther, p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return buf, vfs.NewError(vfs.KindOther, p, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		return buf, vfs.IsDir(p)
+	default:
+		return buf, vfs.NotFound(p)
+	}
+	data, err := readAll(fdReader(fd), st.Size, buf)
+	if err != nil {
+		return data, vfs.NewError(vfs.KindOther, p, err)
+	}
+	return data, nil
+}
+
+// fdReader reads a raw descriptor.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Read(int(r), p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// walkFn visits one entry of a walk: its directory (valid during the call;
+// acquire it to use it later), the entry and its path.
+type walkFn func(d *dir, e entry, path string) bool
+
+// walkEvent is an entry to visit or a subtree to descend into.
+type walkEvent struct {
+	key string
+	e   entry
+	sub bool
+}
+
+// walk visits every entry strictly under d in vfs.Walk's order (full-path
+// lexicographic), descending at most depth levels (0: unlimited). It
+// returns false when visit stopped it, or with the first error.
+func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ents, err := d.entries()
+	if err != nil {
+		return false, vfs.NewError(vfs.KindOther, d.path, err)
+	}
+	// Entries come sorted by name; a subtree sorts at the key "name/".
+	// Only names containing a byte below '/' can reorder, so sort events
+	// only when one does.
+	events := make([]walkEvent, 0, len(ents)+len(ents)/4)
+	reorder := false
+	for _, e := range ents {
+		events = append(events, walkEvent{key: e.name, e: e})
+		if e.kind == vfs.KindDir && depth != 1 {
+			events = append(events, walkEvent{key: e.name + "/", e: e, sub: true})
+		}
+		if !reorder {
+			for i := 0; i < len(e.name); i++ {
+				if e.name[i] < '/' {
+					reorder = true
+					break
+				}
+			}
+		}
+	}
+	if reorder {
+		slices.SortStableFunc(events, func(a, b walkEvent) int { return strings.Compare(a.key, b.key) })
+	}
+	for _, ev := range events {
+		if !ev.sub {
+			if !visit(d, ev.e, vfs.Join(d.path, ev.e.name)) {
+				return false, nil
+			}
+			continue
+		}
+		c, err := d.sub(ev.e.name)
+		if err != nil {
+			if isMissing(err) || errors.Is(err, fs.ErrPermission) {
+				continue // unreadable, or removed or replaced by a link since the listing
+			}
+			return false, vfs.NewError(vfs.KindOther, vfs.Join(d.path, ev.e.name), errno(err))
+		}
+		more, err := c.walk(ctx, depth-1, visit)
+		c.close()
+		if err != nil || !more {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// openTree opens the directory at clean p for a walk. ok is false when p
+// is missing or a file.
+func (fsys *FS) openTree(p string) (d *dir, ok bool, err error) {
+	d, err = openDir(fsys.root, rel(p))
+	if err != nil {
+		if isMissing(err) || errors.Is(err, errNotDir) {
+			return nil, false, nil
+		}
+		return nil, false, otherError(p, err)
+	}
+	d.fsys, d.path = fsys, p
+	return d, true, nil
+}
+
+// walkEntries is vfs.Walk over this tree's handles: every entry under dir
+// in path order, at most maxDepth deep (0: unlimited), without following
+// directory links.
+func (fsys *FS) walkEntries(ctx context.Context, dirPath string, maxDepth int) iter.Seq2[vfs.DirEntry, error] {
+	return func(yield func(vfs.DirEntry, error) bool) {
+		d, ok, err := fsys.openTree(vfs.Clean(dirPath))
+		if err != nil {
+			yield(vfs.DirEntry{}, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		defer d.close()
+		_, err = d.walk(ctx, maxDepth, func(_ *dir, e entry, path string) bool {
+			return yield(vfs.DirEntry{Path: path, Kind: e.kind}, nil)
+		})
+		if err != nil {
+			yield(vfs.DirEntry{}, err)
+		}
+	}
+}
