@@ -1,0 +1,215 @@
+package index
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/registry"
+)
+
+// Names under which the code analyzer and its parts are registered in
+// bleve's registry. An index's mapping refers to AnalyzerName, so these
+// names are part of the on-disk format.
+const (
+	// TokenizerName splits text into words: runs of letters, digits and
+	// underscores. Everything else (spaces, punctuation, '/', '.') separates.
+	TokenizerName = "julyfs_code_words"
+	// PartsFilterName lowercases each word and adds its parts: the pieces
+	// of a camelCase, PascalCase or snake_case identifier.
+	PartsFilterName = "julyfs_code_parts"
+	// AnalyzerName is TokenizerName followed by PartsFilterName.
+	AnalyzerName = "julyfs_code"
+)
+
+// Term length bounds: shorter terms (single letters) match too much to be
+// useful, longer ones are hashes and encoded blobs, not words.
+const (
+	minTermLen = 2
+	maxTermLen = 64
+)
+
+func init() {
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(registry.RegisterTokenizer(TokenizerName,
+		func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) { return wordTokenizer{}, nil }))
+	must(registry.RegisterTokenFilter(PartsFilterName,
+		func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) { return partsFilter{}, nil }))
+	must(registry.RegisterAnalyzer(AnalyzerName,
+		func(map[string]any, *registry.Cache) (analysis.Analyzer, error) { return newCodeAnalyzer(), nil }))
+}
+
+// newCodeAnalyzer returns the analyzer for code and prose: words split on
+// punctuation and paths, lowercased, each identifier kept whole and in its
+// parts ("parseHTTPHeader" is parsehttpheader, parse, http, header).
+func newCodeAnalyzer() analysis.Analyzer {
+	return &analysis.DefaultAnalyzer{
+		Tokenizer:    wordTokenizer{},
+		TokenFilters: []analysis.TokenFilter{partsFilter{}},
+	}
+}
+
+// wordTokenizer emits the runs of word characters (letters, digits, '_') of
+// its input. Terms alias the input.
+type wordTokenizer struct{}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// Tokenize splits input into words.
+func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	var (
+		out  = make(analysis.TokenStream, 0, len(input)/8)
+		slab []analysis.Token
+		pos  = 0
+	)
+	emit := func(start, end int) {
+		if len(slab) == cap(slab) {
+			slab = make([]analysis.Token, 0, 256)
+		}
+		pos++
+		slab = append(slab, analysis.Token{Start: start, End: end, Term: input[start:end:end], Position: pos, Type: analysis.AlphaNumeric})
+		out = append(out, &slab[len(slab)-1])
+	}
+	start := -1
+	for i := 0; i < len(input); {
+		c := input[i]
+		word, size := false, 1
+		if c < utf8.RuneSelf {
+			word = isWordByte(c)
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(input[i:])
+			word = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+		}
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			emit(start, i)
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 {
+		emit(start, len(input))
+	}
+	return out
+}
+
+// partsFilter lowercases each word and, for an identifier made of several
+// parts, adds the parts at the same position. Leading and trailing
+// underscores are dropped; terms shorter than minTermLen or longer than
+// maxTermLen are dropped.
+type partsFilter struct{}
+
+// Filter expands and lowercases the words of input.
+func (partsFilter) Filter(input analysis.TokenStream) analysis.TokenStream {
+	out := make(analysis.TokenStream, 0, len(input)+len(input)/4)
+	var (
+		slab  []analysis.Token
+		arena []byte
+	)
+	add := func(tok *analysis.Token, start, end int, term []byte, pos int) {
+		if len(term) < minTermLen || len(term) > maxTermLen {
+			return
+		}
+		if len(arena)+len(term) > cap(arena) {
+			arena = make([]byte, 0, max(4096, len(term)))
+		}
+		n := len(arena)
+		arena = appendLower(arena, term)
+		if len(slab) == cap(slab) {
+			slab = make([]analysis.Token, 0, 256)
+		}
+		slab = append(slab, analysis.Token{
+			Start: tok.Start + start, End: tok.Start + end,
+			Term: arena[n:len(arena):len(arena)], Position: pos, Type: tok.Type,
+		})
+		out = append(out, &slab[len(slab)-1])
+	}
+	pos := 0
+	var parts [][2]int
+	for _, tok := range input {
+		term := tok.Term
+		lo, hi := 0, len(term)
+		for lo < hi && term[lo] == '_' {
+			lo++
+		}
+		for hi > lo && term[hi-1] == '_' {
+			hi--
+		}
+		if hi-lo < minTermLen || hi-lo > maxTermLen {
+			continue
+		}
+		pos++
+		word := term[lo:hi]
+		add(tok, lo, hi, word, pos)
+		parts = splitParts(word, parts[:0])
+		if len(parts) < 2 {
+			continue
+		}
+		for _, p := range parts {
+			add(tok, lo+p[0], lo+p[1], word[p[0]:p[1]], pos)
+		}
+	}
+	return out
+}
+
+// splitParts appends to dst the [start, end) ranges of the parts of
+// identifier w: split at underscores, at a lower-case letter or digit
+// followed by an upper-case one ("parseHeader"), and before the last
+// upper-case letter of a run followed by a lower-case one ("HTTPHeader").
+func splitParts(w []byte, dst [][2]int) [][2]int {
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			dst = append(dst, [2]int{start, end})
+		}
+	}
+	prev := rune(0)
+	for i := 0; i < len(w); {
+		r, size := rune(w[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(w[i:])
+		}
+		switch {
+		case r == '_':
+			flush(i)
+			start = i + size
+		case unicode.IsUpper(r) && prev != 0 && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			flush(i)
+			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-utf8.RuneLen(prev) > start:
+			flush(i - utf8.RuneLen(prev))
+			start = i - utf8.RuneLen(prev)
+		}
+		prev = r
+		i += size
+	}
+	flush(len(w))
+	return dst
+}
+
+// appendLower appends the lower-case form of s to dst.
+func appendLower(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			for _, r := range string(s[i:]) {
+				dst = utf8.AppendRune(dst, unicode.ToLower(r))
+			}
+			return dst
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}

@@ -1,0 +1,508 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// Stats summarizes one Sync (or the build Open ran).
+type Stats struct {
+	// Files is the number of files found in the tree (outside skipped
+	// directories).
+	Files int
+	// Indexed is the number of files read and indexed.
+	Indexed int
+	// Unchanged is the number of files whose manifest entry matched, so
+	// they were not read.
+	Unchanged int
+	// Removed is the number of indexed files no longer in the tree.
+	Removed int
+	// SkippedBinary and SkippedLarge count the files not indexed because
+	// they are binary or larger than Options.MaxFileSize (newly found or
+	// changed ones; unchanged skipped files count as Unchanged).
+	SkippedBinary int
+	SkippedLarge  int
+	// Failed counts files that could not be read; they are retried on the
+	// next Sync. FirstError is the first such error.
+	Failed     int
+	FirstError error
+	// Bytes is the size of the text indexed.
+	Bytes int64
+	// Duration is how long the Sync took.
+	Duration time.Duration
+}
+
+// String renders s as the one-line summary `julyfs index build` prints.
+func (s Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d files: %d indexed (%s), %d unchanged, %d removed, %d skipped binary, %d skipped too large",
+		s.Files, s.Indexed, humanBytes(s.Bytes), s.Unchanged, s.Removed, s.SkippedBinary, s.SkippedLarge)
+	if s.Failed > 0 {
+		fmt.Fprintf(&b, ", %d failed (first: %v)", s.Failed, s.FirstError)
+	}
+	fmt.Fprintf(&b, " in %s", s.Duration.Round(time.Millisecond))
+	return b.String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Phase names a stage of a Sync.
+type Phase string
+
+const (
+	// PhaseScan: walking the tree and comparing it with the manifest.
+	// Done counts the files seen; Total is not known yet (0).
+	PhaseScan Phase = "scan"
+	// PhaseIndex: reading and indexing the changed files. Done of Total.
+	PhaseIndex Phase = "index"
+	// PhaseDone: the Sync finished.
+	PhaseDone Phase = "done"
+)
+
+// Progress is reported through Options.Progress.
+type Progress struct {
+	Phase Phase
+	Done  int
+	Total int
+}
+
+// manifest states of a document.
+const (
+	stateIndexed = 'i'
+	stateBinary  = 'b'
+	stateLarge   = 'l'
+)
+
+// entry is the manifest entry of one path.
+type entry struct {
+	size  int64
+	mtime int64 // UnixNano, 0 when the tree has none
+	etag  string
+	state byte
+}
+
+func entryOf(info vfs.FileInfo, state byte) entry {
+	var mt int64
+	if !info.ModTime.IsZero() {
+		mt = info.ModTime.UnixNano()
+	}
+	return entry{size: info.Size, mtime: mt, etag: info.ETag, state: state}
+}
+
+func (e entry) String() string {
+	return strconv.FormatInt(e.size, 10) + " " + strconv.FormatInt(e.mtime, 10) + " " + string(e.state) + " " + e.etag
+}
+
+func parseEntry(s string) (entry, bool) {
+	f := strings.SplitN(s, " ", 4)
+	if len(f) != 4 || len(f[2]) != 1 {
+		return entry{}, false
+	}
+	size, err1 := strconv.ParseInt(f[0], 10, 64)
+	mtime, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return entry{}, false
+	}
+	return entry{size: size, mtime: mtime, state: f[2][0], etag: f[3]}, true
+}
+
+// same reports whether the file described by info is the one e recorded.
+func (e entry) same(info vfs.FileInfo) bool {
+	n := entryOf(info, e.state)
+	return n.size == e.size && n.mtime == e.mtime && n.etag == e.etag
+}
+
+// newDocument builds the document of clean p with content data (nil for a
+// file that is not read). It returns the manifest state it recorded.
+func (f *FS) newDocument(p string, info vfs.FileInfo, data []byte) (*document.Document, byte) {
+	state := byte(stateIndexed)
+	switch {
+	case info.Size > f.opts.MaxFileSize || int64(len(data)) > f.opts.MaxFileSize:
+		state = stateLarge
+	case vfs.IsBinary(data):
+		state = stateBinary
+	}
+	doc := document.NewDocument(p)
+	doc.AddField(document.NewTextFieldCustom(fieldManifest, nil, []byte(entryOf(info, state).String()), bleveindex.StoreField, nil))
+	if state != stateIndexed {
+		return doc, state
+	}
+	text := bleveindex.IndexField
+	doc.AddField(document.NewTextFieldCustom(fieldContent, nil, data, text, f.analyzer))
+	doc.AddField(document.NewTextFieldCustom(fieldPath, nil, []byte(p), text, f.analyzer))
+	doc.AddField(document.NewTextFieldCustom(fieldName, nil, []byte(vfs.Base(p)), text, f.analyzer))
+	i := uint64(0)
+	for d := p; d != "/"; d = vfs.Parent(d) {
+		doc.AddField(document.NewTextFieldCustom(fieldScope, []uint64{i}, []byte(d), bleveindex.IndexField|bleveindex.SkipFreqNorm, nil))
+		i++
+	}
+	return doc, state
+}
+
+// loadManifest reads every document's manifest entry.
+func (f *FS) loadManifest(ctx context.Context) (map[string]entry, error) {
+	n, err := f.idx.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]entry, n)
+	if n == 0 {
+		return m, nil
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), int(n)+1, 0, false)
+	req.Fields = []string{fieldManifest}
+	req.Score = "none"
+	res, err := f.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range res.Hits {
+		s, _ := h.Fields[fieldManifest].(string)
+		e, ok := parseEntry(s)
+		if !ok {
+			// An entry this version cannot read: re-read the file.
+			e = entry{size: -1}
+		}
+		m[h.ID] = e
+	}
+	return m, nil
+}
+
+// Sync brings the index up to date with the wrapped tree: it reads new
+// files and files whose size, mtime or etag differ from the manifest,
+// removes files that are gone, and reads nothing else. Writes through the
+// FS wait while it runs. Cancelling ctx stops it after the current batch;
+// what was committed stays, and the next Sync continues from there.
+func (f *FS) Sync(ctx context.Context) (Stats, error) {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	if f.isClosed() {
+		return Stats{}, ErrClosed
+	}
+	start := time.Now()
+	st, err := f.sync(ctx)
+	st.Duration = time.Since(start)
+	f.mu.Lock()
+	f.last = st
+	f.mu.Unlock()
+	if err != nil {
+		return st, err
+	}
+	f.opts.Progress(Progress{Phase: PhaseDone, Done: st.Files, Total: st.Files})
+	return st, nil
+}
+
+// todo is a file to (re-)read.
+type todo struct {
+	path string
+	info vfs.FileInfo
+}
+
+func (f *FS) sync(ctx context.Context) (Stats, error) {
+	var st Stats
+	man, err := f.loadManifest(ctx)
+	if err != nil {
+		return st, fmt.Errorf("index: read manifest: %w", err)
+	}
+	work, err := f.scan(ctx, man, &st)
+	if err != nil {
+		return st, err
+	}
+	// What is left in man is gone from the tree.
+	var gone []string
+	for p := range man {
+		gone = append(gone, p)
+	}
+	for len(gone) > 0 {
+		b := f.idx.NewBatch()
+		n := min(len(gone), 4*f.opts.BatchSize)
+		for _, p := range gone[:n] {
+			b.Delete(p)
+		}
+		if err := f.idx.Batch(b); err != nil {
+			return st, fmt.Errorf("index: %w", err)
+		}
+		st.Removed += n
+		gone = gone[n:]
+	}
+	if err := f.index(ctx, work, &st); err != nil {
+		return st, err
+	}
+	if err := f.flush(ctx); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// scan walks the tree, stats files in parallel and returns those whose
+// manifest entry does not match. Matched and found entries are removed
+// from man.
+func (f *FS) scan(ctx context.Context, man map[string]entry, st *Stats) ([]todo, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	paths := make(chan string, 256)
+	infos := make(chan vfs.FileInfo, 256)
+	var walkErr error
+	go func() {
+		defer close(paths)
+		list := func(ctx context.Context, dir string) iter.Seq2[vfs.DirEntry, error] {
+			return func(yield func(vfs.DirEntry, error) bool) {
+				for e, err := range f.inner.List(ctx, dir) {
+					if err == nil && e.Kind == vfs.KindDir && f.opts.SkipDir(e.Path) {
+						continue
+					}
+					if !yield(e, err) {
+						return
+					}
+				}
+			}
+		}
+		for e, err := range vfs.Walk(ctx, list, "/", 0) {
+			if err != nil {
+				walkErr = err
+				return
+			}
+			if e.Kind != vfs.KindFile {
+				continue
+			}
+			select {
+			case paths <- e.Path:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var statErr error
+	var statOnce sync.Once
+	for range f.opts.Parallelism {
+		wg.Go(func() {
+			for p := range paths {
+				info, err := f.inner.Stat(ctx, p)
+				if err != nil {
+					statOnce.Do(func() { statErr = err; cancel() })
+					return
+				}
+				if info.Kind != vfs.KindFile {
+					continue // gone since the listing
+				}
+				select {
+				case infos <- info:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(infos) }()
+	var work []todo
+	for info := range infos {
+		st.Files++
+		if st.Files%1024 == 0 {
+			f.opts.Progress(Progress{Phase: PhaseScan, Done: st.Files})
+		}
+		e, ok := man[info.Path]
+		delete(man, info.Path)
+		if ok && e.same(info) {
+			st.Unchanged++
+			continue
+		}
+		work = append(work, todo{path: info.Path, info: info})
+	}
+	// The walker has returned once paths is closed and every worker is done.
+	switch {
+	case statErr != nil:
+		return nil, fmt.Errorf("index: scan: %w", statErr)
+	case walkErr != nil:
+		return nil, fmt.Errorf("index: scan: %w", walkErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return work, nil
+}
+
+// readResult is one file read for indexing.
+type readResult struct {
+	doc   *document.Document
+	state byte
+	size  int
+	err   error
+	path  string
+}
+
+// index reads the files of work with bounded parallelism and commits them
+// in batches.
+func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
+	if len(work) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	total := len(work)
+	f.opts.Progress(Progress{Phase: PhaseIndex, Done: 0, Total: total})
+	jobs := make(chan todo)
+	results := make(chan readResult, f.opts.Parallelism)
+	go func() {
+		defer close(jobs)
+		for _, w := range work {
+			select {
+			case jobs <- w:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range f.opts.Parallelism {
+		wg.Go(func() {
+			for w := range jobs {
+				r := f.read(ctx, w)
+				select {
+				case results <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	// Batches are committed by one goroutine while the readers fill the
+	// next one.
+	type pending struct {
+		b    *bleve.Batch
+		n    int
+		stat Stats
+	}
+	commits := make(chan pending, 1)
+	commitErr := make(chan error, 1)
+	go func() {
+		var err error
+		for p := range commits {
+			if err == nil {
+				if err = f.idx.Batch(p.b); err != nil {
+					cancel()
+				}
+			}
+		}
+		commitErr <- err
+	}()
+	cur := pending{b: f.idx.NewBatch()}
+	bytes := 0
+	done := 0
+	send := func() {
+		if cur.n == 0 {
+			return
+		}
+		commits <- cur
+		addStats(st, cur.stat)
+		done += cur.n
+		f.opts.Progress(Progress{Phase: PhaseIndex, Done: done, Total: total})
+		cur = pending{b: f.idx.NewBatch()}
+		bytes = 0
+	}
+	for r := range results {
+		cur.n++
+		switch {
+		case r.err != nil:
+			cur.stat.Failed++
+			if cur.stat.FirstError == nil {
+				cur.stat.FirstError = r.err
+			}
+		case r.doc == nil: // vanished since the scan
+			cur.b.Delete(r.path)
+		default:
+			if err := cur.b.IndexAdvanced(r.doc); err != nil {
+				cur.stat.Failed++
+				if cur.stat.FirstError == nil {
+					cur.stat.FirstError = err
+				}
+				continue
+			}
+			switch r.state {
+			case stateIndexed:
+				cur.stat.Indexed++
+				cur.stat.Bytes += int64(r.size)
+				bytes += r.size
+			case stateBinary:
+				cur.stat.SkippedBinary++
+			case stateLarge:
+				cur.stat.SkippedLarge++
+			}
+		}
+		if cur.n >= f.opts.BatchSize || bytes >= batchBytes {
+			send()
+		}
+	}
+	if ctx.Err() == nil {
+		send()
+	}
+	close(commits)
+	if err := <-commitErr; err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if st.FirstError == nil && st.Failed > 0 {
+		st.FirstError = errors.New("unknown")
+	}
+	return nil
+}
+
+func addStats(dst *Stats, s Stats) {
+	dst.Indexed += s.Indexed
+	dst.SkippedBinary += s.SkippedBinary
+	dst.SkippedLarge += s.SkippedLarge
+	dst.Failed += s.Failed
+	dst.Bytes += s.Bytes
+	if dst.FirstError == nil {
+		dst.FirstError = s.FirstError
+	}
+}
+
+// read reads one file of a Sync and builds its document.
+func (f *FS) read(ctx context.Context, w todo) readResult {
+	if w.info.Size > f.opts.MaxFileSize {
+		doc, state := f.newDocument(w.path, w.info, nil)
+		return readResult{doc: doc, state: state, path: w.path}
+	}
+	data, err := f.inner.Read(ctx, w.path)
+	switch {
+	case errors.Is(err, vfs.ErrNotFound):
+		return readResult{path: w.path}
+	case err != nil:
+		return readResult{err: err, path: w.path}
+	}
+	info := w.info
+	if int64(len(data)) != info.Size {
+		// Changed between Stat and Read: record what was read, without
+		// an mtime or etag, so the next Sync reads it again.
+		info = vfs.FileInfo{Path: w.path, Kind: vfs.KindFile, Size: -1}
+	}
+	doc, state := f.newDocument(w.path, info, data)
+	return readResult{doc: doc, state: state, size: len(data), path: w.path}
+}

@@ -1,0 +1,53 @@
+// Package index wraps any vfs.FileSystem with a persistent full-text index
+// (github.com/blevesearch/bleve/v2, scorch) that serves the contract's
+// Search verb: [Open] returns an [FS] whose Search is answered by the index
+// and whose Write and Delete update it before they return. Every other verb
+// forwards to the wrapped tree unchanged.
+//
+// # What is indexed
+//
+// Every file of the wrapped tree except those under a skipped directory
+// (.git, .hg, .svn and .julyfs by default, see [Options.SkipDir]), files
+// larger than [Options.MaxFileSize] and binary files (vfs.IsBinary). Each
+// document holds the file's content, its path and its base name, analyzed
+// for code and prose (see [AnalyzerName]): words are split at punctuation,
+// path separators, camelCase and snake_case boundaries and lowercased, and
+// an identifier is searchable both whole and by its parts. File contents
+// are not stored in the index; snippets are computed when a result is
+// yielded, by reading the file through the wrapped tree.
+//
+// # The manifest and resync
+//
+// Each document also stores the size, modification time and etag the file
+// had when it was read (skipped files get a document holding only that).
+// [Open] compares the tree with this manifest and re-reads only files whose
+// size, mtime or etag changed, removes files that are gone, and reads new
+// ones; [FS.Sync] does the same on demand. Opening an index whose tree did
+// not change reads no file. Because a manifest entry is committed in the
+// same batch as the document it describes, an interrupted build (a
+// cancelled context, a crash) resumes where it stopped.
+//
+// # On-disk layout and format version
+//
+// The index directory holds julyfs-index.json (the format version) and the
+// bleve index under bleve/. An index written with another [FormatVersion]
+// is rebuilt from scratch, with a message through [Options.Log]. A damaged
+// index fails Open with an error matching [ErrCorrupt]; [Options.Rebuild]
+// discards it and builds anew. A directory that holds other files and no
+// julyfs-index.json is refused, never cleared.
+//
+// # Concurrency
+//
+// An FS is safe for concurrent use. Writes and deletes of the same path
+// through the FS are serialized, so the index ends with the content that
+// won. [FS.Sync] excludes writes through the FS while it runs. Changes made
+// to the wrapped tree behind the FS's back are seen at the next Sync or
+// Open. One index directory can be open in one process at a time.
+//
+// # Errors
+//
+// Verbs forwarded to the wrapped tree return its errors unchanged. A Write
+// or Delete that succeeded on the tree but could not update the index
+// returns an error saying so (the file was written). Search fails with the
+// index's error; after [FS.Close] it fails with [ErrClosed].
+package index

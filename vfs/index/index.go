@@ -1,0 +1,546 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// FormatVersion is the version of the on-disk index format: the document
+// fields, the analyzer and the manifest encoding. An index written with
+// another version is rebuilt when opened.
+const FormatVersion = 1
+
+// Names inside the index directory.
+const (
+	metaFile = "julyfs-index.json"
+	bleveDir = "bleve"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultMaxFileSize = 1 << 20
+	DefaultBatchSize   = 256
+	// batchBytes bounds the text held by one batch, whatever BatchSize.
+	batchBytes = 16 << 20
+)
+
+var (
+	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
+	// directory that cannot be read. Open with Options.Rebuild discards it
+	// and builds the index anew.
+	ErrCorrupt = errors.New("index is damaged")
+	// ErrClosed is returned by Search, Write, Delete and Sync after Close.
+	ErrClosed = errors.New("index is closed")
+	// ErrInUse is matched by the error of Open when another process has the
+	// index directory open.
+	ErrInUse = errors.New("index is in use by another process")
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// MaxFileSize is the size in bytes above which a file is not indexed
+	// (it is counted as skipped). 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// Parallelism bounds the files read (and stat'ed) at the same time
+	// during a build or resync. 0 means 2 × GOMAXPROCS, at least 4.
+	Parallelism int
+	// BatchSize is the number of documents committed together during a
+	// build. 0 means DefaultBatchSize.
+	BatchSize int
+	// Rebuild discards an existing index (damaged or not) and builds it
+	// from scratch.
+	Rebuild bool
+	// SkipDir reports whether the directory at the clean absolute path p
+	// (never "/") and everything under it is left out of the index. nil
+	// skips directories named .git, .hg, .svn and .julyfs.
+	SkipDir func(p string) bool
+	// Progress, when set, is called during Open and Sync as work advances,
+	// from one goroutine at a time.
+	Progress func(Progress)
+	// Log, when set, receives one-line messages about decisions the caller
+	// should hear of (an index rebuilt because of its format version).
+	Log func(msg string)
+}
+
+// DefaultSkipDir is the SkipDir of the zero Options: version-control
+// metadata and julyfs's own state directory.
+func DefaultSkipDir(p string) bool {
+	switch vfs.Base(p) {
+	case ".git", ".hg", ".svn", ".julyfs":
+		return true
+	}
+	return false
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.SkipDir == nil {
+		o.SkipDir = DefaultSkipDir
+	}
+	if o.Progress == nil {
+		o.Progress = func(Progress) {}
+	}
+	if o.Log == nil {
+		o.Log = func(string) {}
+	}
+	return o
+}
+
+// FS is a tree whose Search is served by an index. Create it with Open and
+// release it with Close.
+type FS struct {
+	inner    vfs.FileSystem
+	dir      string
+	opts     Options
+	idx      bleve.Index
+	analyzer analysis.Analyzer
+
+	// syncMu is held for reading by Write and Delete and for writing by
+	// Sync, so a resync never races a write through the FS.
+	syncMu sync.RWMutex
+	// paths serializes writes to one path (striped by hash).
+	paths [64]sync.Mutex
+	seed  maphash.Seed
+
+	mu       sync.RWMutex // guards closed and last
+	closed   bool
+	last     Stats
+	watchers vfs.Watchers // used when inner is not a vfs.Notifier
+}
+
+var (
+	_ vfs.FileSystem        = (*FS)(nil)
+	_ vfs.RangeReader       = (*FS)(nil)
+	_ vfs.ConditionalWriter = (*FS)(nil)
+	_ vfs.Notifier          = (*FS)(nil)
+)
+
+// Open opens (or creates) the index in directory dir for the tree fsys and
+// brings it up to date with the tree (see [FS.Sync]) before returning. The
+// build reads at most opts.Parallelism files at a time; cancelling ctx
+// stops it, and the next Open resumes it. The caller must Close the FS.
+func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*FS, error) {
+	opts = opts.withDefaults()
+	f := &FS{inner: fsys, dir: dir, opts: opts, seed: maphash.MakeSeed()}
+	idx, err := openBleve(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.idx = idx
+	f.analyzer = idx.Mapping().AnalyzerNamed(AnalyzerName)
+	if f.analyzer == nil {
+		idx.Close()
+		return nil, fmt.Errorf("index: open %s: analyzer %s missing: %w", dir, AnalyzerName, ErrCorrupt)
+	}
+	if _, err := f.Sync(ctx); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// indexMeta is the content of julyfs-index.json.
+type indexMeta struct {
+	Format int `json:"format"`
+}
+
+// openBleve opens the bleve index under dir, creating, replacing or
+// refusing it as the package doc describes.
+func openBleve(dir string, opts Options) (bleve.Index, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	metaPath := filepath.Join(dir, metaFile)
+	storePath := filepath.Join(dir, bleveDir)
+	raw, err := os.ReadFile(metaPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("index: %w", err)
+		}
+		if len(ents) > 0 {
+			return nil, fmt.Errorf("index: %s is not a julyfs index (it has no %s and is not empty); use an empty or new directory", dir, metaFile)
+		}
+		return createBleve(dir)
+	case err != nil:
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	var meta indexMeta
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Format <= 0 {
+		if !opts.Rebuild {
+			return nil, corrupt(dir, fmt.Errorf("unreadable %s", metaFile))
+		}
+		opts.Log(fmt.Sprintf("index %s: %s unreadable; rebuilding", dir, metaFile))
+		return createBleve(dir)
+	}
+	if meta.Format != FormatVersion {
+		opts.Log(fmt.Sprintf("index %s: written by index format %d, this julyfs uses format %d; rebuilding it", dir, meta.Format, FormatVersion))
+		return createBleve(dir)
+	}
+	if opts.Rebuild {
+		opts.Log(fmt.Sprintf("index %s: rebuilding as asked", dir))
+		return createBleve(dir)
+	}
+	idx, err := bleve.OpenUsing(storePath, bleveConfig())
+	switch {
+	case err == nil:
+		return idx, nil
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("index: open %s: %w", dir, ErrInUse)
+	}
+	return nil, corrupt(dir, err)
+}
+
+func corrupt(dir string, cause error) error {
+	return &corruptError{dir: dir, cause: cause}
+}
+
+type corruptError struct {
+	dir   string
+	cause error
+}
+
+func (e *corruptError) Error() string {
+	return fmt.Sprintf("index: open %s: the index is damaged (%v); rebuild it with Options.Rebuild (julyfs index build --rebuild)", e.dir, e.cause)
+}
+
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+func (e *corruptError) Unwrap() error        { return e.cause }
+
+// bleveConfig is the scorch configuration for create and open. Batches do
+// not wait for fsync: a lost batch takes its manifest entries with it, so
+// the next Sync re-reads those files. Close waits for persistence.
+func bleveConfig() map[string]any {
+	return map[string]any{
+		"unsafe_batch": true,
+		"bolt_timeout": "1s",
+	}
+}
+
+// createBleve replaces any index under dir with an empty one. The meta
+// file is written last, so a directory with a meta file always holds a
+// complete bleve index of that format.
+func createBleve(dir string) (bleve.Index, error) {
+	metaPath := filepath.Join(dir, metaFile)
+	if err := os.Remove(metaPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	storePath := filepath.Join(dir, bleveDir)
+	if err := os.RemoveAll(storePath); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	idx, err := bleve.NewUsing(storePath, newMapping(), scorch.Name, scorch.Name, bleveConfig())
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("index: open %s: %w", dir, ErrInUse)
+		}
+		return nil, fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	raw, _ := json.Marshal(indexMeta{Format: FormatVersion})
+	tmp := metaPath + ".tmp"
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		idx.Close()
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if err := os.Rename(tmp, metaPath); err != nil {
+		idx.Close()
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return idx, nil
+}
+
+// Document fields.
+const (
+	fieldContent  = "content"  // the file's text, code analyzer
+	fieldPath     = "path"     // the path, code analyzer
+	fieldName     = "name"     // the base name, code analyzer
+	fieldScope    = "scope"    // the path and each ancestor directory, keyword
+	fieldManifest = "manifest" // "size mtime etag state", stored only
+)
+
+// newMapping describes the documents. Documents are built directly (see
+// newDocument); the mapping records the same fields so the index is
+// self-describing and queries know each field's analyzer.
+func newMapping() mapping.IndexMapping {
+	text := func() *mapping.FieldMapping {
+		fm := mapping.NewTextFieldMapping()
+		fm.Analyzer = AnalyzerName
+		fm.Store = false
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		return fm
+	}
+	scope := mapping.NewKeywordFieldMapping()
+	scope.Store = false
+	scope.IncludeTermVectors = false
+	scope.IncludeInAll = false
+	scope.DocValues = false
+	scope.SkipFreqNorm = true
+	manifest := mapping.NewKeywordFieldMapping()
+	manifest.Index = false
+	manifest.Store = true
+	manifest.IncludeTermVectors = false
+	manifest.IncludeInAll = false
+	manifest.DocValues = false
+
+	doc := mapping.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fieldContent, text())
+	doc.AddFieldMappingsAt(fieldPath, text())
+	doc.AddFieldMappingsAt(fieldName, text())
+	doc.AddFieldMappingsAt(fieldScope, scope)
+	doc.AddFieldMappingsAt(fieldManifest, manifest)
+
+	im := bleve.NewIndexMapping()
+	im.DefaultMapping = doc
+	im.DefaultAnalyzer = AnalyzerName
+	im.ScoringModel = bleveindex.BM25Scoring
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	_ = keyword.Name // the scope and manifest fields use the keyword analyzer
+	return im
+}
+
+// Stats returns the summary of the last Sync (the one Open ran, or a
+// later call).
+func (f *FS) Stats() Stats {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.last
+}
+
+// Dir returns the index directory.
+func (f *FS) Dir() string { return f.dir }
+
+// Close waits until every change is on disk and closes the index. The
+// wrapped tree is not closed. Close is idempotent.
+func (f *FS) Close() error {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	f.mu.Unlock()
+	err := f.flush(context.Background())
+	if cerr := f.idx.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (f *FS) isClosed() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.closed
+}
+
+// flush waits until every batch committed so far is persisted on disk.
+func (f *FS) flush(ctx context.Context) error {
+	done := make(chan error, 1)
+	b := f.idx.NewBatch()
+	b.SetInternal([]byte("julyfs:flush"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	b.SetPersistedCallback(func(err error) {
+		select {
+		case done <- err:
+		default:
+		}
+	})
+	if err := f.idx.Batch(b); err != nil {
+		return fmt.Errorf("index: flush: %w", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("index: flush: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *FS) lockPath(p string) func() {
+	m := &f.paths[maphash.String(f.seed, p)%uint64(len(f.paths))]
+	m.Lock()
+	return m.Unlock
+}
+
+// skipped reports whether clean p lies under a skipped directory.
+func (f *FS) skipped(p string) bool {
+	for d := vfs.Parent(p); d != "/"; d = vfs.Parent(d) {
+		if f.opts.SkipDir(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// List forwards to the wrapped tree.
+func (f *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
+	return f.inner.List(ctx, prefix)
+}
+
+// Stat forwards to the wrapped tree.
+func (f *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	return f.inner.Stat(ctx, path)
+}
+
+// Glob forwards to the wrapped tree.
+func (f *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	return f.inner.Glob(ctx, pattern, dir)
+}
+
+// Read forwards to the wrapped tree.
+func (f *FS) Read(ctx context.Context, path string) ([]byte, error) {
+	return f.inner.Read(ctx, path)
+}
+
+// ReadAt forwards to the wrapped tree's RangeReader, or reads the file
+// whole when it has none (vfs.ReadAt).
+func (f *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int, error) {
+	return vfs.ReadAt(ctx, f.inner, path, p, off)
+}
+
+// Grep forwards to the wrapped tree.
+func (f *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return f.inner.Grep(ctx, q)
+}
+
+// Watch forwards to the wrapped tree's Notifier; when it has none, the FS
+// reports the writes and deletes made through it.
+func (f *FS) Watch(fn func(vfs.Change)) (cancel func()) {
+	if n, ok := f.inner.(vfs.Notifier); ok {
+		return n.Watch(fn)
+	}
+	return f.watchers.Watch(fn)
+}
+
+func (f *FS) notify(c vfs.Change) {
+	if _, ok := f.inner.(vfs.Notifier); !ok {
+		f.watchers.Notify(c)
+	}
+}
+
+// Write writes through to the wrapped tree, then indexes data as the
+// file's new content before returning.
+func (f *FS) Write(ctx context.Context, path string, data []byte) error {
+	p := vfs.Clean(path)
+	if f.isClosed() {
+		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	f.syncMu.RLock()
+	defer f.syncMu.RUnlock()
+	unlock := f.lockPath(p)
+	defer unlock()
+	if err := f.inner.Write(ctx, p, data); err != nil {
+		return err
+	}
+	err := f.update(ctx, p, data)
+	f.notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return err
+}
+
+// WriteIf writes through the wrapped tree's ConditionalWriter, or, when it
+// has none, checks and writes under the FS's per-path lock (atomic against
+// writers using this FS, not against others of the wrapped tree). On
+// success the index holds data before WriteIf returns.
+func (f *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
+	p := vfs.Clean(path)
+	if f.isClosed() {
+		return "", vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	f.syncMu.RLock()
+	defer f.syncMu.RUnlock()
+	unlock := f.lockPath(p)
+	defer unlock()
+	etag, err := vfs.WriteIf(ctx, f.inner, p, data, cond)
+	if err != nil {
+		return "", err
+	}
+	err = f.update(ctx, p, data)
+	f.notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return etag, err
+}
+
+// Delete deletes from the wrapped tree, then removes the file from the
+// index before returning.
+func (f *FS) Delete(ctx context.Context, path string) error {
+	p := vfs.Clean(path)
+	if f.isClosed() {
+		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	f.syncMu.RLock()
+	defer f.syncMu.RUnlock()
+	unlock := f.lockPath(p)
+	defer unlock()
+	if err := f.inner.Delete(ctx, p); err != nil {
+		return err
+	}
+	var err error
+	if derr := f.idx.Delete(p); derr != nil {
+		err = indexUpdateFailed(p, derr)
+	}
+	f.notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
+	return err
+}
+
+// update indexes data as the content of clean p, just written.
+func (f *FS) update(ctx context.Context, p string, data []byte) error {
+	if f.skipped(p) {
+		return nil
+	}
+	info, err := f.inner.Stat(ctx, p)
+	if err != nil {
+		return indexUpdateFailed(p, err)
+	}
+	if info.Kind != vfs.KindFile {
+		// Gone again (another writer of the wrapped tree); the next Sync
+		// settles it.
+		info = vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(data))}
+	}
+	doc, _ := f.newDocument(p, info, data)
+	b := f.idx.NewBatch()
+	if err := b.IndexAdvanced(doc); err != nil {
+		return indexUpdateFailed(p, err)
+	}
+	if err := f.idx.Batch(b); err != nil {
+		return indexUpdateFailed(p, err)
+	}
+	return nil
+}
+
+func indexUpdateFailed(p string, cause error) error {
+	return &vfs.PathError{Kind: vfs.KindOther, Path: p, Err: fmt.Errorf("written, but the index update failed: %w", cause)}
+}

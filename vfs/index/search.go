@@ -1,0 +1,265 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// Boosts of a query term found in a file's path or base name, relative to
+// one found in its content: a Go programmer asking for "http header" wants
+// net/http/header.go first.
+const (
+	pathBoost = 1.5
+	nameBoost = 3.0
+	// maxQueryTerms bounds the terms of one query (whole words and parts).
+	maxQueryTerms = 32
+	// snippetLen bounds a snippet, in bytes.
+	snippetLen = 160
+)
+
+// queryTerms analyzes text with the code analyzer and returns its distinct
+// terms in order of first appearance.
+func (f *FS) queryTerms(text string) []string {
+	var terms []string
+	for _, tok := range f.analyzer.Analyze([]byte(text)) {
+		t := string(tok.Term)
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+		if len(terms) == maxQueryTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// buildQuery returns the bleve query for terms scoped to clean scope.
+func buildQuery(terms []string, scope string) query.Query {
+	clauses := make([]query.Query, 0, 3*len(terms))
+	for _, t := range terms {
+		c := bleve.NewTermQuery(t)
+		c.SetField(fieldContent)
+		p := bleve.NewTermQuery(t)
+		p.SetField(fieldPath)
+		p.SetBoost(pathBoost)
+		n := bleve.NewTermQuery(t)
+		n.SetField(fieldName)
+		n.SetBoost(nameBoost)
+		clauses = append(clauses, c, p, n)
+	}
+	var q query.Query = bleve.NewDisjunctionQuery(clauses...)
+	if scope != "/" {
+		s := bleve.NewTermQuery(scope)
+		s.SetField(fieldScope)
+		b := bleve.NewBooleanQuery()
+		b.AddMust(q)
+		b.AddFilter(s)
+		q = b
+	}
+	return q
+}
+
+// Search yields the files matching q.Query under q.Path, by score
+// descending then path ascending, at most q.MaxResults of them (0: all).
+// Each result carries the line number and text of the file's line that
+// matches the most query terms (the first such line); a file matched only
+// by its path has LineNumber 0 and no snippet. Snippets are computed as
+// results are consumed, by reading the file through the wrapped tree; a
+// file that vanished from the tree since it was indexed is left out.
+func (f *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return func(yield func(vfs.SearchResult, error) bool) {
+		if f.isClosed() {
+			yield(vfs.SearchResult{}, ErrClosed)
+			return
+		}
+		terms := f.queryTerms(q.Query)
+		if len(terms) == 0 {
+			return
+		}
+		hits, err := f.search(ctx, terms, vfs.Clean(q.Path), q.MaxResults)
+		if err != nil {
+			yield(vfs.SearchResult{}, err)
+			return
+		}
+		for _, h := range hits {
+			if err := ctx.Err(); err != nil {
+				yield(vfs.SearchResult{}, err)
+				return
+			}
+			data, err := f.inner.Read(ctx, h.Path)
+			switch {
+			case vfs.KindOf(err) == vfs.KindNotFound:
+				continue
+			case err != nil:
+				yield(vfs.SearchResult{}, err)
+				return
+			}
+			h.LineNumber, h.Snippet = bestLine(data, terms)
+			if !yield(h, nil) {
+				return
+			}
+		}
+	}
+}
+
+// search runs the query and returns its hits, without snippets.
+func (f *FS) search(ctx context.Context, terms []string, scope string, maxResults int) ([]vfs.SearchResult, error) {
+	size := maxResults
+	if size <= 0 {
+		n, err := f.idx.DocCount()
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		size = int(n) + 1
+	}
+	req := bleve.NewSearchRequestOptions(buildQuery(terms, scope), size, 0, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := f.idx.SearchInContext(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	out := make([]vfs.SearchResult, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		out = append(out, vfs.SearchResult{Path: h.ID, Score: h.Score})
+	}
+	// bleve sorts by score then id already; make the contract's order
+	// explicit against float ties it might break differently.
+	slices.SortStableFunc(out, vfs.CompareSearchResults)
+	return out, nil
+}
+
+// bestLine returns the 1-based number and trimmed text of the first line of
+// data containing the most distinct terms (case-insensitively), or 0 and ""
+// when no line contains any.
+func bestLine(data []byte, terms []string) (int, string) {
+	if len(data) == 0 || vfs.IsBinary(data) {
+		return 0, ""
+	}
+	lower := appendLower(make([]byte, 0, len(data)), data)
+	if len(lower) != len(data) {
+		// Lower-casing changed byte offsets (rare non-ASCII case folding):
+		// match on the original bytes instead.
+		lower = data
+	}
+	// counts[line] is a bitmask of the terms on that line.
+	masks := map[int]uint64{}
+	lineOf := newLineIndex(lower)
+	for i, t := range terms {
+		tb := []byte(t)
+		for off := 0; ; {
+			j := bytes.Index(lower[off:], tb)
+			if j < 0 {
+				break
+			}
+			ln := lineOf.line(off + j)
+			masks[ln] |= 1 << uint(i)
+			off = lineOf.end(ln) // next line: one hit per line and term
+			if off >= len(lower) {
+				break
+			}
+		}
+	}
+	best, bestN := -1, 0
+	for ln, m := range masks {
+		n := popcount(m)
+		if n > bestN || n == bestN && ln < best {
+			best, bestN = ln, n
+		}
+	}
+	if best < 0 {
+		return 0, ""
+	}
+	start, end := lineOf.start(best), lineOf.end(best)
+	line := data[start:end]
+	lline := lower[start:end]
+	first := len(line)
+	for _, t := range terms {
+		if j := bytes.Index(lline, []byte(t)); j >= 0 && j < first {
+			first = j
+		}
+	}
+	return best + 1, snippet(line, first)
+}
+
+func popcount(m uint64) int {
+	n := 0
+	for ; m != 0; m &= m - 1 {
+		n++
+	}
+	return n
+}
+
+// snippet trims line to at most snippetLen bytes of valid UTF-8 around
+// byte offset at.
+func snippet(line []byte, at int) string {
+	line = bytes.TrimRight(line, "\r")
+	lead := len(line) - len(bytes.TrimLeft(line, " \t"))
+	line = bytes.TrimSpace(line)
+	at = max(0, at-lead)
+	if len(line) <= snippetLen {
+		return strings.ToValidUTF8(string(line), "\uFFFD")
+	}
+	from := max(0, min(at-snippetLen/4, len(line)-snippetLen))
+	for from > 0 && !utf8.RuneStart(line[from]) {
+		from--
+	}
+	to := min(len(line), from+snippetLen)
+	for to < len(line) && !utf8.RuneStart(line[to]) {
+		to--
+	}
+	s := strings.ToValidUTF8(string(line[from:to]), "\uFFFD")
+	if from > 0 {
+		s = "…" + s
+	}
+	if to < len(line) {
+		s += "…"
+	}
+	return s
+}
+
+// lineIndex maps byte offsets to 0-based line numbers.
+type lineIndex struct {
+	starts []int // start offset of each line
+	n      int   // len(data)
+}
+
+func newLineIndex(data []byte) lineIndex {
+	starts := make([]int, 1, len(data)/32+1)
+	for i, c := range data {
+		if c == '\n' && i+1 < len(data) {
+			starts = append(starts, i+1)
+		}
+	}
+	return lineIndex{starts: starts, n: len(data)}
+}
+
+func (li lineIndex) line(off int) int {
+	i, found := slices.BinarySearch(li.starts, off)
+	if found {
+		return i
+	}
+	return i - 1
+}
+
+func (li lineIndex) start(ln int) int { return li.starts[ln] }
+
+// end returns the offset of the newline ending line ln, or len(data).
+func (li lineIndex) end(ln int) int {
+	if ln+1 < len(li.starts) {
+		return li.starts[ln+1] - 1
+	}
+	return li.n
+}
