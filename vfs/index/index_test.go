@@ -286,9 +286,9 @@ func TestReopenAndResync(t *testing.T) {
 		t.Errorf("resync: %+v", st)
 	}
 	for q, want := range map[string][]string{
-		"quokka":          {"/strings/builder.go"},
-		"wombat":          {"/new.md"},
-		"efficiently":     nil,
+		"quokka":         {"/strings/builder.go"},
+		"wombat":         {"/new.md"},
+		"efficiently":    nil,
 		"listenandserve": nil,
 	} {
 		if got := paths(search(t, f, vfs.SearchQuery{Query: q})); !slices.Equal(got, want) {
