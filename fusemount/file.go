@@ -268,13 +268,21 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno { return h.n.commit() 
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return h.n.commit() }
 
 // Release commits what is left and, with the last handle gone, drops the
-// node's buffer. A failed commit here is logged and kept for a later one
-// (at unmount), since the kernel ignores release errors.
+// node's buffer. The kernel ignores release errors: a commit the tree
+// refused for good (read-only, no space) is logged and dropped, one that
+// failed with EIO is kept for a later commit (at unmount).
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	errno := n.commitLocked()
+	if errno != 0 && errno != syscall.EIO {
+		// The tree refused the data (read-only, no mount, full): the
+		// close already reported it; retrying cannot help.
+		n.m.log.Printf("release %s: dropping uncommitted writes: %v", n.path(), errno)
+		n.dirty = false
+		n.m.setDirty(n, false)
+	}
 	n.opens--
 	if n.opens == 0 && !n.dirty {
 		n.buf, n.loaded = nil, false
@@ -288,3 +296,38 @@ func (h *handle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 }
 
 var _ fs.FileGetattrer = (*handle)(nil)
+
+// fallocate(2) modes (linux/falloc.h).
+const (
+	fallocKeepSize  = 0x01
+	fallocPunchHole = 0x02
+	fallocZeroRange = 0x10
+)
+
+// Allocate answers fallocate. Files have no holes and no preallocation, so
+// reserving space is growing the file (or nothing, with KEEP_SIZE), and
+// punching a hole or zeroing a range writes zeros.
+func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	if mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0 {
+		return syscall.EOPNOTSUPP
+	}
+	n := h.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if errno := n.load(); errno != 0 {
+		return errno
+	}
+	end := int64(off + size)
+	cur := int64(len(n.buf))
+	if mode&fallocKeepSize == 0 && end > cur {
+		n.resize(end)
+		n.touch()
+	}
+	if mode&(fallocPunchHole|fallocZeroRange) != 0 && int64(off) < int64(len(n.buf)) {
+		clear(n.buf[off:min(end, int64(len(n.buf)))])
+		n.touch()
+	}
+	return 0
+}
+
+var _ fs.FileAllocater = (*handle)(nil)

@@ -127,7 +127,8 @@ func (m *mount) stat(p string) (vfs.FileInfo, error) {
 }
 
 // isHidden reports whether p is a directory rmdir removed that is still
-// empty; once something is under it again it is no longer hidden.
+// empty (nothing under it but hidden directories); once something is under
+// it again it is no longer hidden.
 func (m *mount) isHidden(p string) bool {
 	m.mu.Lock()
 	h := m.hidden[p]
@@ -135,16 +136,14 @@ func (m *mount) isHidden(p string) bool {
 	if !h {
 		return false
 	}
-	for _, err := range m.fsys.List(m.ctx, p) {
-		if err != nil {
-			return true
-		}
-		m.mu.Lock()
-		delete(m.hidden, p)
-		m.mu.Unlock()
-		return false
+	entries, err := m.list(p)
+	if err != nil || len(entries) == 0 {
+		return true
 	}
-	return true
+	m.mu.Lock()
+	delete(m.hidden, p)
+	m.mu.Unlock()
+	return false
 }
 
 // list returns the children of directory p: the tree's List merged with the
