@@ -252,6 +252,10 @@ func lift[T any](m *mount, src iter.Seq2[T, error], cp string, path func(*T) *st
 		return src
 	}
 	return func(yield func(T, error) bool) {
+		// Consecutive elements often share a path (a file's grep hits):
+		// map it once.
+		var lastChild, lastUp string
+		lastOwned := false
 		for v, err := range src {
 			if err != nil {
 				var zero T
@@ -259,10 +263,14 @@ func lift[T any](m *mount, src iter.Seq2[T, error], cp string, path func(*T) *st
 				return
 			}
 			pp := path(&v)
-			*pp = m.up(*pp)
-			if !m.owns(*pp) {
+			if *pp != lastChild || lastUp == "" {
+				lastChild, lastUp = *pp, m.up(*pp)
+				lastOwned = m.owns(lastUp)
+			}
+			if !lastOwned {
 				continue
 			}
+			*pp = lastUp
 			if !yield(v, nil) {
 				return
 			}
