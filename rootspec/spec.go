@@ -47,36 +47,40 @@ type Mount struct {
 // Table is an ordered mount table with unique prefixes.
 type Table []Mount
 
-// Source renders what the tree is made of, in the flag's KIND:ARG form
-// where there is one: "local:/abs/dir", "temp:" (or "temp:2 files" when
-// seeded), overlay layers and union mounts joined by commas in brackets.
-func (s Spec) Source() string {
+// Source renders what the tree is made of in the flag's KIND:ARG form:
+// Kind, a colon and [Spec.Arg].
+func (s Spec) Source() string { return s.Kind + ":" + s.Arg() }
+
+// Arg renders the argument of the kind: the directory of a local tree,
+// "" for an empty temp tree ("2 files" when seeded), and overlay layers or
+// union mounts joined by commas in brackets.
+func (s Spec) Arg() string {
 	switch s.Kind {
 	case KindLocal:
-		return "local:" + s.Dir
+		return s.Dir
 	case KindTemp:
 		switch n := len(s.Files); n {
 		case 0:
-			return "temp:"
+			return ""
 		case 1:
-			return "temp:1 file"
+			return "1 file"
 		default:
-			return "temp:" + strconv.Itoa(n) + " files"
+			return strconv.Itoa(n) + " files"
 		}
 	case KindOverlay:
 		parts := make([]string, len(s.Layers))
 		for i, l := range s.Layers {
 			parts[i] = l.String()
 		}
-		return "overlay:[" + strings.Join(parts, ",") + "]"
+		return "[" + strings.Join(parts, ",") + "]"
 	case KindUnion:
 		parts := make([]string, len(s.Mounts))
 		for i, m := range s.Mounts {
 			parts[i] = m.String()
 		}
-		return "union:[" + strings.Join(parts, ",") + "]"
+		return "[" + strings.Join(parts, ",") + "]"
 	}
-	return s.Kind + ":"
+	return ""
 }
 
 // String renders the spec as Source plus "?ro" when ReadOnly is set. For a

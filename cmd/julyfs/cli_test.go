@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestReorderArgs(t *testing.T) {
+	app := newApp(nil, nil, nil)
+	tests := []struct{ in, want string }{
+		{"julyfs", "julyfs"},
+		{"julyfs --help", "julyfs --help"},
+		{"julyfs ls /", "julyfs ls -- /"},
+		{"julyfs ls / -l --mount /=temp:", "julyfs ls -l --mount /=temp: -- /"},
+		{"julyfs grep TODO / --glob *.md -i --max 5 --mount /=temp:", "julyfs grep --glob *.md -i --max 5 --mount /=temp: -- TODO /"},
+		{"julyfs grep --max=5 TODO --glob=*.md /", "julyfs grep --max=5 --glob=*.md -- TODO /"},
+		{"julyfs grep -i -- -x- / --mount /=temp:", "julyfs grep -i -- -x- / --mount /=temp:"},
+		{"julyfs write /a - --mount /=temp:", "julyfs write --mount /=temp: -- /a -"},
+		{"julyfs grep TODO / --help", "julyfs grep --help"},
+		{"julyfs grep TODO / --bogus x", "julyfs grep --bogus -- TODO / x"},
+		{"julyfs nope a -b", "julyfs nope a -b"},
+		{"julyfs ls --mount", "julyfs ls --mount"},
+	}
+	for _, tt := range tests {
+		got := strings.Join(reorderArgs(app, strings.Fields(tt.in)), " ")
+		if got != tt.want {
+			t.Errorf("reorderArgs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestExitCodes checks the exit status and stderr of run: 0 on success, 1
+// for a contract error (its message as is) and for grep without a match
+// (silently), 2 for usage errors.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mount := "--mount=/=local:" + dir
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string // first line
+	}{
+		{[]string{"cat", mount, "/a.txt"}, 0, ""},
+		{[]string{"cat", "--mount", "/=temp:", "/nope"}, 1, "not found: /nope"},
+		{[]string{"grep", mount, "alpha", "/"}, 0, ""},
+		{[]string{"grep", mount, "beta", "/"}, 1, ""},
+		{[]string{"grep", mount, "(", "/"}, 1, "invalid grep pattern: ("},
+		{[]string{"glob", mount, "[", "/"}, 1, "invalid glob pattern: ["},
+		{[]string{"write", mount + "?ro", "/b"}, 1, "read-only mount: /b"},
+		{[]string{"ls", "/"}, 2, "no mounts: pass --mount PREFIX=KIND:ARG (for example --mount /=local:.) or --config FILE"},
+		{[]string{"ls", "--mount", "/x", "/"}, 1, `invalid --mount "/x": missing '=': want PREFIX=KIND:ARG, e.g. /repo=local:./src or /=temp:`},
+		{[]string{"grep", mount}, 2, "grep takes PATTERN [PATH], got 0 arguments"},
+		{[]string{"grep", mount, "--max", "-1", "x"}, 2, "--max must not be negative"},
+		{[]string{"grep", mount, "--nope", "x"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"frob"}, 2, `unknown command "frob"`},
+		{[]string{"search", mount, "alpha"}, 0, ""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"julyfs"}, tt.args...), strings.NewReader("data"), &stdout, &stderr)
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		if code != tt.code || first != tt.stderr {
+			t.Errorf("julyfs %q: exit %d, stderr %q; want exit %d, stderr %q", tt.args, code, first, tt.code, tt.stderr)
+		}
+	}
+}
+
+// brokenWriter accepts n writes, then fails every write with EPIPE, as a
+// pipe whose reader has gone does.
+type brokenWriter struct {
+	n, calls int
+}
+
+func (w *brokenWriter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.calls > w.n {
+		return 0, syscall.EPIPE
+	}
+	return len(p), nil
+}
+
+// TestEPIPEStops checks that a closed stdout stops the stream at once and
+// is not reported as an error.
+func TestEPIPEStops(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x\n", 200000) // 2.4 MB of grep output
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"grep", "x", "/", "--mount", "/=local:" + dir},
+		{"cat", "/big.txt", "/big.txt", "--mount", "/=local:" + dir},
+	} {
+		w := &brokenWriter{n: 1}
+		var stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"julyfs"}, args...), nil, w, &stderr)
+		if code != 0 || stderr.Len() != 0 {
+			t.Errorf("julyfs %q to a broken pipe: exit %d, stderr %q; want 0 and nothing", args, code, stderr.String())
+		}
+		if w.calls != 2 {
+			t.Errorf("julyfs %q to a broken pipe: %d writes, want 2 (it must stop at the first failure)", args, w.calls)
+		}
+	}
+}
+
+// TestPipeToHead runs julyfs as a process whose stdout is a pipe closed
+// after one line, as `julyfs grep ... | head -1` does: it must not print an
+// error, and must end (by exit 0 or SIGPIPE, as other Unix tools do).
+func TestPipeToHead(t *testing.T) {
+	bin, err := exec.LookPath("julyfs") // installed on PATH by testscript.Main
+	if err != nil {
+		t.Skipf("julyfs not on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat("x\n", 200000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "grep", "x", "/", "--mount", "/=local:"+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "/big.txt:1:x\n" {
+		t.Errorf("first line = %q, %v", line, err)
+	}
+	out.Close()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+			t.Errorf("julyfs grep | head: %v, want exit 0 or SIGPIPE", err)
+		}
+	default:
+		t.Fatal(err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("julyfs grep | head printed %q on stderr", stderr.String())
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"ls": "ls", "/a/b.go": "/a/b.go", "**/*.go": "'**/*.go'", "func ": "'func '", "it's": `'it'\''s'`, "": "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestTourSteps checks that every tour step names a command that exists,
+// so the tour stays in step with the command list.
+func TestTourSteps(t *testing.T) {
+	app := newApp(nil, nil, nil)
+	for _, s := range tourSteps {
+		if findCommand(app.Commands, s.args[0]) == nil {
+			t.Errorf("tour step %q: no such command", s.args)
+		}
+	}
+	if !slices.ContainsFunc(tourSteps, func(s tourStep) bool { return s.args[0] == "write" }) {
+		t.Errorf("the tour does not show write")
+	}
+}

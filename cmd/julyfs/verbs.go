@@ -1,0 +1,426 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+func lsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ls",
+		Usage:     "list the immediate children of a directory",
+		ArgsUsage: "[PATH]",
+		Description: `Prints the files and directories directly under PATH (default /), one
+absolute path per line, sorted. With -l each line is KIND SIZE MTIME PATH.
+ls of a file prints the file; ls of a missing path fails with not found.
+
+Examples:
+   julyfs ls --mount /=local:. /
+   julyfs ls -l --mount /=local:. /docs
+   julyfs ls / --mount /repo=local:./src --mount /notes=temp:`,
+		Flags: withTreeFlags(
+			&cli.BoolFlag{Name: "l", Usage: "long format: kind, size, modification time, path"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usagef(c, "ls takes one PATH, got %d arguments", c.NArg())
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			p := vfs.Clean(c.Args().First())
+			long := c.Bool("l")
+			out := newOutput(c)
+			any := false
+			for e, err := range fsys.List(c.Context, p) {
+				if err != nil {
+					return out.done(err)
+				}
+				any = true
+				line := e.Path
+				if long {
+					info, err := fsys.Stat(c.Context, e.Path)
+					if err != nil {
+						return out.done(err)
+					}
+					if info.Kind == vfs.KindMissing { // gone since listed
+						info = vfs.FileInfo{Path: e.Path, Kind: e.Kind}
+					}
+					line = longLine(info)
+				}
+				if !out.line(line) {
+					break
+				}
+			}
+			if !any {
+				// An empty listing is an empty directory, a file or nothing:
+				// say which, as ls(1) does.
+				info, err := fsys.Stat(c.Context, p)
+				if err != nil {
+					return out.done(err)
+				}
+				switch info.Kind {
+				case vfs.KindMissing:
+					return out.done(vfs.NotFound(p))
+				case vfs.KindFile:
+					line := p
+					if long {
+						line = longLine(info)
+					}
+					out.line(line)
+				}
+			}
+			return out.done(nil)
+		},
+	}
+}
+
+// longLine renders an ls -l line: kind, size, mtime, path.
+func longLine(info vfs.FileInfo) string {
+	kind, size := "file", strconv.FormatInt(info.Size, 10)
+	if info.Kind == vfs.KindDir {
+		kind, size = "dir", "-"
+	}
+	return fmt.Sprintf("%-4s %10s  %-19s  %s", kind, size, formatTime(info.ModTime), info.Path)
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format(time.DateTime)
+}
+
+func statCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "stat",
+		Usage:     "describe a path: kind, size, modification time, etag",
+		ArgsUsage: "PATH",
+		Description: `Prints one "field: value" line each for path, kind (file or directory), size
+in bytes, mtime (RFC 3339) and etag (an opaque version string that changes
+when the contents do). A missing path fails with not found.
+
+Examples:
+   julyfs stat --mount /=local:./docs /guide.md
+   julyfs stat /repo --mount /repo=local:./src`,
+		Flags: treeFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef(c, "stat takes one PATH, got %d arguments", c.NArg())
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			p := vfs.Clean(c.Args().First())
+			info, err := fsys.Stat(c.Context, p)
+			if err != nil {
+				return err
+			}
+			if info.Kind == vfs.KindMissing {
+				return vfs.NotFound(p)
+			}
+			mtime := "-"
+			if !info.ModTime.IsZero() {
+				mtime = info.ModTime.Format(time.RFC3339Nano)
+			}
+			etag := info.ETag
+			if etag == "" {
+				etag = "-"
+			}
+			out := newOutput(c)
+			out.line("path:  " + info.Path)
+			out.line("kind:  " + info.Kind.String())
+			out.line("size:  " + strconv.FormatInt(info.Size, 10))
+			out.line("mtime: " + mtime)
+			out.line("etag:  " + etag)
+			return out.done(nil)
+		},
+	}
+}
+
+func catCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cat",
+		Usage:     "print the contents of files",
+		ArgsUsage: "PATH...",
+		Description: `Prints each file's bytes as they are, one after another. A path that cannot be
+read is reported on stderr and the others are still printed; the exit
+status is then 1.
+
+Examples:
+   julyfs cat --mount /=local:./docs /guide.md
+   julyfs cat /a.txt /b.txt --mount /=local:.`,
+		Flags: treeFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef(c, "cat needs at least one PATH")
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			out := newOutput(c)
+			var errs []error
+			for _, p := range c.Args().Slice() {
+				data, err := fsys.Read(c.Context, vfs.Clean(p))
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if !out.write(data) {
+					break
+				}
+			}
+			return out.done(errors.Join(errs...))
+		},
+	}
+}
+
+func globCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "glob",
+		Usage:     "find files and directories by pattern",
+		ArgsUsage: "PATTERN [DIR]",
+		Description: `Prints the paths under DIR (default /) whose path relative to DIR matches
+PATTERN, sorted. '*' and '?' stay within one path segment, '**' crosses
+directories ('**/*.go' also matches a.go at the top), {a,b} alternates and
+[abc] is a class. A pattern that starts with / is matched from the root:
+'/repo/**/*.go'. Quote patterns so the shell does not expand them.
+
+Examples:
+   julyfs glob --mount /=local:. '**/*.md'
+   julyfs glob '*.go' /src --mount /=local:.          # only directly under /src
+   julyfs glob --mount /repo=local:./src --mount /notes=temp: '/repo/**/*.go'`,
+		Flags: treeFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usagef(c, "glob takes PATTERN [DIR], got %d arguments", c.NArg())
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			out := newOutput(c)
+			for e, err := range fsys.Glob(c.Context, c.Args().Get(0), vfs.Clean(c.Args().Get(1))) {
+				if err != nil {
+					return out.done(err)
+				}
+				if !out.line(e.Path) {
+					break
+				}
+			}
+			return out.done(nil)
+		},
+	}
+}
+
+func grepCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "grep",
+		Usage:     "search file contents with a regular expression",
+		ArgsUsage: "PATTERN [PATH]",
+		Description: `Prints every line under PATH (a file or a directory, default /) that matches
+PATTERN, as path:line:text, sorted by path then line number. PATTERN is Go
+RE2 syntax (https://golang.org/s/re2syntax): 'TODO|FIXME', 'func \w+\('.
+Binary files are skipped.
+
+--glob filters files: a pattern without a slash matches the file name at any
+depth ('*.go'), one with a slash is relative to PATH ('src/**/*.go').
+
+Like grep, julyfs grep exits 0 when a line matched, 1 when none did (with
+no output) and prints errors on stderr with exit 1, e.g.
+"invalid grep pattern: (". A pattern that starts with '-' goes after '--'.
+
+Examples:
+   julyfs grep --mount /=local:. 'TODO|FIXME' / --glob '*.md' -i --max 50
+   julyfs grep 'func main' / --glob '*.go' --mount /repo=local:./src --mount /notes=temp:
+   julyfs grep --mount /=local:. -- '-v' /`,
+		Flags: withTreeFlags(
+			&cli.StringFlag{Name: "glob", Aliases: []string{"g"}, Usage: "only files matching `GLOB` ('*.go': file name at any depth)"},
+			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match without regard to case"},
+			&cli.IntFlag{Name: "max", Usage: "stop after `N` matching lines (0: no limit)"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usagef(c, "grep takes PATTERN [PATH], got %d arguments", c.NArg())
+			}
+			if c.Int("max") < 0 {
+				return usagef(c, "--max must not be negative")
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			q := vfs.GrepQuery{
+				Pattern:         c.Args().Get(0),
+				Path:            vfs.Clean(c.Args().Get(1)),
+				Glob:            c.String("glob"),
+				CaseInsensitive: c.Bool("ignore-case"),
+				MaxResults:      c.Int("max"),
+			}
+			out := newOutput(c)
+			hits := 0
+			buf := make([]byte, 0, 256)
+			for r, err := range fsys.Grep(c.Context, q) {
+				if err != nil {
+					return out.done(err)
+				}
+				hits++
+				buf = append(buf[:0], r.Path...)
+				buf = append(buf, ':')
+				buf = strconv.AppendInt(buf, int64(r.LineNumber), 10)
+				buf = append(buf, ':')
+				buf = append(buf, r.Line...)
+				buf = append(buf, '\n')
+				if !out.write(buf) {
+					break
+				}
+			}
+			if err := out.done(nil); err != nil {
+				return err
+			}
+			if hits == 0 {
+				return errNoMatch
+			}
+			return nil
+		},
+	}
+}
+
+func writeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "write",
+		Usage:     "create or replace a file with what is on standard input",
+		ArgsUsage: "PATH",
+		Description: `Reads standard input to the end and writes it to PATH, creating the file (and
+the directories above it) or replacing it. Prints nothing on success. A
+read-only mount fails with "read-only mount: PATH".
+
+Examples:
+   echo hello | julyfs write --mount /=local:./scratch /hello.txt
+   julyfs write /notes/today.md --mount /notes=local:./notes < today.md`,
+		Flags: treeFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef(c, "write takes one PATH (the contents come from standard input), got %d arguments", c.NArg())
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			data, err := io.ReadAll(c.App.Reader)
+			if err != nil {
+				return fmt.Errorf("reading standard input: %w", err)
+			}
+			return fsys.Write(c.Context, vfs.Clean(c.Args().First()), data)
+		},
+	}
+}
+
+func rmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rm",
+		Usage:     "delete files",
+		ArgsUsage: "PATH...",
+		Description: `Deletes each file. A path that cannot be deleted (missing: "not found: PATH";
+read-only: "read-only mount: PATH") is reported on stderr, the others are
+still deleted, and the exit status is 1.
+
+Examples:
+   julyfs rm --mount /=local:./scratch /old.txt
+   julyfs rm /a.txt /b.txt --mount /=local:./scratch`,
+		Flags: treeFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef(c, "rm needs at least one PATH")
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			var errs []error
+			for _, p := range c.Args().Slice() {
+				if err := fsys.Delete(c.Context, vfs.Clean(p)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "ranked full-text search (needs an index)",
+		ArgsUsage: "QUERY [PATH]",
+		Description: `Prints the best matches for QUERY under PATH (default /), best first, as
+path:line<TAB>score<TAB>snippet. A tree without a search index has no
+results: search then prints nothing and exits 0.
+
+Examples:
+   julyfs search --mount /=local:./docs 'how do I mount' --max 5`,
+		Flags: withTreeFlags(
+			&cli.IntFlag{Name: "max", Value: 10, Usage: "at most `N` results (0: no limit)"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usagef(c, "search takes QUERY [PATH], got %d arguments", c.NArg())
+			}
+			if c.Int("max") < 0 {
+				return usagef(c, "--max must not be negative")
+			}
+			fsys, closeTree, err := openTree(c)
+			if err != nil {
+				return err
+			}
+			defer closeTree()
+			q := vfs.SearchQuery{
+				Query:      c.Args().Get(0),
+				Path:       vfs.Clean(c.Args().Get(1)),
+				MaxResults: c.Int("max"),
+			}
+			out := newOutput(c)
+			for r, err := range fsys.Search(c.Context, q) {
+				if err != nil {
+					return out.done(err)
+				}
+				loc := r.Path
+				if r.LineNumber > 0 {
+					loc += ":" + strconv.Itoa(r.LineNumber)
+				}
+				if !out.line(fmt.Sprintf("%s\t%.3f\t%s", loc, r.Score, oneLine(r.Snippet))) {
+					break
+				}
+			}
+			return out.done(nil)
+		},
+	}
+}
+
+// oneLine replaces line breaks in s with spaces.
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
