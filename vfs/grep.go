@@ -29,6 +29,7 @@ type GrepMatcher struct {
 	re      *regexp.Regexp
 	lits    []litFinder // one of these occurs in every matching line; none: no prefilter
 	litOnly bool        // a line matches exactly when it holds one of lits
+	dfa     *lineDFA    // decides lines without the regexp; nil when too large
 }
 
 // litFinder locates one literal, exactly or with ASCII case folding.
@@ -66,12 +67,16 @@ func CompileGrep(pattern string, caseInsensitive bool) (*GrepMatcher, error) {
 		return m, nil
 	}
 	ast = ast.Simplify()
+	m.dfa = newLineDFA(ast)
 	lits := requiredLiterals(ast)
 	if len(lits) == 0 || len(lits) > 8 {
 		return m, nil
 	}
 	exact := isLiteralSet(ast)
 	for _, l := range lits {
+		if strings.Contains(l.s, "\n") {
+			return m, nil // no line holds it; the DFA or the regexp says no per line
+		}
 		f, whole := newLitFinder(l)
 		if f == nil {
 			return m, nil // an alternative without a searchable literal
@@ -266,6 +271,17 @@ func minRank(ls []reqLit) int {
 // MatchLine reports whether one line (without its terminator) matches.
 func (m *GrepMatcher) MatchLine(line []byte) bool { return m.re.Match(line) }
 
+// matchLine decides a candidate line with the DFA cache dc when there is
+// one (and it has room), else with the regexp.
+func (m *GrepMatcher) matchLine(dc *dfaCache, line []byte) bool {
+	if dc != nil {
+		if match, ok := dc.matchLine(line); ok {
+			return match
+		}
+	}
+	return m.re.Match(line)
+}
+
 // none marks a literal or byte with no further occurrence.
 const none = math.MaxInt
 
@@ -339,9 +355,30 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 	for range m.lits {
 		state = append(state, [3]int{-1, -1, -1})
 	}
+	var dc *dfaCache
+	if m.dfa != nil && !m.litOnly {
+		dc = m.dfa.get()
+		defer m.dfa.put(dc)
+	}
 	lineNo, counted := 1, 0
 	pos := 0
 	for pos < len(data) {
+		if dc != nil && len(m.lits) == 0 {
+			start, end, ok := dc.nextMatch(data, pos)
+			if ok {
+				if start < 0 {
+					return
+				}
+				lineNo += bytes.Count(data[counted:start], []byte{'\n'})
+				counted = start
+				if !fn(lineNo, data[start:end]) {
+					return
+				}
+				pos = end + 1
+				continue
+			}
+			dc = nil // too many states: the regexp takes over from this line
+		}
 		var cand int
 		if len(m.lits) > 0 {
 			cand = none
@@ -376,7 +413,7 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 			end += cand
 		}
 		line := data[start:end]
-		if m.litOnly || m.re.Match(line) {
+		if m.litOnly || m.matchLine(dc, line) {
 			lineNo += bytes.Count(data[counted:start], []byte{'\n'})
 			counted = start
 			if !fn(lineNo, line) {

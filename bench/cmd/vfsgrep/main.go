@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"time"
@@ -38,6 +39,7 @@ func main() {
 	count := flag.Bool("c", false, "print only the number of hits")
 	runs := flag.Int("n", 1, "repeat the search this many times")
 	showTime := flag.Bool("time", false, "print the median search time to stderr")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: vfsgrep [flags] DIR PATTERN")
@@ -62,6 +64,14 @@ func main() {
 		fsys = l
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	out := bufio.NewWriterSize(os.Stdout, 256<<10)
 	defer out.Flush()
 	var times []time.Duration

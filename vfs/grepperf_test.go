@@ -1,0 +1,141 @@
+package vfs
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// scanNaive is the reference Scan: the regexp on every line.
+func scanNaive(re *regexp.Regexp, data []byte) []string {
+	var out []string
+	if len(data) == 0 {
+		return nil
+	}
+	lines := bytes.Split(data, []byte{'\n'})
+	if data[len(data)-1] == '\n' {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if re.Match(l) {
+			out = append(out, fmt.Sprintf("%d:%s", i+1, l))
+		}
+	}
+	return out
+}
+
+func scanAll(m *GrepMatcher, data []byte) []string {
+	var out []string
+	m.Scan(data, func(n int, line []byte) bool {
+		out = append(out, fmt.Sprintf("%d:%s", n, line))
+		return true
+	})
+	return out
+}
+
+// grepPatterns exercise the literal prefilter (exact, folded, alternated,
+// with k and s and non-ASCII under folding), the DFA (classes, repeats,
+// anchors, word boundaries, non-ASCII), and their combination.
+var grepPatterns = []string{
+	"", "a", "ab", "TODO", "TODO|FIXME|XXX", "func main", "kiss", "KS", "s", "ſ", "K",
+	"[0-9]{2,}", "[0-9]{4}[.:][0-9]{2}", "^$", "^", "$", "^a", "b$", "^ab$", `^\s*$`, `\bab\b`,
+	`\Bb`, `\ba`, `a\b`, `(?i)\bK`, "a.*b", "a.b", "[^a-z]+", "^[^a-z]*$", "x*", "(ab)+c", "a|b|c",
+	"é", "ß|é|日本", "[α-ω]+", `\pL+\d`, `\w+\(`, "(?i)straße", "é$", "(a|ab)(c|bcd)", `\Aab`, `ab\z`,
+	"k.*s", "[kK]", `\x00`, "\t", "a{3}", "(?s)a.b",
+}
+
+func randomText(r *rand.Rand, n int) []byte {
+	alphabet := []string{"a", "b", "c", "k", "K", "s", "S", "ſ", "\u212a", "é", "É", "ß", "日本", "α", "0", "1", "9",
+		".", ":", " ", "\t", "\n", "\n", "\n", "(", "_", "TODO", "FIXME", "func main", "\r", "\xff", "straße", "STRASSE"}
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(alphabet[r.IntN(len(alphabet))])
+	}
+	return []byte(b.String())
+}
+
+// TestScanAgreesWithRegexp checks Scan (prefilter, DFA) against the regexp
+// run line by line, on random texts, case-sensitive and not.
+func TestScanAgreesWithRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var texts [][]byte
+	for i := range 60 {
+		texts = append(texts, randomText(r, 1+i*37))
+	}
+	texts = append(texts, []byte(""), []byte("\n"), []byte("\n\n"), []byte("ab"), []byte("ab\n"), []byte("\nab"))
+	for _, p := range grepPatterns {
+		for _, fold := range []bool{false, true} {
+			m, err := CompileGrep(p, fold)
+			if err != nil {
+				t.Fatalf("CompileGrep(%q): %v", p, err)
+			}
+			flags := ""
+			if fold {
+				flags = "(?i)"
+			}
+			re := regexp.MustCompile(flags + p)
+			for _, text := range texts {
+				got, want := scanAll(m, text), scanNaive(re, text)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("Scan(%q, fold=%v) on %q\n got %q\nwant %q", p, fold, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestDFAFallback fills a DFA cache past its bound: Scan must still agree
+// with the regexp, switching to it midway.
+func TestDFAFallback(t *testing.T) {
+	// (a|b)*a(a|b){12} needs 2^13 states, more than maxDFAStates.
+	p := "[ab]*a[ab]{12}x"
+	m, err := CompileGrep(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.dfa == nil {
+		t.Fatal("no DFA built")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var b bytes.Buffer
+	for range 3000 {
+		for range 20 {
+			b.WriteByte("ab"[r.IntN(2)])
+		}
+		if r.IntN(3) == 0 {
+			b.WriteByte('x')
+		}
+		b.WriteByte('\n')
+	}
+	got, want := scanAll(m, b.Bytes()), scanNaive(regexp.MustCompile(p), b.Bytes())
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Scan disagrees with the regexp after the DFA filled: %d vs %d hits", len(got), len(want))
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	for _, p := range grepPatterns {
+		f.Add(p, "ab\nKelvin \u212a\nstraße\n0000.12\n", false)
+	}
+	f.Fuzz(func(t *testing.T, p, text string, fold bool) {
+		m, err := CompileGrep(p, fold)
+		if err != nil {
+			return
+		}
+		flags := ""
+		if fold {
+			flags = "(?i)"
+		}
+		re, err := regexp.Compile(flags + p)
+		if err != nil {
+			t.Fatalf("CompileGrep accepted %q, regexp did not: %v", p, err)
+		}
+		got, want := scanAll(m, []byte(text)), scanNaive(re, []byte(text))
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("Scan(%q, fold=%v) on %q\n got %q\nwant %q", p, fold, text, got, want)
+		}
+	})
+}
