@@ -26,9 +26,9 @@ type segment struct {
 
 // splitPattern splits a (compiled, valid) glob pattern into segments. ok is
 // false when the pattern cannot be matched segment by segment: a separator
-// inside "{...}" or escaped, a "**" that is not a whole segment (it crosses
-// separators from within a segment), or a character class that can match
-// "/" (a negated class, say). The caller then falls back to walking.
+// inside "{...}" or escaped, an empty segment, a "**" that is not a whole
+// segment (it crosses separators from within a segment), or a character
+// class that can match "/" (a negated class, say). The caller then falls back to walking.
 func splitPattern(pattern string) (sp segPattern, ok bool) {
 	rel := strings.TrimLeft(pattern, "/")
 	var srcs []string
@@ -71,6 +71,11 @@ func splitPattern(pattern string) (sp segPattern, ok bool) {
 	}
 	srcs = append(srcs, rel[start:])
 	for _, s := range srcs {
+		if s == "" {
+			// A rewritten pattern would lose it to the leading-slash
+			// trim; the walk keeps the exact meaning.
+			return segPattern{}, false
+		}
 		if s == "**" {
 			sp.segs = append(sp.segs, segment{src: s, star: true})
 			continue

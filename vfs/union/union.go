@@ -387,6 +387,20 @@ func (u *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEnt
 		if strings.HasPrefix(pattern, "/") {
 			g.base = "/"
 		}
+		if pat.IsLiteral() {
+			// A literal pattern names one path, as in vfs.Glob.
+			target := vfs.Join(g.base, pat.LiteralPrefix())
+			if !g.under(target) {
+				return
+			}
+			info, err := u.Stat(ctx, target)
+			if err != nil {
+				yield(vfs.DirEntry{}, err)
+			} else if info.Kind != vfs.KindMissing {
+				yield(vfs.DirEntry{Path: target, Kind: info.Kind}, nil)
+			}
+			return
+		}
 		g.segs, g.segOK = splitPattern(pattern)
 		var sources []iter.Seq2[vfs.DirEntry, error]
 		if syn := u.synthGlob(&g); len(syn) > 0 {

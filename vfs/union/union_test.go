@@ -36,7 +36,7 @@ func paths(es []vfs.DirEntry) []string {
 	return out
 }
 
-func mustUnion(t *testing.T, ms ...union.Mount) *union.FS {
+func mustUnion(t testing.TB, ms ...union.Mount) *union.FS {
 	t.Helper()
 	u, err := union.New(ms)
 	if err != nil {
@@ -48,7 +48,7 @@ func mustUnion(t *testing.T, ms ...union.Mount) *union.FS {
 // layout is a union test fixture: the files of each mount, keyed by prefix.
 type layout map[string]map[string]string
 
-func (l layout) build(t *testing.T) (*union.FS, map[string]*temp.FS) {
+func (l layout) build(t testing.TB) (*union.FS, map[string]*temp.FS) {
 	t.Helper()
 	var ms []union.Mount
 	children := map[string]*temp.FS{}
@@ -64,7 +64,7 @@ func (l layout) build(t *testing.T) (*union.FS, map[string]*temp.FS) {
 // mount's files at their union paths, minus those a deeper mount (or the
 // directories leading to it) shadows. Every mount must hold a file, so that
 // its mount point is a directory in the flat tree too.
-func (l layout) flat(t *testing.T) *temp.FS {
+func (l layout) flat(t testing.TB) *temp.FS {
 	t.Helper()
 	prefixes := slices.Collect(maps.Keys(l))
 	files := map[string]string{}
