@@ -1,0 +1,306 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// ConfigFile is the name of an agent's definition inside its directory.
+const ConfigFile = "agent.yaml"
+
+// DefaultInstructions is the instructions file used when agent.yaml names
+// none.
+const DefaultInstructions = "instructions.md"
+
+// Config is agent.yaml.
+type Config struct {
+	// Name names the agent. Required.
+	Name string `yaml:"name"`
+	// Model is the model the agent loop runs (july call and july mcp do not
+	// use it).
+	Model string `yaml:"model"`
+	// Instructions is the instructions file, relative to the agent's
+	// directory (default instructions.md).
+	Instructions string `yaml:"instructions"`
+	// Root is the mount table the agent runs on, in the grammar of a root
+	// config file's mounts: mapping. Omitted (or null): the host default,
+	// the host disk at the working directory.
+	Root yaml.Node `yaml:"root"`
+	// Tools is the allowlist; nil when omitted.
+	Tools []string `yaml:"tools"`
+	// Local holds the host-default settings (the spec's local.*).
+	Local LocalConfig `yaml:"local"`
+	// Runtime is "local" (the default). "cloud" and "grokbot" are
+	// refused: july runs agents locally.
+	Runtime string `yaml:"runtime"`
+	// WorkspaceFiles seeds files into the tree when a session binds it:
+	// path (relative paths resolve against the tree's root) to contents.
+	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
+}
+
+// LocalConfig is the host-default settings block.
+type LocalConfig struct {
+	// Cwd is the host working directory of a host-default agent, relative
+	// to the agent's directory; default: the process's working directory.
+	Cwd string `yaml:"cwd"`
+	// WorkspaceDir is the spec's other name for the harness working
+	// directory; it may not be set together with Cwd.
+	WorkspaceDir string `yaml:"workspaceDir"`
+	// Sandbox is Cursor's process sandbox, which july does not have: any
+	// value but false is refused.
+	Sandbox yaml.Node `yaml:"sandbox"`
+}
+
+// Agent is a loaded and validated agent definition.
+type Agent struct {
+	// Dir is the agent's directory, absolute.
+	Dir string
+	// Config is agent.yaml as written.
+	Config Config
+	// Instructions is the text of the instructions file ("" when the
+	// default file does not exist).
+	Instructions string
+	// Plan is the agent's toolset.
+	Plan Plan
+	// Cwd is the host working directory of a host-default agent, absolute;
+	// "" for an authored root.
+	Cwd string
+
+	root *rootTable // the decoded root; nil for the host default
+}
+
+// Problem is one thing wrong with an agent definition.
+type Problem struct {
+	// Field is where: "tools", "root", "local.cwd", "tools/Read.go", ...
+	Field string
+	// Message says what is wrong and how to fix it.
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.Message
+	}
+	return p.Field + ": " + p.Message
+}
+
+// ValidationError is every problem found in one agent definition.
+type ValidationError struct {
+	// Dir is the agent directory as given.
+	Dir string
+	// Problems are in the order they were found.
+	Problems []Problem
+}
+
+// Error lists the problems, one per line.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent %s is invalid:", e.Dir)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Load reads and validates the agent defined in dir. Every problem is
+// reported at once in a *ValidationError; a missing or unreadable
+// directory is a plain error.
+func Load(dir string) (*Agent, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(abs, ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", dir, err)
+	}
+	a := &Agent{Dir: abs}
+	var problems []Problem
+	add := func(field, format string, args ...any) {
+		problems = append(problems, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	invalid := func() error { return &ValidationError{Dir: dir, Problems: problems} }
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a.Config); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			add(ConfigFile, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, invalid()
+		}
+		for _, msg := range te.Errors {
+			add(ConfigFile, "%s", yamlProblem(msg))
+		}
+		return nil, invalid()
+	}
+	c := &a.Config
+	rootSet := c.Root.Kind != 0 && !(c.Root.Kind == yaml.ScalarNode && c.Root.Tag == "!!null")
+
+	if strings.TrimSpace(c.Name) == "" {
+		add("name", "required: give the agent a name")
+	}
+
+	instr := c.Instructions
+	if instr == "" {
+		instr = DefaultInstructions
+	}
+	text, err := os.ReadFile(filepath.Join(abs, instr))
+	switch {
+	case err == nil:
+		a.Instructions = string(text)
+	case c.Instructions == "" && errors.Is(err, os.ErrNotExist):
+		// The default file is optional.
+	default:
+		add("instructions", "cannot read %s: %v", instr, unwrapPath(err))
+	}
+
+	switch c.Runtime {
+	case "", "local":
+	case "cloud", "grokbot":
+		if rootSet {
+			add("runtime", "root with runtime %q fails closed: an authored root only binds on a local turn", c.Runtime)
+		} else {
+			add("runtime", "%q is not supported: july runs agents locally (runtime: local)", c.Runtime)
+		}
+	default:
+		add("runtime", "unknown runtime %q: want local", c.Runtime)
+	}
+
+	sandboxSet := c.Local.Sandbox.Kind != 0 && c.Local.Sandbox.Tag != "!!null"
+	if rootSet {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"local.cwd", c.Local.Cwd != ""}, {"local.workspaceDir", c.Local.WorkspaceDir != ""}, {"local.sandbox", sandboxSet}} {
+			if f.set {
+				add(f.name, "set together with root fails closed: %s is a host-disk setting and the agent runs on its root, not the host disk. Remove %s, or remove root", f.name, f.name)
+			}
+		}
+	} else {
+		if sandboxSet && !(c.Local.Sandbox.Kind == yaml.ScalarNode && c.Local.Sandbox.Value == "false") {
+			add("local.sandbox", "july has no process sandbox, so Shell would run unsandboxed; remove local.sandbox (or set it to false), or use an authored root without shell")
+		}
+		cwd := c.Local.Cwd
+		if c.Local.WorkspaceDir != "" {
+			if cwd != "" {
+				add("local.workspaceDir", "set together with local.cwd: they name the same directory; keep one")
+			}
+			cwd = c.Local.WorkspaceDir
+		}
+		if cwd == "" {
+			if a.Cwd, err = os.Getwd(); err != nil {
+				return nil, err
+			}
+		} else {
+			if !filepath.IsAbs(cwd) {
+				cwd = filepath.Join(abs, cwd)
+			}
+			a.Cwd = filepath.Clean(cwd)
+			if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
+				add("local.cwd", "%s is not a directory", a.Cwd)
+			}
+		}
+	}
+
+	plan, ps := PlanTools(rootSet, c.Tools)
+	problems = append(problems, ps...)
+	a.Plan = plan
+
+	if rootSet {
+		t, ps := decodeRoot(&c.Root, abs)
+		problems = append(problems, ps...)
+		a.root = t
+	}
+
+	for _, p := range slices.Sorted(maps.Keys(c.WorkspaceFiles)) {
+		if msg := checkSeedPath(p, rootSet); msg != "" {
+			add("workspaceFiles", "%s", msg)
+		}
+	}
+
+	problems = append(problems, toolClashes(abs)...)
+
+	if len(problems) > 0 {
+		return nil, invalid()
+	}
+	return a, nil
+}
+
+// checkSeedPath refuses a workspace file under the reserved memory/ (after
+// normalization: ./memory/x and foo/../memory/x are memory/x) and, under an
+// authored root, under /tmp (turn scratch that shadows the root).
+func checkSeedPath(p string, root bool) string {
+	clean := vfs.Clean(p)
+	switch {
+	case vfs.HasPrefix(clean, "/memory"):
+		return fmt.Sprintf("%q is %s, under the reserved memory/ (durable agent memory): seed files elsewhere", p, clean)
+	case root && vfs.HasPrefix(clean, "/tmp"):
+		return fmt.Sprintf("%q is %s, under the reserved /tmp (turn scratch, shadowed each turn): seed files elsewhere", p, clean)
+	case clean == "/":
+		return fmt.Sprintf("%q names the root, not a file", p)
+	}
+	return ""
+}
+
+// toolClashes refuses authored tools named like a synthesized tool
+// (tools/Read.go, tools/StrReplace.ts, ...): discovery fails closed on the
+// clash for host-default and authored roots alike.
+func toolClashes(dir string) []Problem {
+	entries, err := os.ReadDir(filepath.Join(dir, "tools"))
+	if err != nil {
+		return nil
+	}
+	reserved := append(slices.Clone(tools.FileToolNames), tools.NameShell)
+	var out []Problem
+	for _, e := range entries {
+		name := e.Name()
+		stem := strings.TrimSuffix(name, filepath.Ext(name))
+		for _, r := range reserved {
+			if strings.EqualFold(stem, r) {
+				out = append(out, Problem{
+					Field:   "tools/" + name,
+					Message: fmt.Sprintf("an authored tool named like the synthesized %s fails closed: the runner synthesizes %s from the bound tree; rename or remove tools/%s", r, r, name),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// yamlProblem rewrites a yaml.v3 decoding message for people: "line 2:
+// field tool not found in type runner.Config" becomes "line 2: unknown
+// field \"tool\"".
+func yamlProblem(msg string) string {
+	line, rest, ok := strings.Cut(msg, ": ")
+	if !ok {
+		return msg
+	}
+	if field, ok := strings.CutPrefix(rest, "field "); ok {
+		if name, _, ok := strings.Cut(field, " not found in type "); ok {
+			return fmt.Sprintf("%s: unknown field %q", line, name)
+		}
+	}
+	return msg
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

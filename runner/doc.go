@@ -1,0 +1,45 @@
+// Package runner loads an agent definition (a directory with agent.yaml and
+// instructions.md), works out the tools its model gets, binds the tree it
+// runs on, and dispatches tool calls: the part of an agent runtime that
+// needs no model. july call, july mcp and the agent loop all use it.
+//
+// # Agents and plans
+//
+// [Load] reads agent.yaml: name, model, instructions, root (a mount table
+// in the grammar of a root config file's mounts:, decoded by package
+// rootspec; omitted, the agent runs on the host disk at its working
+// directory), tools (the allowlist), local.* and runtime, and
+// workspaceFiles. It reports every problem at once as a *[ValidationError]:
+// unknown fields and tool names, and each fail-closed combination of the
+// spec (an authored root with shell, task or readLints, or with local.cwd,
+// local.workspaceDir, local.sandbox or a cloud runtime; an authored tool
+// named like a synthesized one; seeded files under memory/, or under /tmp
+// with a root; a root mount under /tmp). [PlanTools] is the spec's
+// allowlist table as a function.
+//
+// # Sessions and turns
+//
+// [Agent.Open] binds the tree once per [Session] (a static root is shared
+// by every turn and every caller of the session) and seeds workspaceFiles
+// through it. [Session.Turn] starts a [Turn]: the session's tree, with a
+// fresh empty /tmp mounted over an authored root when the plan binds
+// scratch (the spec's per-turn union of the root with a temp /tmp), and a
+// [Dispatcher] over the tools synthesized from that tree (package
+// runner/tools) plus, on the host default, Shell.
+//
+// # Dispatch and errors
+//
+// [Dispatcher.Call] is the one path for every tool call: it maps argument
+// aliases, validates the arguments against the tool's JSON schema, records
+// the call's effect (read or write) for observers, stubs writes in a dry
+// run, and returns a structured result. Every failure (an unknown tool, bad
+// arguments, a contract error from the tree, a panic in a tool) is a result
+// with IsError set whose text the model can read; Call never panics and
+// never returns a Go error.
+//
+// # Concurrency
+//
+// Agents and plans are immutable after Load. Sessions, turns and
+// dispatchers are safe for concurrent use when the bound tree is (every
+// tree in this module is).
+package runner

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// SessionOptions configure Open.
+type SessionOptions struct {
+	// Root, when set, is the tree the session binds instead of the
+	// agent's root (or the host disk): for tests and for programs that
+	// build their tree themselves. The plan still comes from agent.yaml.
+	Root vfs.FileSystem
+	// Tools bounds tool output.
+	Tools tools.Options
+	// DryRun stubs write tools (see DispatchOptions.DryRun).
+	DryRun bool
+	// Observe is called after every tool call.
+	Observe func(CallRecord)
+}
+
+// Session is an agent bound to its tree. A static root is built once per
+// session and shared by all of its turns, so a Write in one turn is seen by
+// the next; a temp root lives as long as the session (for july call, one
+// process).
+type Session struct {
+	agent *Agent
+	fs    vfs.FileSystem
+	opts  SessionOptions
+	close func() error // releases the tree; nil for SessionOptions.Root
+}
+
+// Open binds the agent's tree (its authored root, or the host disk at its
+// working directory) and writes its workspaceFiles through it. Close the
+// session when done.
+func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error) {
+	s := &Session{agent: a, fs: opts.Root, opts: opts}
+	if !a.Plan.Root {
+		s.opts.Tools.HostDir = a.Cwd
+	}
+	if s.fs == nil {
+		var err error
+		if a.Plan.Root {
+			s.fs, s.close, err = buildRoot(ctx, a.root)
+		} else {
+			s.fs, s.close, err = hostTree(a.Cwd)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: binding the tree: %w", a.Config.Name, err)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(a.Config.WorkspaceFiles)) {
+		if err := s.fs.Write(ctx, vfs.Clean(p), []byte(a.Config.WorkspaceFiles[p])); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("agent %s: seeding workspace file %s: %w", a.Config.Name, p, err)
+		}
+	}
+	return s, nil
+}
+
+// Close releases the session's tree (the host directory handles of local
+// mounts). Turns must not be used afterwards.
+func (s *Session) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	c := s.close
+	s.close = nil
+	return c()
+}
+
+// Agent returns the session's agent.
+func (s *Session) Agent() *Agent { return s.agent }
+
+// FS returns the session's tree (without any turn's /tmp).
+func (s *Session) FS() vfs.FileSystem { return s.fs }
+
+// Turn is one turn's view: its tree (the session's tree, with a fresh
+// empty /tmp on top when the plan binds scratch) and the dispatcher over
+// the tools synthesized from it.
+type Turn struct {
+	// FS is the turn's tree.
+	FS vfs.FileSystem
+	// Dispatcher serves the plan's tools over FS.
+	*Dispatcher
+}
+
+// Turn starts a turn. Its /tmp, when bound, is dropped with the Turn: the
+// next turn gets a new, empty one.
+func (s *Session) Turn() (*Turn, error) {
+	fsys := s.fs
+	if s.agent.Plan.ScratchTmp {
+		var err error
+		if fsys, err = withScratch(fsys); err != nil {
+			return nil, err
+		}
+	}
+	ts := tools.Synthesize(fsys, s.agent.Plan.FileTools, s.opts.Tools)
+	if s.agent.Plan.Shell {
+		ts = append(ts, tools.NewShell(s.agent.Cwd, s.opts.Tools))
+	}
+	d, err := NewDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe})
+	if err != nil {
+		return nil, err
+	}
+	return &Turn{FS: fsys, Dispatcher: d}, nil
+}
