@@ -54,13 +54,26 @@
 //
 // # Building
 //
-// [Table.Build] turns a table into one vfs.FileSystem: a single mount at "/"
-// is that tree itself; anything else is a vfs/union of the mounts in table
-// order (an earlier mount shadows a later one where their listings meet).
-// local is vfs/local, temp is vfs/temp, overlay is vfs/overlay, union is
-// vfs/union, and the ro option wraps the tree with vfs/readonly. Parsing
-// checks that local directories exist; Build checks again, since the disk
-// may have changed since.
+// [Table.Open] turns a table into one vfs.FileSystem, held by a [Root]
+// whose Close releases what the trees hold (directory handles); [Table.Build]
+// is the same for callers that keep the tree for the life of the process. A
+// single mount at "/" is that tree itself; anything else is a vfs/union of
+// the mounts in table order (an earlier mount shadows a later one where
+// their listings meet). local is vfs/local, temp is vfs/temp, overlay is
+// vfs/overlay, union is vfs/union, and the ro option wraps the tree with
+// vfs/readonly. Parsing checks that local directories exist; Open checks
+// again, since the disk may have changed since.
+//
+// # Adding a kind or an option
+//
+// A kind is a row in the kinds table (whether it has a flag form, and its
+// usage line), a case in parseSpec for the flag's ARG, a case in the YAML
+// entry decoder for its value, a case in [Spec.Arg] for messages and the
+// mounts table, and a case in Root.spec that builds it. An option (such as
+// ro) is a row in the options table: a function applying "" (a bare
+// ?option), "true"/"false" or ?option=value to the spec; it is accepted
+// after '?' in flags and as a key next to the kind in YAML entries. Kinds
+// and options not in the tables are errors listing the known ones.
 //
 // # Concurrency
 //
