@@ -33,7 +33,10 @@
 // Grep and Search fan out to every mount under the queried path (at "/",
 // all of them), keep every hit, and merge by path then line, resp. score
 // then path. No source is re-sorted or collected: the union holds one
-// element per child. Breaking out of a loop stops every child. A glob
+// element per child. Where the mounts a call reaches lie side by side
+// (none inside another, as /repo and /notes), their path-sorted streams
+// are concatenated in path order instead of merged, one child after the
+// other. Breaking out of a loop stops every child. A glob
 // pattern that names mounts ("/repo/**/*.go", or "repo/**" from "/") is
 // rewritten for each child it can reach ("**/*.go" at /repo's root) and is
 // never evaluated by a mount it cannot reach. MaxResults is passed to every
@@ -293,6 +296,55 @@ func merge[T any](sources []iter.Seq2[T, error], cmp func(a, b T) int, unique bo
 	return vfs.Merge(sources, cmp, unique)
 }
 
+// source is one path-sorted stream of a union call and the subtree all
+// its paths are strictly under, "" when that is not known.
+type source[T any] struct {
+	seq  iter.Seq2[T, error]
+	root string
+}
+
+// mergeByPath merges path-sorted sources. When each source lies in its own
+// subtree, none inside another's (mounts side by side), their streams are
+// concatenated in path order instead: no heap and no coroutine per source.
+func mergeByPath[T any](srcs []source[T], cmp func(a, b T) int, unique bool) iter.Seq2[T, error] {
+	if !disjoint(srcs) {
+		seqs := make([]iter.Seq2[T, error], len(srcs))
+		for i, s := range srcs {
+			seqs[i] = s.seq
+		}
+		return merge(seqs, cmp, unique)
+	}
+	// Paths strictly under root sort between root+"/" and the next
+	// subtree's.
+	slices.SortFunc(srcs, func(a, b source[T]) int { return strings.Compare(a.root+"/", b.root+"/") })
+	return func(yield func(T, error) bool) {
+		for _, s := range srcs {
+			for v, err := range s.seq {
+				if !yield(v, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+func disjoint[T any](srcs []source[T]) bool {
+	if len(srcs) < 2 {
+		return false
+	}
+	for i, a := range srcs {
+		if a.root == "" {
+			return false
+		}
+		for _, b := range srcs[i+1:] {
+			if vfs.HasPrefix(a.root, b.root) || vfs.HasPrefix(b.root, a.root) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // List yields the children of the directory at prefix: the entries of the
 // mount serving it and the mount points (or directories leading to them)
 // directly inside it.
@@ -402,17 +454,21 @@ func (u *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEnt
 			return
 		}
 		g.segs, g.segOK = splitPattern(pattern)
-		var sources []iter.Seq2[vfs.DirEntry, error]
+		var sources []source[vfs.DirEntry]
 		if syn := u.synthGlob(&g); len(syn) > 0 {
-			sources = append(sources, entries(syn))
+			sources = append(sources, source[vfs.DirEntry]{seq: entries(syn)})
 		}
 		cover := u.route(g.base)
 		for _, m := range u.mounts {
 			if src := u.globMount(ctx, m, m == cover, &g); src != nil {
-				sources = append(sources, src)
+				s := source[vfs.DirEntry]{seq: src}
+				if m != cover {
+					s.root = m.prefix
+				}
+				sources = append(sources, s)
 			}
 		}
-		for e, err := range merge(sources, vfs.CompareDirEntries, true) {
+		for e, err := range mergeByPath(sources, vfs.CompareDirEntries, true) {
 			if !yield(e, err) || err != nil {
 				return
 			}
@@ -601,6 +657,7 @@ func (u *FS) target(path string) (*mount, string, error) {
 // path: the child's scope, and for Grep the rewritten file filter.
 type scopeQuery struct {
 	m     *mount
+	below bool     // m is mounted below the scope, not serving it
 	path  string   // child scope
 	globs []string // child Grep filters; one "" when unfiltered
 	// post, when set, filters union paths (a Glob filter that could not
@@ -641,7 +698,7 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 			out = append(out, scopeQuery{m: m, path: m.down(scope), globs: []string{glob}})
 		case m.prefix != scope && vfs.HasPrefix(m.prefix, scope):
 			if !rooted {
-				out = append(out, scopeQuery{m: m, path: "/", globs: []string{glob}})
+				out = append(out, scopeQuery{m: m, below: true, path: "/", globs: []string{glob}})
 				continue
 			}
 			if !segOK {
@@ -649,7 +706,7 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, scopeQuery{m: m, path: "/", globs: []string{""}, post: f})
+				out = append(out, scopeQuery{m: m, below: true, path: "/", globs: []string{""}, post: f})
 				continue
 			}
 			rel, _ := vfs.Rel(m.prefix, scope)
@@ -662,7 +719,7 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 				// child's scope instead of matching basenames anywhere.
 				qs[i] = "/" + q
 			}
-			out = append(out, scopeQuery{m: m, path: "/", globs: qs})
+			out = append(out, scopeQuery{m: m, below: true, path: "/", globs: qs})
 		}
 	}
 	return out, nil
@@ -686,7 +743,7 @@ func (u *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult
 			yield(vfs.GrepResult{}, err)
 			return
 		}
-		var sources []iter.Seq2[vfs.GrepResult, error]
+		var sources []source[vfs.GrepResult]
 		for _, pt := range parts {
 			var subs []iter.Seq2[vfs.GrepResult, error]
 			for _, glob := range pt.globs {
@@ -701,9 +758,13 @@ func (u *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult
 			if pt.post != nil {
 				src = filterGrep(src, pt.post)
 			}
-			sources = append(sources, src)
+			s := source[vfs.GrepResult]{seq: src}
+			if pt.below {
+				s.root = pt.m.prefix
+			}
+			sources = append(sources, s)
 		}
-		for r, err := range vfs.Limit(merge(sources, vfs.CompareGrepResults, false), q.MaxResults) {
+		for r, err := range vfs.Limit(mergeByPath(sources, vfs.CompareGrepResults, false), q.MaxResults) {
 			if !yield(r, err) || err != nil {
 				return
 			}
