@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // GrepMatcher finds the lines of a buffer that match a grep pattern. It
@@ -29,7 +30,12 @@ type GrepMatcher struct {
 	re      *regexp.Regexp
 	lits    []litFinder // one of these occurs in every matching line; none: no prefilter
 	litOnly bool        // a line matches exactly when it holds one of lits
-	dfa     *lineDFA    // decides lines without the regexp; nil when too large
+	// asciiLits are lits with 'k' and 's' kept, folded as ASCII: exact for
+	// a buffer holding neither the Kelvin sign nor the long s. Nil when
+	// no literal lost a 'k' or an 's'.
+	asciiLits []litFinder
+	asciiOnly bool
+	dfa       *lineDFA // decides lines without the regexp; nil when too large
 }
 
 // litFinder locates one literal, exactly or with ASCII case folding.
@@ -72,20 +78,50 @@ func CompileGrep(pattern string, caseInsensitive bool) (*GrepMatcher, error) {
 	if len(lits) == 0 || len(lits) > 8 {
 		return m, nil
 	}
-	exact := isLiteralSet(ast)
 	for _, l := range lits {
 		if strings.Contains(l.s, "\n") {
 			return m, nil // no line holds it; the DFA or the regexp says no per line
 		}
-		f, whole := newLitFinder(l)
-		if f == nil {
-			return m, nil // an alternative without a searchable literal
-		}
-		exact = exact && whole
-		m.lits = append(m.lits, *f)
 	}
-	m.litOnly = exact
+	set := isLiteralSet(ast)
+	m.lits, m.litOnly = litFinders(lits, set, unsafeFold)
+	if ascii, only := litFinders(lits, set, nonASCII); len(ascii) > 0 && (len(m.lits) == 0 || only != m.litOnly || minLitLen(ascii) > minLitLen(m.lits)) {
+		m.asciiLits, m.asciiOnly = ascii, only
+	}
 	return m, nil
+}
+
+// litFinders prepares the search for lits, cutting folded literals at the
+// runes unsafe reports; only reports that holding one is matching (set is
+// whether the pattern is nothing but lits, and nothing was cut). It returns
+// nil when some literal has nothing searchable left.
+func litFinders(lits []reqLit, set bool, unsafe func(rune) bool) (fs []litFinder, only bool) {
+	only = set
+	for _, l := range lits {
+		f, whole := newLitFinder(l, unsafe)
+		if f == nil {
+			return nil, false
+		}
+		only = only && whole
+		fs = append(fs, *f)
+	}
+	return fs, only
+}
+
+func minLitLen(fs []litFinder) int {
+	n := math.MaxInt
+	for _, f := range fs {
+		n = min(n, len(f.lit))
+	}
+	return n
+}
+
+func nonASCII(r rune) bool { return r >= utf8.RuneSelf }
+
+// hasOddFold reports whether data holds the Kelvin sign or the long s, the
+// non-ASCII runes that fold with ASCII letters.
+func hasOddFold(data []byte) bool {
+	return bytes.Contains(data, []byte("\u212a")) || bytes.Contains(data, []byte("\u017f"))
 }
 
 // isLiteralSet reports whether re is a literal or an alternation of
@@ -108,7 +144,7 @@ func isLiteralSet(re *syntax.Regexp) bool {
 // newLitFinder prepares the search for l. A folded literal is cut down to
 // its longest run of bytes whose folding stays in ASCII; whole reports that
 // nothing was cut. It returns nil when no searchable byte is left.
-func newLitFinder(l reqLit) (f *litFinder, whole bool) {
+func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 	if !l.fold {
 		if l.s == "" {
 			return nil, false
@@ -116,7 +152,7 @@ func newLitFinder(l reqLit) (f *litFinder, whole bool) {
 		return &litFinder{lit: []byte(l.s)}, true
 	}
 	best := ""
-	for run := range strings.FieldsFuncSeq(l.s, unsafeFold) {
+	for run := range strings.FieldsFuncSeq(l.s, unsafe) {
 		if len(run) > len(best) || (len(run) == len(best) && rarest(run) < rarest(best)) {
 			best = run
 		}
@@ -347,23 +383,27 @@ func equalFoldASCII(b, lower []byte) bool {
 // line number and the line without its "\n" (a trailing "\r" is kept).
 // It stops when fn returns false. The line aliases data.
 func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) bool) {
+	lits, litOnly := m.lits, m.litOnly
+	if m.asciiLits != nil && !hasOddFold(data) {
+		lits, litOnly = m.asciiLits, m.asciiOnly
+	}
 	var stackState [8][3]int // per literal: next occurrence, cached byte positions
 	state := stackState[:0]
-	if len(m.lits) > len(stackState) {
-		state = make([][3]int, 0, len(m.lits))
+	if len(lits) > len(stackState) {
+		state = make([][3]int, 0, len(lits))
 	}
-	for range m.lits {
+	for range lits {
 		state = append(state, [3]int{-1, -1, -1})
 	}
 	var dc *dfaCache
-	if m.dfa != nil && !m.litOnly {
+	if m.dfa != nil && !litOnly {
 		dc = m.dfa.get()
 		defer m.dfa.put(dc)
 	}
 	lineNo, counted := 1, 0
 	pos := 0
 	for pos < len(data) {
-		if dc != nil && len(m.lits) == 0 {
+		if dc != nil && len(lits) == 0 {
 			start, end, ok := dc.nextMatch(data, pos)
 			if ok {
 				if start < 0 {
@@ -380,15 +420,15 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 			dc = nil // too many states: the regexp takes over from this line
 		}
 		var cand int
-		if len(m.lits) > 0 {
+		if len(lits) > 0 {
 			cand = none
-			for i := range m.lits {
+			for i := range lits {
 				st := &state[i]
 				if st[0] == none {
 					continue
 				}
 				if st[0] < pos {
-					st[0] = m.lits[i].index(data, pos, (*[2]int)(st[1:]))
+					st[0] = lits[i].index(data, pos, (*[2]int)(st[1:]))
 				}
 				cand = min(cand, st[0])
 			}
@@ -413,7 +453,7 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 			end += cand
 		}
 		line := data[start:end]
-		if m.litOnly || m.matchLine(dc, line) {
+		if litOnly || m.matchLine(dc, line) {
 			lineNo += bytes.Count(data[counted:start], []byte{'\n'})
 			counted = start
 			if !fn(lineNo, line) {

@@ -44,7 +44,7 @@ var grepPatterns = []string{
 	"[0-9]{2,}", "[0-9]{4}[.:][0-9]{2}", "^$", "^", "$", "^a", "b$", "^ab$", `^\s*$`, `\bab\b`,
 	`\Bb`, `\ba`, `a\b`, `(?i)\bK`, "a.*b", "a.b", "[^a-z]+", "^[^a-z]*$", "x*", "(ab)+c", "a|b|c",
 	"é", "ß|é|日本", "[α-ω]+", `\pL+\d`, `\w+\(`, "(?i)straße", "é$", "(a|ab)(c|bcd)", `\Aab`, `ab\z`,
-	"k.*s", "[kK]", `\x00`, "\t", "a{3}", "(?s)a.b",
+	"k.*s", "[kK]", `\x00`, "\t", "a{3}", "(?s)a.b", "kiss|sack", "(?i)Kelvin", "unsafe", "ask(s)?k",
 }
 
 func randomText(r *rand.Rand, n int) []byte {
@@ -64,6 +64,11 @@ func TestScanAgreesWithRegexp(t *testing.T) {
 	var texts [][]byte
 	for i := range 60 {
 		texts = append(texts, randomText(r, 1+i*37))
+	}
+	for i := range 30 { // without the Kelvin sign and the long s: the ASCII-folding path
+		t := randomText(r, 1+i*53)
+		t = bytes.ReplaceAll(t, []byte("\u212a"), []byte("K"))
+		texts = append(texts, bytes.ReplaceAll(t, []byte("\u017f"), []byte("s")))
 	}
 	texts = append(texts, []byte(""), []byte("\n"), []byte("\n\n"), []byte("ab"), []byte("ab\n"), []byte("\nab"))
 	for _, p := range grepPatterns {
