@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/mcpserver"
+	"github.com/julyfs/julyfs/runner/tools"
+)
+
+// load loads the agent in the command's first argument, printing every
+// validation problem.
+func load(c *cli.Context) (*runner.Agent, error) {
+	if c.NArg() < 1 {
+		return nil, usagef(c, "missing the agent directory")
+	}
+	a, err := runner.Load(c.Args().First())
+	var ve *runner.ValidationError
+	if errors.As(err, &ve) {
+		fmt.Fprintln(c.App.ErrWriter, ve.Error())
+		return nil, errReported
+	}
+	return a, err
+}
+
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check an agent definition",
+		ArgsUsage: "DIR",
+		Description: `Loads DIR/agent.yaml and reports every problem at once (exit 1): unknown
+fields or tool names, and the fail-closed combinations (a root with shell,
+task or readLints; a root with local.cwd, local.workspaceDir, local.sandbox or
+a cloud runtime; an authored tools/Read.* named like a synthesized tool;
+workspaceFiles under memory/ or, with a root, /tmp; a root mount under /tmp).
+On success it prints what the agent's model gets.`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
+			}
+			a, err := load(c)
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
+			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
+			fmt.Fprintf(w, "tools: %s\n", list(a.Plan.Served()))
+			fmt.Fprintf(w, "harness (the agent loop's, not served by july): %s\n", list(a.Plan.Harness))
+			if a.Plan.ScratchTmp {
+				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
+			}
+			return nil
+		},
+	}
+}
+
+func list(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// toolJSON is one tool in `july tools` output.
+type toolJSON struct {
+	Name         string            `json:"name"`
+	Description  string            `json:"description"`
+	Effect       tools.Effect      `json:"effect"`
+	Destructive  bool              `json:"destructive,omitempty"`
+	OpenWorld    bool              `json:"openWorld,omitempty"`
+	InputSchema  any               `json:"inputSchema"`
+	OutputSchema any               `json:"outputSchema,omitempty"`
+	Aliases      map[string]string `json:"aliases,omitempty"`
+}
+
+func toolsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "tools",
+		Usage:     "list the tools july serves for an agent, with their JSON schemas",
+		ArgsUsage: "DIR",
+		Description: `Prints one JSON document: the agent, its tree, the tools july serves (the
+tools synthesized from the tree and, on the host default, Shell) with their
+effect, input schema and accepted argument aliases, and the harness builtins
+the plan grants that belong to the agent loop.`,
+		Action: func(c *cli.Context) error {
+			a, err := load(c)
+			if err != nil {
+				return err
+			}
+			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{})
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			out := struct {
+				Agent      string     `json:"agent"`
+				Tree       string     `json:"tree"`
+				Tools      []toolJSON `json:"tools"`
+				Harness    []string   `json:"harness"`
+				MCP        bool       `json:"mcp"`
+				ScratchTmp bool       `json:"scratchTmp"`
+			}{Agent: a.Config.Name, Tree: a.TreeDescription(), Tools: []toolJSON{}, Harness: a.Plan.Harness, MCP: a.Plan.MCP, ScratchTmp: a.Plan.ScratchTmp}
+			if out.Harness == nil {
+				out.Harness = []string{}
+			}
+			for _, t := range turn.Tools() {
+				tj := toolJSON{Name: t.Name, Description: t.Description, Effect: t.Effect, Destructive: t.Destructive,
+					OpenWorld: t.OpenWorld, InputSchema: t.Schema, Aliases: t.Aliases}
+				if t.OutputSchema != nil {
+					tj.OutputSchema = t.OutputSchema
+				}
+				out.Tools = append(out.Tools, tj)
+			}
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(out)
+		},
+	}
+}
+
+func callCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "call",
+		Usage:     "call one of an agent's tools",
+		ArgsUsage: "DIR TOOL [JSON|-]",
+		Description: `Calls TOOL with the JSON object of arguments (default {}; - reads it from
+stdin) through the same dispatcher the MCP server and the agent loop use:
+argument aliases (old_string, file_path, ...) map onto the schema's names,
+the arguments are validated, and the result is printed: text as is, an
+image as a one-line description. A tool error prints its message on stderr
+and exits 1. --json prints the whole result as JSON instead.
+
+The tree is bound for this one call: a temp root starts from agent.yaml's
+contents every time, so an edit is not seen by the next july call.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "run read tools, stub write tools"},
+			&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 2 || c.NArg() > 3 {
+				return usagef(c, "want DIR TOOL [JSON], got %d arguments", c.NArg())
+			}
+			args := []byte("{}")
+			if c.NArg() == 3 {
+				args = []byte(c.Args().Get(2))
+				if string(args) == "-" {
+					var err error
+					if args, err = io.ReadAll(c.App.Reader); err != nil {
+						return err
+					}
+				}
+			}
+			a, err := load(c)
+			if err != nil {
+				return err
+			}
+			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{DryRun: c.Bool("dry-run")})
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			r := turn.Call(c.Context, c.Args().Get(1), args)
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+				if r.IsError {
+					return errReported
+				}
+				return nil
+			}
+			if r.IsError {
+				fmt.Fprintln(c.App.ErrWriter, r.String())
+				return errReported
+			}
+			_, err = fmt.Fprintln(c.App.Writer, r.String())
+			return err
+		},
+	}
+}
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "mcp",
+		Usage:     "serve an agent's tools over MCP (stdio, or streamable HTTP)",
+		ArgsUsage: "DIR",
+		Description: `Serves the tools july call can call, over the Model Context Protocol: on
+stdin/stdout by default, or as streamable HTTP at --http ADDR (for example
+127.0.0.1:8765; port 0 picks a free port, printed on stderr). Every MCP
+session is one turn: with a root, it gets its own empty /tmp. The tree is
+bound once and shared by every session of the process.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP at `ADDR` instead of stdio"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
+			}
+			a, err := load(c)
+			if err != nil {
+				return err
+			}
+			s, err := a.Open(c.Context, runner.SessionOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			srv, err := mcpserver.New(s, mcpserver.Options{})
+			if err != nil {
+				return err
+			}
+			addr := c.String("http")
+			if addr == "" {
+				err := srv.Run(c.Context, &mcp.StdioTransport{})
+				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			return serveHTTP(c, srv, a.Config.Name, addr)
+		},
+	}
+}
+
+func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(c.App.ErrWriter, "july mcp: serving agent %s at http://%s/\n", name, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-c.Context.Done():
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+		return nil
+	}
+}
+
+// openTurn binds the agent's tree and starts one turn.
+func openTurn(ctx context.Context, a *runner.Agent, opts runner.SessionOptions) (*runner.Turn, func(), error) {
+	s, err := a.Open(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.Turn()
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return t, func() { s.Close() }, nil
+}
