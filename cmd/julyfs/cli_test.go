@@ -185,3 +185,19 @@ func TestTourSteps(t *testing.T) {
 		t.Errorf("the tour does not show write")
 	}
 }
+
+// TestInterrupted checks that a cancelled context (Ctrl-C) ends a command
+// with exit 130 and no message.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"julyfs", "grep", "x", "/", "--mount", "/=local:" + dir}, nil, &stdout, &stderr)
+	if code != 130 || stderr.Len() != 0 {
+		t.Errorf("interrupted grep: exit %d, stderr %q; want 130 and nothing", code, stderr.String())
+	}
+}

@@ -138,6 +138,9 @@ var errNoMatch = errors.New("no match")
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return 130 // interrupted: the shell's code for SIGINT, no message
+	}
 	return exitCode(err, stderr)
 }
 

@@ -40,12 +40,12 @@ Examples:
 			p := vfs.Clean(c.Args().First())
 			long := c.Bool("l")
 			out := newOutput(c)
-			any := false
+			listed := false
 			for e, err := range fsys.List(c.Context, p) {
 				if err != nil {
 					return out.done(err)
 				}
-				any = true
+				listed = true
 				line := e.Path
 				if long {
 					info, err := fsys.Stat(c.Context, e.Path)
@@ -61,7 +61,7 @@ Examples:
 					break
 				}
 			}
-			if !any {
+			if !listed {
 				// An empty listing is an empty directory, a file or nothing:
 				// say which, as ls(1) does.
 				info, err := fsys.Stat(c.Context, p)
