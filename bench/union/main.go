@@ -12,8 +12,9 @@
 // WORK/<size>/gN and the single mount is WORK/<size>: the same files at the
 // same paths. Each measurement runs in a fresh child process (this binary
 // with -child), which warms the page cache with one untimed run, times
-// -reps runs, and reports the median and minimum wall time and its peak
-// resident set (getrusage's ru_maxrss, which includes the Go runtime). The
+// -reps runs, and reports the median and minimum wall time, the CPU time
+// (user+system) per run, and its peak resident set (getrusage's ru_maxrss,
+// which includes the Go runtime). The
 // four configurations of a size are interleaved, round after round, so load
 // from other processes hits them alike. Output is a markdown table.
 package main
@@ -69,6 +70,7 @@ type result struct {
 	MinNS    int64 `json:"min_ns"`
 	Count    int   `json:"count"`
 	MaxRSSKB int64 `json:"maxrss_kb"`
+	CPUNS    int64 `json:"cpu_ns"` // user+system time per run, the mean
 }
 
 func open(root, mode string) (vfs.FileSystem, error) {
@@ -119,6 +121,10 @@ func measure(root, mode, op, lit string, reps int) error {
 	if err != nil {
 		return err
 	}
+	var before syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &before); err != nil {
+		return err
+	}
 	var times []int64
 	for range reps {
 		start := time.Now()
@@ -136,8 +142,10 @@ func measure(root, mode, op, lit string, reps int) error {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return err
 	}
+	cpu := func(r syscall.Rusage) int64 { return r.Utime.Nano() + r.Stime.Nano() }
 	return json.NewEncoder(os.Stdout).Encode(result{
 		MedianNS: times[len(times)/2], MinNS: times[0], Count: count, MaxRSSKB: ru.Maxrss,
+		CPUNS: (cpu(ru) - cpu(before)) / int64(reps),
 	})
 }
 
@@ -173,8 +181,8 @@ func run(src, work, lit string, reps, rounds int) error {
 		{"full", entries},
 	}
 	fmt.Printf("source %s: %d files; grep literal %q; %d rounds x %d timed runs\n\n", src, total, lit, rounds, reps)
-	fmt.Println("| tree | files | op | results | single median | union median | ratio (median) | ratio (min) | single peak RSS | union peak RSS |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| tree | files | op | results | single median | union median | ratio (median) | ratio (min) | single CPU | union CPU | ratio (CPU) | single peak RSS | union peak RSS |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, size := range sizes {
 		root := filepath.Join(work, size.name)
 		files, err := build(src, root, size.entries)
@@ -199,10 +207,11 @@ func run(src, work, lit string, reps, rounds int) error {
 			if s.Count != u.Count {
 				return fmt.Errorf("%s %s: single found %d, union %d", size.name, op, s.Count, u.Count)
 			}
-			fmt.Printf("| %s | %d | %s | %d | %s | %s | %.2fx | %.2fx | %.1f MB | %.1f MB |\n",
+			fmt.Printf("| %s | %d | %s | %d | %s | %s | %.2fx | %.2fx | %s | %s | %.2fx | %.1f MB | %.1f MB |\n",
 				size.name, files, op, s.Count,
 				ms(s.MedianNS), ms(u.MedianNS),
 				float64(u.MedianNS)/float64(s.MedianNS), float64(u.MinNS)/float64(s.MinNS),
+				ms(s.CPUNS), ms(u.CPUNS), float64(u.CPUNS)/float64(s.CPUNS),
 				float64(s.MaxRSSKB)/1024, float64(u.MaxRSSKB)/1024)
 		}
 	}
@@ -212,17 +221,19 @@ func run(src, work, lit string, reps, rounds int) error {
 func ms(ns int64) string { return fmt.Sprintf("%.1f ms", float64(ns)/1e6) }
 
 // summarize combines the rounds of one configuration: the median of the
-// medians, the least minimum, the largest peak.
+// medians and of the CPU times, the least minimum, the largest peak.
 func summarize(rs []result) result {
 	meds := make([]int64, len(rs))
+	cpus := make([]int64, len(rs))
 	out := result{Count: rs[0].Count, MinNS: rs[0].MinNS}
 	for i, r := range rs {
-		meds[i] = r.MedianNS
+		meds[i], cpus[i] = r.MedianNS, r.CPUNS
 		out.MinNS = min(out.MinNS, r.MinNS)
 		out.MaxRSSKB = max(out.MaxRSSKB, r.MaxRSSKB)
 	}
 	slices.Sort(meds)
-	out.MedianNS = meds[len(meds)/2]
+	slices.Sort(cpus)
+	out.MedianNS, out.CPUNS = meds[len(meds)/2], cpus[len(cpus)/2]
 	return out
 }
 

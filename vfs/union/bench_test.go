@@ -10,10 +10,13 @@ import (
 	"github.com/julyfs/julyfs/vfs/union"
 )
 
-// benchTrees returns the same files as one temp tree and as a union of four
-// temp trees mounted at /g1../g4: the union's own cost, with children that
-// cost as little as possible. For the cost over host disk see bench/union.
-func benchTrees(b *testing.B, filesPerGroup int) (single, u vfs.FileSystem) {
+// benchTrees returns the same files as one temp tree, as a union of four
+// temp trees mounted side by side at /g1../g4, and as a union whose "/"
+// mount holds /g1 with the other three mounted below it (so the union
+// merges instead of concatenating): the union's own cost, with children
+// that cost as little as possible. For the cost over host disk see
+// bench/union.
+func benchTrees(b *testing.B, filesPerGroup int) (single, u, merged vfs.FileSystem) {
 	b.Helper()
 	all := map[string]string{}
 	groups := make([]map[string]string, 4)
@@ -37,16 +40,25 @@ func benchTrees(b *testing.B, filesPerGroup int) (single, u vfs.FileSystem) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return temp.MustNew(all), uf
+	g1 := map[string]string{}
+	for p, data := range groups[0] {
+		g1["/g1"+p] = data
+	}
+	ms[0] = union.Mount{Prefix: "/", FS: temp.MustNew(g1)}
+	mf, err := union.New(ms)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return temp.MustNew(all), uf, mf
 }
 
 func BenchmarkGlob(b *testing.B) {
 	for _, n := range []int{1000, 4000} {
-		single, u := benchTrees(b, n)
+		single, u, merged := benchTrees(b, n)
 		for _, tc := range []struct {
 			name string
 			fsys vfs.FileSystem
-		}{{"single", single}, {"union", u}} {
+		}{{"single", single}, {"union", u}, {"merged", merged}} {
 			b.Run(fmt.Sprintf("files=%d/%s", 4*n, tc.name), func(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {
@@ -68,11 +80,11 @@ func BenchmarkGlob(b *testing.B) {
 
 func BenchmarkGrep(b *testing.B) {
 	for _, n := range []int{1000, 4000} {
-		single, u := benchTrees(b, n)
+		single, u, merged := benchTrees(b, n)
 		for _, tc := range []struct {
 			name string
 			fsys vfs.FileSystem
-		}{{"single", single}, {"union", u}} {
+		}{{"single", single}, {"union", u}, {"merged", merged}} {
 			b.Run(fmt.Sprintf("files=%d/%s", 4*n, tc.name), func(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {
