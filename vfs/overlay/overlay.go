@@ -10,7 +10,9 @@
 // layer's stale copy of an upper file yields nothing. The overlay has no
 // whiteouts, and an upper file does not hide a lower directory's contents
 // from List of that directory or from Glob and Grep below it: shadowing is
-// by equal path.
+// by equal path. MaxResults goes to the top layer only (all its hits are
+// kept); the others run uncapped and are stopped once the overlay has
+// enough.
 //
 // # Downed layers
 //

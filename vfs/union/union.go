@@ -39,8 +39,13 @@
 // other. Breaking out of a loop stops every child. A glob
 // pattern that names mounts ("/repo/**/*.go", or "repo/**" from "/") is
 // rewritten for each child it can reach ("**/*.go" at /repo's root) and is
-// never evaluated by a mount it cannot reach. MaxResults is passed to every
-// child and applied again after the merge.
+// never evaluated by a mount it cannot reach; a pattern that cannot be
+// matched one segment at a time (a "/" inside braces, a negated class, a
+// "**" inside a segment) is evaluated by walking the mounts it can reach.
+// MaxResults is passed to every child and applied again after the merge;
+// a child some of whose hits the union drops (one with mounts below the
+// queried path) runs uncapped instead and is stopped once the union has
+// enough.
 //
 // # Errors
 //
