@@ -73,7 +73,7 @@ const (
 )
 
 func checkBreakEarly(t T, newFS NewFunc, opts Options) {
-	fsys := newFS(t, bigTree())
+	fsys := newFS(t, fixture())
 	for _, s := range streams() {
 		runtime.GC()
 		before := runtime.NumGoroutine()
@@ -101,7 +101,7 @@ func bigTree() map[string][]byte {
 	for i := range 20 {
 		fmt.Fprintf(&b, "line %d TODO item\n", i)
 	}
-	for i := range 300 {
+	for i := range 120 {
 		files[fmt.Sprintf("/big/d%02d/f%03d.txt", i%10, i)] = []byte(b.String())
 	}
 	return files
@@ -138,7 +138,7 @@ func checkCancelMidway(t T, newFS NewFunc) {
 	before := runtime.NumGoroutine()
 	rounds := 0
 	for _, s := range streams() {
-		for range leakRounds / 4 {
+		for range leakRounds / 8 {
 			rounds++
 			ctx, cancel := context.WithCancel(t.Context())
 			within(t, s.name+" cancelled after its first element", func() {
@@ -195,6 +195,7 @@ func checkConcurrent(t T, newFS NewFunc, opts Options) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer recoverTo(t, "a concurrent writer")
 				for i := range concOps {
 					p := fmt.Sprintf("/conc/w%d/f%02d", w, i)
 					if err := fsys.Write(ctx, p, []byte(p+"\n")); err != nil {
@@ -219,6 +220,7 @@ func checkConcurrent(t T, newFS NewFunc, opts Options) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recoverTo(t, "a concurrent reader")
 			for i := range concOps {
 				concRead(t, fsys, allowed, r, i)
 			}

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -222,6 +223,7 @@ func within(t T, what string, f func()) bool {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer recoverTo(t, what)
 		f()
 	}()
 	select {
@@ -233,10 +235,21 @@ func within(t T, what string, f func()) bool {
 	}
 }
 
+// recoverTo reports a panic of a goroutine the suite started, which would
+// otherwise end the whole process.
+func recoverTo(t T, what string) {
+	if r := recover(); r != nil {
+		t.Errorf("%s panicked: %v\n%s", what, r, debug.Stack())
+	}
+}
+
+// settleBound bounds the wait for abandoned streams' goroutines to exit.
+const settleBound = 10 * time.Second
+
 // settles reports whether the goroutine count falls back to at most limit
 // within waitBound.
 func settles(limit int) (int, bool) {
-	deadline := time.Now().Add(waitBound)
+	deadline := time.Now().Add(settleBound)
 	for {
 		n := runtime.NumGoroutine()
 		if n <= limit {

@@ -1,6 +1,14 @@
 package vfstest_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -11,4 +19,357 @@ func TestReference(t *testing.T) {
 	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
 		return vfstest.NewReference(files)
 	}, vfstest.Options{})
+}
+
+func TestReferenceOutsideGoTest(t *testing.T) {
+	err := vfstest.Test(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
+		return vfstest.NewReference(files), nil
+	}, vfstest.Options{})
+	if err != nil {
+		t.Errorf("Test(reference) = %v, want nil", err)
+	}
+}
+
+// mutant is the reference with one rule broken; every override below
+// breaks exactly one rule the suite must catch.
+type mutant struct {
+	*vfstest.Reference
+	list   func(r *vfstest.Reference, ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error]
+	stat   func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error)
+	glob   func(r *vfstest.Reference, ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error]
+	read   func(r *vfstest.Reference, ctx context.Context, p string) ([]byte, error)
+	grep   func(r *vfstest.Reference, ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error]
+	write  func(r *vfstest.Reference, ctx context.Context, p string, data []byte) error
+	delete func(r *vfstest.Reference, ctx context.Context, p string) error
+	search func(r *vfstest.Reference, ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error]
+}
+
+func (m *mutant) List(ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+	if m.list != nil {
+		return m.list(m.Reference, ctx, p)
+	}
+	return m.Reference.List(ctx, p)
+}
+
+func (m *mutant) Stat(ctx context.Context, p string) (vfs.FileInfo, error) {
+	if m.stat != nil {
+		return m.stat(m.Reference, ctx, p)
+	}
+	return m.Reference.Stat(ctx, p)
+}
+
+func (m *mutant) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	if m.glob != nil {
+		return m.glob(m.Reference, ctx, pattern, dir)
+	}
+	return m.Reference.Glob(ctx, pattern, dir)
+}
+
+func (m *mutant) Read(ctx context.Context, p string) ([]byte, error) {
+	if m.read != nil {
+		return m.read(m.Reference, ctx, p)
+	}
+	return m.Reference.Read(ctx, p)
+}
+
+func (m *mutant) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	if m.grep != nil {
+		return m.grep(m.Reference, ctx, q)
+	}
+	return m.Reference.Grep(ctx, q)
+}
+
+func (m *mutant) Write(ctx context.Context, p string, data []byte) error {
+	if m.write != nil {
+		return m.write(m.Reference, ctx, p, data)
+	}
+	return m.Reference.Write(ctx, p, data)
+}
+
+func (m *mutant) Delete(ctx context.Context, p string) error {
+	if m.delete != nil {
+		return m.delete(m.Reference, ctx, p)
+	}
+	return m.Reference.Delete(ctx, p)
+}
+
+func (m *mutant) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	if m.search != nil {
+		return m.search(m.Reference, ctx, q)
+	}
+	return m.Reference.Search(ctx, q)
+}
+
+func reversed[E any](seq iter.Seq2[E, error]) iter.Seq2[E, error] {
+	return func(yield func(E, error) bool) {
+		var all []E
+		for v, err := range seq {
+			if err != nil {
+				yield(v, err)
+				return
+			}
+			all = append(all, v)
+		}
+		slices.Reverse(all)
+		for _, v := range all {
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// TestSuiteCatches checks the suite itself: each mutant breaks one rule,
+// and the named check must fail on it.
+func TestSuiteCatches(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		m     mutant
+		opts  vfstest.Options
+		check string // a check that must fail
+	}{
+		{"unsorted list", mutant{list: func(r *vfstest.Reference, ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+			return reversed(r.List(ctx, p))
+		}}, vfstest.Options{}, "List/children"},
+		{"duplicate glob entries", mutant{glob: func(r *vfstest.Reference, ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+			return func(yield func(vfs.DirEntry, error) bool) {
+				for e, err := range r.Glob(ctx, pattern, dir) {
+					if !yield(e, err) || err != nil || !yield(e, nil) {
+						return
+					}
+				}
+			}
+		}}, vfstest.Options{}, "Glob/relativeToDir"},
+		{"stat of a missing path fails", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
+			info, err := r.Stat(ctx, p)
+			if info.Kind == vfs.KindMissing {
+				return info, vfs.NotFound(info.Path)
+			}
+			return info, err
+		}}, vfstest.Options{}, "Stat/dirsAndMissing"},
+		{"untyped not-found error", mutant{read: func(r *vfstest.Reference, ctx context.Context, p string) ([]byte, error) {
+			data, err := r.Read(ctx, p)
+			if err != nil {
+				return nil, errors.New(err.Error())
+			}
+			return data, nil
+		}}, vfstest.Options{}, "Read/missingOrDir"},
+		{"no normalization", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
+			if p != vfs.Clean(p) {
+				return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
+			}
+			return r.Stat(ctx, p)
+		}}, vfstest.Options{}, "Normalize/reads"},
+		{"glob by basename anywhere", mutant{glob: func(r *vfstest.Reference, ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+			return r.Glob(ctx, "**/"+pattern, dir)
+		}}, vfstest.Options{}, "Glob/relativeToDir"},
+		{"grep ignores maxResults", mutant{grep: func(r *vfstest.Reference, ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+			q.MaxResults = 0
+			return r.Grep(ctx, q)
+		}}, vfstest.Options{}, "Grep/maxResults"},
+		{"grep drops repeated lines", mutant{grep: func(r *vfstest.Reference, ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+			return func(yield func(vfs.GrepResult, error) bool) {
+				seen := map[string]bool{}
+				for h, err := range r.Grep(ctx, q) {
+					if err == nil && seen[h.Path+h.Line] {
+						continue
+					}
+					seen[h.Path+h.Line] = true
+					if !yield(h, err) {
+						return
+					}
+				}
+			}
+		}}, vfstest.Options{}, "Grep/order"},
+		{"grep scope by string prefix", mutant{grep: func(r *vfstest.Reference, ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+			return func(yield func(vfs.GrepResult, error) bool) {
+				scope := vfs.Clean(q.Path)
+				q.Path = "/"
+				for h, err := range r.Grep(ctx, q) {
+					if err == nil && !strings.HasPrefix(h.Path, scope) {
+						continue
+					}
+					if !yield(h, err) {
+						return
+					}
+				}
+			}
+		}}, vfstest.Options{}, "Grep/scope"},
+		{"write keeps the caller's slice", mutant{}, vfstest.Options{}, ""},
+		{"constant etag", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
+			info, err := r.Stat(ctx, p)
+			if info.Kind == vfs.KindFile {
+				info.ETag = "same"
+			}
+			return info, err
+		}}, vfstest.Options{}, "Write/etag"},
+		{"empty dirs declared kept, but removed", mutant{}, vfstest.Options{KeepsEmptyDirs: true}, "Delete/file"},
+		{"read-only declared, writes succeed", mutant{}, vfstest.Options{ReadOnly: true}, "Write/readOnly"},
+		{"no-delete declared, deletes succeed", mutant{}, vfstest.Options{NoDelete: true}, "Delete/notSupported"},
+		{"search without index yields", mutant{search: func(r *vfstest.Reference, ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+			return func(yield func(vfs.SearchResult, error) bool) {
+				yield(vfs.SearchResult{Path: "/README.md", Score: 1}, nil)
+			}
+		}}, vfstest.Options{}, "Search/noIndex"},
+		{"stream ignores cancellation", mutant{list: func(r *vfstest.Reference, _ context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+			return r.List(context.Background(), p)
+		}}, vfstest.Options{}, "Stream/cancelled"},
+		{"stream leaks a goroutine", mutant{list: func(r *vfstest.Reference, ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+			return func(yield func(vfs.DirEntry, error) bool) {
+				next, _ := iter.Pull2(r.List(ctx, p)) // never stopped
+				for {
+					e, err, ok := next()
+					if !ok || !yield(e, err) {
+						return
+					}
+				}
+			}
+		}}, vfstest.Options{}, "Stream/breakEarly"},
+		{"stream yields after an error", mutant{grep: func(r *vfstest.Reference, ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+			return func(yield func(vfs.GrepResult, error) bool) {
+				for h, err := range r.Grep(ctx, q) {
+					if !yield(h, err) {
+						return
+					}
+					if err != nil {
+						yield(vfs.GrepResult{Path: "/x", LineNumber: 1}, nil)
+						return
+					}
+				}
+			}
+		}}, vfstest.Options{}, "Grep/invalidPattern"},
+		{"stream panics after break", mutant{list: func(r *vfstest.Reference, ctx context.Context, p string) iter.Seq2[vfs.DirEntry, error] {
+			return func(yield func(vfs.DirEntry, error) bool) {
+				for e, err := range r.List(ctx, p) {
+					yield(e, err) // ignores a break
+				}
+			}
+		}}, vfstest.Options{}, "Stream/breakEarly"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check := c.check
+			newFS := func(files map[string][]byte) (vfs.FileSystem, error) {
+				mm := c.m
+				mm.Reference = vfstest.NewReference(files)
+				return &mm, nil
+			}
+			if c.name == "write keeps the caller's slice" {
+				check = "Write/ownership"
+				newFS = func(files map[string][]byte) (vfs.FileSystem, error) {
+					return &aliasFS{Reference: vfstest.NewReference(files), stored: map[string][]byte{}}, nil
+				}
+			}
+			failures, found := runOne(t.Context(), check, newFS, c.opts)
+			switch {
+			case !found:
+				t.Errorf("no check named %s for %+v", check, c.opts)
+			case len(failures) == 0:
+				t.Errorf("check %s passed on a tree that breaks its rule", check)
+			default:
+				t.Logf("%s: %s", check, failures[0])
+			}
+		})
+	}
+}
+
+// recorder is a vfstest.T outside the testing package, as a command
+// running the checks would write it.
+type recorder struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recorder) Helper()                  {}
+func (r *recorder) Context() context.Context { return r.ctx }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// runOne runs the check named name alone and returns its failures.
+func runOne(ctx context.Context, name string, newFS func(map[string][]byte) (vfs.FileSystem, error), opts vfstest.Options) (failures []string, found bool) {
+	for _, c := range vfstest.Checks(opts) {
+		if c.Name != name {
+			continue
+		}
+		r := &recorder{ctx: ctx}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.Run(r, func(t vfstest.T, files map[string][]byte) vfs.FileSystem {
+				fsys, err := newFS(files)
+				if err != nil {
+					t.Fatalf("newFS: %v", err)
+				}
+				return fsys
+			})
+		}()
+		<-done
+		return r.msgs, true
+	}
+	return nil, false
+}
+
+// aliasFS stores the caller's slice itself instead of a copy.
+type aliasFS struct {
+	*vfstest.Reference
+	mu     sync.Mutex
+	stored map[string][]byte
+}
+
+func (a *aliasFS) Write(ctx context.Context, p string, data []byte) error {
+	a.mu.Lock()
+	a.stored[vfs.Clean(p)] = data
+	a.mu.Unlock()
+	return a.Reference.Write(ctx, p, data)
+}
+
+func (a *aliasFS) Read(ctx context.Context, p string) ([]byte, error) {
+	a.mu.Lock()
+	data, ok := a.stored[vfs.Clean(p)]
+	a.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	return a.Reference.Read(ctx, p)
+}
+
+func TestRunChecksReportsSetupAndPanics(t *testing.T) {
+	results := vfstest.RunChecks(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
+		return nil, errors.New("no backend")
+	}, vfstest.Options{})
+	if len(results) == 0 {
+		t.Fatal("RunChecks returned no results")
+	}
+	for _, r := range results {
+		if len(r.Failures) == 0 || !strings.Contains(strings.Join(r.Failures, "\n"), "no backend") {
+			t.Errorf("%s: failures %q, want the setup error", r.Name, r.Failures)
+		}
+	}
+	err := vfstest.Test(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
+		return &mutant{Reference: vfstest.NewReference(files), stat: func(*vfstest.Reference, context.Context, string) (vfs.FileInfo, error) {
+			panic("boom")
+		}}, nil
+	}, vfstest.Options{})
+	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Errorf("Test(panicking Stat) = %v, want the panic reported", err)
+	}
+}
+
+func TestChecksNamesUnique(t *testing.T) {
+	for _, opts := range []vfstest.Options{{}, {ReadOnly: true}, {NoDelete: true}, {NoFiles: true}, {HasIndex: true, KeepsEmptyDirs: true}} {
+		seen := map[string]bool{}
+		for _, c := range vfstest.Checks(opts) {
+			if seen[c.Name] {
+				t.Errorf("Checks(%+v) has %q twice", opts, c.Name)
+			}
+			seen[c.Name] = true
+		}
+	}
 }

@@ -1,0 +1,25 @@
+package temp_test
+
+import (
+	"testing"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/vfstest"
+)
+
+func TestConformance(t *testing.T) {
+	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
+		fsys, err := temp.New(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fsys
+	}, vfstest.Options{})
+}
+
+func TestEmptyConformance(t *testing.T) {
+	vfstest.Run(t, func(*testing.T, map[string][]byte) vfs.FileSystem {
+		return temp.Empty()
+	}, vfstest.Options{NoFiles: true})
+}
