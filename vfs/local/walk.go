@@ -55,7 +55,7 @@ func (d *dir) sub(name string) (*dir, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	c := &dir{fsys: d.fsys, path: vfs.Join(d.path, name), f: os.NewFile(uintptr(fd), name), fd: fd}
+	c := &dir{fsys: d.fsys, path: d.child(name), f: os.NewFile(uintptr(fd), name), fd: fd}
 	c.refs.Store(1)
 	return c, nil
 }
@@ -85,41 +85,64 @@ type entry struct {
 // directory, nothing, or outside the root) is left out, as are special
 // files.
 func (d *dir) entries() ([]entry, error) {
-	des, err := d.f.ReadDir(-1)
+	var out []entry
+	var links []string
+	err := readDirents(d.fd, func(name string, typ byte) {
+		switch typ {
+		case unix.DT_UNKNOWN: // the filesystem does not say: ask
+			var st unix.Stat_t
+			if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				return
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				out = append(out, entry{name: name, kind: vfs.KindFile})
+			case unix.S_IFDIR:
+				out = append(out, entry{name: name, kind: vfs.KindDir})
+			case unix.S_IFLNK:
+				links = append(links, name)
+			}
+		case unix.DT_REG:
+			out = append(out, entry{name: name, kind: vfs.KindFile})
+		case unix.DT_DIR:
+			out = append(out, entry{name: name, kind: vfs.KindDir})
+		case unix.DT_LNK:
+			links = append(links, name)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]entry, 0, len(des))
-	for _, de := range des {
-		name := de.Name()
-		switch t := de.Type(); {
-		case t.IsRegular():
-			out = append(out, entry{name: name, kind: vfs.KindFile})
-		case t.IsDir():
-			out = append(out, entry{name: name, kind: vfs.KindDir})
-		case t&fs.ModeSymlink != 0:
-			fi, err := d.fsys.root.Stat(rel(vfs.Join(d.path, name)))
-			if err == nil && fi.Mode().IsRegular() {
-				out = append(out, entry{name: name, kind: vfs.KindFile, link: true})
-			}
+	for _, name := range links {
+		fi, err := d.fsys.root.Stat(rel(d.child(name)))
+		if err == nil && fi.Mode().IsRegular() {
+			out = append(out, entry{name: name, kind: vfs.KindFile, link: true})
 		}
 	}
 	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	return out, nil
 }
 
+// child returns the path of d's child name (a single clean component).
+func (d *dir) child(name string) string {
+	if d.path == "/" {
+		return "/" + name
+	}
+	return d.path + "/" + name
+}
+
 // readFile reads the regular file name in d into buf[:0], growing it as
 // needed. A link (known from the listing) is resolved inside the root.
 func (d *dir) readFile(name string, link bool, buf []byte) ([]byte, error) {
 	if link {
-		f, fi, err := d.fsys.open(vfs.Join(d.path, name))
+		f, fi, err := d.fsys.open(d.child(name))
 		if err != nil {
 			return buf, err
 		}
 		defer f.Close()
 		return readAll(f, fi.Size(), buf)
 	}
-	p := vfs.Join(d.path, name)
+	p := d.child(name)
 	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
@@ -213,7 +236,7 @@ func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 	}
 	for _, ev := range events {
 		if !ev.sub {
-			if !visit(d, ev.e, vfs.Join(d.path, ev.e.name)) {
+			if !visit(d, ev.e, d.child(ev.e.name)) {
 				return false, nil
 			}
 			continue
@@ -223,7 +246,7 @@ func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 			if isMissing(err) || errors.Is(err, fs.ErrPermission) {
 				continue // unreadable, or removed or replaced by a link since the listing
 			}
-			return false, vfs.NewError(vfs.KindOther, vfs.Join(d.path, ev.e.name), errno(err))
+			return false, vfs.NewError(vfs.KindOther, d.child(ev.e.name), errno(err))
 		}
 		more, err := c.walk(ctx, depth-1, visit)
 		c.close()
