@@ -17,7 +17,6 @@ var benchArgs = json.RawMessage(`{"file_path":"/a.txt","offset":1}`)
 // arguments and the result bookkeeping, without any tree.
 func BenchmarkDispatchOverhead(b *testing.B) {
 	read := tools.NewRead(temp.MustNew(nil), tools.Options{})
-	decode := read.Run
 	noop := *read
 	fixed := tools.Text("     1\thi")
 	noop.Run = func(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
@@ -30,7 +29,6 @@ func BenchmarkDispatchOverhead(b *testing.B) {
 		}
 		return fixed, nil
 	}
-	_ = decode
 	d, err := NewDispatcher([]*tools.Tool{&noop}, DispatchOptions{})
 	if err != nil {
 		b.Fatal(err)
