@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -143,4 +148,56 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("Scan(%q, fold=%v) on %q\n got %q\nwant %q", p, fold, text, got, want)
 		}
 	})
+}
+
+// benchCorpus is a few MiB of Go source from GOROOT, read once.
+var benchCorpus = sync.OnceValue(func() []byte {
+	var buf bytes.Buffer
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, ".go") && buf.Len() < 8<<20 {
+			data, _ := os.ReadFile(p)
+			buf.Write(data)
+		}
+		return nil
+	})
+	return buf.Bytes()
+})
+
+// BenchmarkScan measures Scan alone over Go source, per kind of pattern.
+func BenchmarkScan(b *testing.B) {
+	data := benchCorpus()
+	for _, bc := range []struct {
+		name, pattern string
+		fold          bool
+	}{
+		{"literal", "func main", false},
+		{"foldWord", "unsafe", true},
+		{"alternation", "TODO|FIXME|XXX", false},
+		{"literalFree", "[0-9]{4}[.:][0-9]{2}", false},
+		{"classAndLiteral", `func [A-Z][a-zA-Z]*Error`, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m, err := CompileGrep(bc.pattern, bc.fold)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			n := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				n = 0
+				m.Scan(data, func(int, []byte) bool { n++; return true })
+			}
+			// CPU time per byte is steadier than wall time on a shared machine.
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(len(data)), "cpu-ns/B")
+			b.ReportMetric(float64(n), "hits")
+		})
+	}
+}
+
+// cpuTime returns the process's user plus system CPU time in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
