@@ -3,11 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"golang.org/x/tools/txtar"
 
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -136,4 +138,34 @@ func TestDispatcherConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// FuzzDispatch calls every tool with arbitrary argument bytes, seeded with
+// the golden cases' arguments: a call always returns a result, never
+// panics, and an error result always has a message.
+func FuzzDispatch(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		tool := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		for _, a := range ar.Files {
+			if strings.HasSuffix(a.Name, ".args") {
+				f.Add(tool, a.Data)
+			}
+		}
+	}
+	fs := fixtureTree(f)
+	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames, goldenOptions), DispatchOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, tool string, args []byte) {
+		r := d.Call(context.Background(), tool, args)
+		if r == nil || (r.IsError && r.String() == "") {
+			t.Fatalf("Call(%q, %q) = %+v", tool, args, r)
+		}
+	})
 }
