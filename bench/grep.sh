@@ -54,11 +54,15 @@ fi
 
 # lines CMD: run CMD (a string as hyperfine takes it) and count its output lines.
 lines() { bash -c "$1" | wc -l; }
-# median CMD...: hyperfine's median wall time of each command, in ms, one per line.
+# median CMD...: for each command, hyperfine's median wall time and its mean
+# CPU time (user + system), in ms: "wall cpu", one line per command. On a
+# shared machine the CPU time is the steadier of the two.
 median() {
 	hyperfine -N -w 1 -r "$RUNS" --export-json "$OUT/h.json" "$@" >/dev/null 2>&1
-	jq -r '.results[] | .median * 1000 | floor' "$OUT/h.json"
+	jq -r '.results[] | "\(.median * 1000 | floor) \((.user + .system) * 1000 | floor)"' "$OUT/h.json"
 }
+wall() { echo "${1% *}"; }
+cpu() { echo "${1#* }"; }
 # rss CMD: the median peak RSS over three runs, in MiB.
 rss() {
 	for _ in 1 2 3; do
@@ -73,7 +77,10 @@ echo
 echo "tree: $TREE ($(find "$TREE" -type f | wc -l) files, $(du -sh "$TREE" | cut -f1)); runs: $RUNS; tool: $TOOL"
 echo "machine: $(nproc) cores, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg); $(rg --version | sed -n 1p); $(hyperfine --version)"
 echo
-echo "| pattern | flags | lines (julyfs / rg / grep) | julyfs ms | rg ms | grep -rn ms | temp: ms (in-process) | julyfs/rg | temp/rg | RSS MiB julyfs / rg / grep |"
+echo "Times are hyperfine medians of wall time, with the mean CPU time (user+system) in parentheses, in ms."
+echo "temp: is the in-process median of the grep alone over an in-memory copy (bench/cmd/vfsgrep -temp)."
+echo
+echo "| pattern | flags | lines (julyfs / rg / grep) | julyfs | rg | grep -rn | temp: | julyfs/rg wall (cpu) | temp/rg wall | RSS MiB julyfs / rg / grep |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 status=0
 while IFS='|' read -r name flags pattern; do
@@ -93,7 +100,7 @@ while IFS='|' read -r name flags pattern; do
 	mj=$(rss "$j")
 	mr=$(rss "$r")
 	mg=$(LC_ALL=C rss "$g")
-	echo "| $name \`${pattern//|/\\|}\` | $flags | $nj / $nr / $ng | ${t[0]} | ${t[1]} | ${t[2]} | $tm | $(ratio "${t[0]}" "${t[1]}") | $(ratio "$tm" "${t[1]}") | $mj / $mr / $mg |"
+	echo "| $name \`${pattern//|/\\|}\` | $flags | $nj / $nr / $ng | $(wall "${t[0]}") ($(cpu "${t[0]}")) | $(wall "${t[1]}") ($(cpu "${t[1]}")) | $(wall "${t[2]}") ($(cpu "${t[2]}")) | $tm | $(ratio "$(wall "${t[0]}")" "$(wall "${t[1]}")") ($(ratio "$(cpu "${t[0]}")" "$(cpu "${t[1]}")")) | $(ratio "$tm" "$(wall "${t[1]}")") | $mj / $mr / $mg |"
 done <<'EOF'
 literal||func main
 fold-word|-i|unsafe
@@ -102,7 +109,7 @@ literal-free||[0-9]{4}[.:][0-9]{2}
 EOF
 
 echo
-echo "| glob | entries (julyfs / find) | julyfs ms | find ms | julyfs/find | RSS MiB julyfs / find |"
+echo "| glob | entries (julyfs / find) | julyfs | find | julyfs/find wall (cpu) | RSS MiB julyfs / find |"
 echo "|---|---|---|---|---|---|"
 j=$(jglob '**/*.go')
 f="find $TREE -name '*.go'"
@@ -113,7 +120,7 @@ if [ "$nj" != "$nf" ]; then
 	status=1
 fi
 mapfile -t t < <(median "$j" "$f")
-echo "| \`**/*.go\` | $nj / $nf | ${t[0]} | ${t[1]} | $(ratio "${t[0]}" "${t[1]}") | $(rss "$j") / $(rss "$f") |"
+echo "| \`**/*.go\` | $nj / $nf | $(wall "${t[0]}") ($(cpu "${t[0]}")) | $(wall "${t[1]}") ($(cpu "${t[1]}")) | $(ratio "$(wall "${t[0]}")" "$(wall "${t[1]}")") ($(ratio "$(cpu "${t[0]}")" "$(cpu "${t[1]}")")) | $(rss "$j") / $(rss "$f") |"
 
 # Peak memory against tree size: the whole tree and one subdirectory.
 small=$(find "$TREE" -mindepth 1 -maxdepth 1 -type d | head -1)
