@@ -196,6 +196,9 @@ func TestSuiteCatches(t *testing.T) {
 			}
 		}}, vfstest.Options{}, "Grep/scope"},
 		{"write keeps the caller's slice", mutant{}, vfstest.Options{}, ""},
+		{"ReadAt off by one", mutant{}, vfstest.Options{}, "Capability/readAt"},
+		{"WriteIf ignores its precondition", mutant{}, vfstest.Options{}, "Capability/writeIf"},
+		{"Watch reports nothing", mutant{}, vfstest.Options{}, "Capability/watch"},
 		{"constant etag", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
 			info, err := r.Stat(ctx, p)
 			if info.Kind == vfs.KindFile {
@@ -252,6 +255,11 @@ func TestSuiteCatches(t *testing.T) {
 				mm := c.m
 				mm.Reference = vfstest.NewReference(files)
 				return &mm, nil
+			}
+			if wrap, ok := capabilityMutants[c.name]; ok {
+				newFS = func(files map[string][]byte) (vfs.FileSystem, error) {
+					return wrap(vfstest.NewReference(files)), nil
+				}
 			}
 			if c.name == "write keeps the caller's slice" {
 				check = "Write/ownership"
@@ -315,6 +323,29 @@ func runOne(ctx context.Context, name string, newFS func(map[string][]byte) (vfs
 	}
 	return nil, false
 }
+
+// capabilityMutants implement an optional capability wrongly.
+var capabilityMutants = map[string]func(*vfstest.Reference) vfs.FileSystem{
+	"ReadAt off by one":                func(r *vfstest.Reference) vfs.FileSystem { return offByOne{r} },
+	"WriteIf ignores its precondition": func(r *vfstest.Reference) vfs.FileSystem { return blindCAS{r} },
+	"Watch reports nothing":            func(r *vfstest.Reference) vfs.FileSystem { return deafWatch{r} },
+}
+
+type offByOne struct{ *vfstest.Reference }
+
+func (o offByOne) ReadAt(ctx context.Context, p string, b []byte, off int64) (int, error) {
+	return vfs.ReadAt(ctx, o.Reference, p, b, off+1)
+}
+
+type blindCAS struct{ *vfstest.Reference }
+
+func (b blindCAS) WriteIf(ctx context.Context, p string, data []byte, _ vfs.Precondition) (string, error) {
+	return vfs.WriteIf(ctx, b.Reference, p, data, vfs.Precondition{})
+}
+
+type deafWatch struct{ *vfstest.Reference }
+
+func (deafWatch) Watch(func(vfs.Change)) func() { return func() {} }
 
 // aliasFS stores the caller's slice itself instead of a copy.
 type aliasFS struct {
