@@ -130,13 +130,13 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 // ReadFile returns the contents of the file name; the slice belongs to the
 // caller.
 func (f *FS) ReadFile(name string) ([]byte, error) {
-	p, err := vfsPath("readfile", name)
+	p, err := vfsPath("open", name)
 	if err != nil {
 		return nil, err
 	}
 	data, err := f.fsys.Read(f.ctx, p)
 	if err != nil {
-		return nil, pathError("readfile", name, err)
+		return nil, pathError("open", name, err)
 	}
 	return data, nil
 }

@@ -105,15 +105,15 @@ func TestErrors(t *testing.T) {
 	}{
 		{"Open missing", func() error { _, err := view.Open("nope"); return err }, []error{fs.ErrNotExist, vfs.ErrNotFound}, "open nope: not found: /nope"},
 		{"Stat missing", func() error { _, err := view.Stat("src/nope"); return err }, []error{fs.ErrNotExist, vfs.ErrNotFound}, "stat src/nope: not found: /src/nope"},
-		{"ReadFile missing", func() error { _, err := view.ReadFile("nope"); return err }, []error{fs.ErrNotExist, vfs.ErrNotFound}, "readfile nope: not found: /nope"},
-		{"ReadFile dir", func() error { _, err := view.ReadFile("src"); return err }, []error{fs.ErrInvalid, vfs.ErrIsDir}, "readfile src: is a directory: /src"},
+		{"ReadFile missing", func() error { _, err := view.ReadFile("nope"); return err }, []error{fs.ErrNotExist, vfs.ErrNotFound}, "open nope: not found: /nope"},
+		{"ReadFile dir", func() error { _, err := view.ReadFile("src"); return err }, []error{fs.ErrInvalid, vfs.ErrIsDir}, "open src: is a directory: /src"},
 		{"ReadDir missing", func() error { _, err := view.ReadDir("nope"); return err }, []error{fs.ErrNotExist}, "readdir nope: not found: /nope"},
 		{"ReadDir file", func() error { _, err := view.ReadDir("src/a.ts"); return err }, nil, "readdir src/a.ts: not a directory"},
 		{"Open below a file", func() error { _, err := view.Open("src/a.ts/x"); return err }, []error{fs.ErrNotExist}, "open src/a.ts/x: not found: /src/a.ts/x"},
 		{"Open invalid", func() error { _, err := view.Open("/src"); return err }, []error{fs.ErrInvalid}, "open /src: invalid argument"},
 		{"Open dotdot", func() error { _, err := view.Open("src/../README.md"); return err }, []error{fs.ErrInvalid}, "open src/../README.md: invalid argument"},
 		{"Stat trailing slash", func() error { _, err := view.Stat("src/"); return err }, []error{fs.ErrInvalid}, "stat src/: invalid argument"},
-		{"ReadFile empty name", func() error { _, err := view.ReadFile(""); return err }, []error{fs.ErrInvalid}, "readfile : invalid argument"},
+		{"ReadFile empty name", func() error { _, err := view.ReadFile(""); return err }, []error{fs.ErrInvalid}, "open : invalid argument"},
 	} {
 		err := c.call()
 		if err == nil {
