@@ -150,15 +150,35 @@ func (f *FS) newDocument(p string, info vfs.FileInfo, data []byte) (*document.Do
 		return doc, state
 	}
 	text := bleveindex.IndexField
-	doc.AddField(document.NewTextFieldCustom(fieldContent, nil, data, text, f.analyzer))
-	doc.AddField(document.NewTextFieldCustom(fieldPath, nil, []byte(p), text, f.analyzer))
-	doc.AddField(document.NewTextFieldCustom(fieldName, nil, []byte(vfs.Base(p)), text, f.analyzer))
+	prefix := ""
+	if isSecondary(p) {
+		prefix = auxPrefix
+	}
+	doc.AddField(document.NewTextFieldCustom(prefix+fieldContent, nil, data, text, f.analyzer))
+	doc.AddField(document.NewTextFieldCustom(prefix+fieldPath, nil, []byte(p), text, f.analyzer))
 	i := uint64(0)
 	for d := p; d != "/"; d = vfs.Parent(d) {
 		doc.AddField(document.NewTextFieldCustom(fieldScope, []uint64{i}, []byte(d), bleveindex.IndexField|bleveindex.SkipFreqNorm, nil))
 		i++
 	}
 	return doc, state
+}
+
+// isSecondary reports whether clean p is a test, test data or a vendored
+// copy: a file whose matches rank below those of the code proper.
+func isSecondary(p string) bool {
+	base := vfs.Base(p)
+	if strings.Contains(base, "_test.") || strings.Contains(base, ".test.") ||
+		strings.Contains(base, ".spec.") || strings.HasPrefix(base, "test_") {
+		return true
+	}
+	for _, seg := range vfs.Split(vfs.Parent(p)) {
+		switch seg {
+		case "testdata", "vendor", "node_modules", "__tests__":
+			return true
+		}
+	}
+	return false
 }
 
 // loadManifest reads every document's manifest entry.

@@ -277,11 +277,14 @@ func createBleve(dir string) (bleve.Index, error) {
 	return idx, nil
 }
 
-// Document fields.
+// Document fields. A secondary file (see isSecondary) has its text in the
+// fields of the same names prefixed with auxPrefix, which queries weigh
+// less: a test or a vendored copy ranks below the code it tests or copies.
 const (
-	fieldContent  = "content"  // the file's text, code analyzer
-	fieldPath     = "path"     // the path, code analyzer
-	fieldName     = "name"     // the base name, code analyzer
+	fieldContent  = "content" // the file's text, code analyzer
+	fieldPath     = "path"    // the path, code analyzer
+	fieldName     = "name"    // the base name, code analyzer
+	auxPrefix     = "aux_"
 	fieldScope    = "scope"    // the path and each ancestor directory, keyword
 	fieldManifest = "manifest" // "size mtime etag state", stored only
 )
@@ -313,16 +316,21 @@ func newMapping() mapping.IndexMapping {
 	manifest.DocValues = false
 
 	doc := mapping.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt(fieldContent, text())
-	doc.AddFieldMappingsAt(fieldPath, text())
-	doc.AddFieldMappingsAt(fieldName, text())
+	for _, f := range []string{fieldContent, fieldPath} {
+		doc.AddFieldMappingsAt(f, text())
+		doc.AddFieldMappingsAt(auxPrefix+f, text())
+	}
 	doc.AddFieldMappingsAt(fieldScope, scope)
 	doc.AddFieldMappingsAt(fieldManifest, manifest)
 
 	im := bleve.NewIndexMapping()
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = AnalyzerName
-	im.ScoringModel = bleveindex.BM25Scoring
+	// bleve's BM25 takes a field's average length to be its number of
+	// distinct terms per document, which for file contents is orders of
+	// magnitude too small and buries every long file; the classic tf-idf
+	// model (sqrt tf, 1/sqrt length norm) ranks code far better.
+	im.ScoringModel = bleveindex.DefaultScoringModel
 	im.StoreDynamic = false
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false

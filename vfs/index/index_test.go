@@ -98,8 +98,10 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(http header) yielded skipped file %s", r.Path)
 		}
 	}
-	if got := rs[0]; got.LineNumber != 3 || got.Snippet != "// A Header represents the key-value pairs in an HTTP header." {
-		t.Errorf("best hit = L%d %q, want L3 with the doc comment", got.LineNumber, got.Snippet)
+	// The best line holds the most query terms: http, header and their
+	// concatenation httpheader.
+	if got := rs[0]; got.LineNumber != 6 || got.Snippet != "func ParseHTTPHeader(s string) Header { return nil }" {
+		t.Errorf("best hit = L%d %q, want L6 with ParseHTTPHeader", got.LineNumber, got.Snippet)
 	}
 
 	// Identifiers are searchable whole and in parts.

@@ -15,49 +15,99 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-// Boosts of a query term found in a file's path or base name, relative to
-// one found in its content: a Go programmer asking for "http header" wants
-// net/http/header.go first.
+// Weights of query terms. A term found in a file's path weighs pathBoost
+// times one found in its content: a Go programmer asking for "http header"
+// wants net/http/header.go first.
 const (
-	pathBoost = 1.5
-	nameBoost = 3.0
+	pathBoost = 2
+	// partBoost weighs a part of a compound identifier of the query (the
+	// whole identifier weighs bigramBoost).
+	partBoost = 0.5
+	// bigramBoost weighs the concatenation of two adjacent query words.
+	bigramBoost = 3.0
+	// auxWeight scales the matches in a secondary file (tests, test data,
+	// vendored code).
+	auxWeight = 0.2
 	// maxQueryTerms bounds the terms of one query (whole words and parts).
 	maxQueryTerms = 32
 	// snippetLen bounds a snippet, in bytes.
 	snippetLen = 160
 )
 
+// A query term: what to look up and how much a match weighs.
+type queryTerm struct {
+	term  string
+	boost float64
+}
+
 // queryTerms analyzes text with the code analyzer and returns its distinct
-// terms in order of first appearance.
-func (f *FS) queryTerms(text string) []string {
-	var terms []string
-	for _, tok := range f.analyzer.Analyze([]byte(text)) {
-		t := string(tok.Term)
-		if !slices.Contains(terms, t) {
-			terms = append(terms, t)
+// terms in order of first appearance, followed by the concatenation of each
+// two adjacent words ("wait group" also looks for waitgroup, which matches
+// the identifier WaitGroup whole). Compound identifiers and concatenations
+// weigh more than single words.
+func (f *FS) queryTerms(text string) []queryTerm {
+	var (
+		terms []queryTerm
+		words []string
+		pos   = -1
+	)
+	add := func(t string, boost float64) {
+		if len(terms) < maxQueryTerms && !slices.ContainsFunc(terms, func(q queryTerm) bool { return q.term == t }) {
+			terms = append(terms, queryTerm{t, boost})
 		}
-		if len(terms) == maxQueryTerms {
-			break
+	}
+	toks := f.analyzer.Analyze([]byte(text))
+	for i, tok := range toks {
+		t := string(tok.Term)
+		boost := 1.0
+		if tok.Position == pos {
+			boost = partBoost // a part of the identifier before it
+		} else {
+			pos = tok.Position
+			words = append(words, t)
+			if i+1 < len(toks) && toks[i+1].Position == pos {
+				// An identifier of several parts, whole: as telling as a
+				// concatenation of words.
+				boost = bigramBoost
+			}
+		}
+		add(t, boost)
+	}
+	for i := 1; i < len(words); i++ {
+		if w := words[i-1] + words[i]; len(w) <= maxTermLen {
+			add(w, bigramBoost)
 		}
 	}
 	return terms
 }
 
-// buildQuery returns the bleve query for terms scoped to clean scope.
-func buildQuery(terms []string, scope string) query.Query {
-	clauses := make([]query.Query, 0, 3*len(terms))
-	for _, t := range terms {
-		c := bleve.NewTermQuery(t)
-		c.SetField(fieldContent)
-		p := bleve.NewTermQuery(t)
-		p.SetField(fieldPath)
-		p.SetBoost(pathBoost)
-		n := bleve.NewTermQuery(t)
-		n.SetField(fieldName)
-		n.SetBoost(nameBoost)
-		clauses = append(clauses, c, p, n)
+// buildQuery returns the bleve query for terms scoped to clean scope: a
+// disjunction over the terms, whose coordination factor favours files
+// matching more of them; per term, a disjunction of its matches in a
+// primary file's content and path and in a secondary file's (weighed
+// less). Nesting keeps bleve's coordination factor from punishing a file
+// whose content alone matches: a file is either primary or secondary, so
+// the outer pair's factor is the same for all.
+func buildQuery(terms []queryTerm, scope string) query.Query {
+	term := func(t, field string, boost float64) query.Query {
+		q := bleve.NewTermQuery(t)
+		q.SetField(field)
+		q.SetBoost(boost)
+		return q
 	}
-	var q query.Query = bleve.NewDisjunctionQuery(clauses...)
+	outer := make([]query.Query, 0, len(terms))
+	for _, t := range terms {
+		b := t.boost
+		outer = append(outer, bleve.NewDisjunctionQuery(
+			bleve.NewDisjunctionQuery(
+				term(t.term, fieldContent, b),
+				term(t.term, fieldPath, pathBoost*b)),
+			bleve.NewDisjunctionQuery(
+				term(t.term, auxPrefix+fieldContent, auxWeight*b),
+				term(t.term, auxPrefix+fieldPath, auxWeight*pathBoost*b)),
+		))
+	}
+	var q query.Query = bleve.NewDisjunctionQuery(outer...)
 	if scope != "/" {
 		s := bleve.NewTermQuery(scope)
 		s.SetField(fieldScope)
@@ -113,7 +163,7 @@ func (f *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 }
 
 // search runs the query and returns its hits, without snippets.
-func (f *FS) search(ctx context.Context, terms []string, scope string, maxResults int) ([]vfs.SearchResult, error) {
+func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxResults int) ([]vfs.SearchResult, error) {
 	size := maxResults
 	if size <= 0 {
 		n, err := f.idx.DocCount()
@@ -144,7 +194,7 @@ func (f *FS) search(ctx context.Context, terms []string, scope string, maxResult
 // bestLine returns the 1-based number and trimmed text of the first line of
 // data containing the most distinct terms (case-insensitively), or 0 and ""
 // when no line contains any.
-func bestLine(data []byte, terms []string) (int, string) {
+func bestLine(data []byte, terms []queryTerm) (int, string) {
 	if len(data) == 0 || vfs.IsBinary(data) {
 		return 0, ""
 	}
@@ -158,7 +208,7 @@ func bestLine(data []byte, terms []string) (int, string) {
 	masks := map[int]uint64{}
 	lineOf := newLineIndex(lower)
 	for i, t := range terms {
-		tb := []byte(t)
+		tb := []byte(t.term)
 		for off := 0; ; {
 			j := bytes.Index(lower[off:], tb)
 			if j < 0 {
@@ -187,7 +237,7 @@ func bestLine(data []byte, terms []string) (int, string) {
 	lline := lower[start:end]
 	first := len(line)
 	for _, t := range terms {
-		if j := bytes.Index(lline, []byte(t)); j >= 0 && j < first {
+		if j := bytes.Index(lline, []byte(t.term)); j >= 0 && j < first {
 			first = j
 		}
 	}
