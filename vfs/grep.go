@@ -40,10 +40,10 @@ type GrepMatcher struct {
 
 // litFinder locates one literal, exactly or with ASCII case folding.
 type litFinder struct {
-	lit    []byte // fold: lower-case ASCII without k or s
+	lit    []byte // fold: lower-case ASCII
 	fold   bool
-	rare   int  // fold: index in lit of the byte scanned for
-	r1, r2 byte // fold: that byte's two cases (equal for a non-letter)
+	rare   int  // index in lit of its rarest byte, the one scanned for
+	r1, r2 byte // that byte's two cases (equal when exact or not a letter)
 }
 
 // reqLit is a literal every match contains, and whether it is case-folded.
@@ -149,7 +149,15 @@ func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 		if l.s == "" {
 			return nil, false
 		}
-		return &litFinder{lit: []byte(l.s)}, true
+		f = &litFinder{lit: []byte(l.s)}
+		rank := math.MaxInt
+		for i, c := range f.lit {
+			if r := byteRank[c]; r < rank {
+				rank, f.rare = r, i
+			}
+		}
+		f.r1, f.r2 = f.lit[f.rare], f.lit[f.rare]
+		return f, true
 	}
 	best := ""
 	for run := range strings.FieldsFuncSeq(l.s, unsafe) {
@@ -325,12 +333,6 @@ const none = math.MaxInt
 // from, or none. st caches, across calls with growing from, the next
 // positions of the scanned byte's two cases.
 func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
-	if !f.fold {
-		if i := bytes.Index(hay[from:], f.lit); i >= 0 {
-			return from + i
-		}
-		return none
-	}
 	n := len(f.lit)
 	for {
 		s := from + f.rare
@@ -351,11 +353,18 @@ func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
 			return none
 		}
 		start := c - f.rare
-		if start+n <= len(hay) && equalFoldASCII(hay[start:start+n], f.lit) {
+		if start >= 0 && start+n <= len(hay) && f.equal(hay[start:start+n]) {
 			return start
 		}
 		from = start + 1
 	}
+}
+
+func (f *litFinder) equal(b []byte) bool {
+	if f.fold {
+		return equalFoldASCII(b, f.lit)
+	}
+	return bytes.Equal(b, f.lit)
 }
 
 func nextByte(hay []byte, from int, c byte) int {
