@@ -7,7 +7,7 @@
 #
 #   bench/grep.sh                      # over $(go env GOROOT)/src
 #   TREE=/some/dir RUNS=11 bench/grep.sh
-#   WAIT_QUIET=1 bench/grep.sh         # wait (up to 15 min) for load < 1.0 first
+#   WAIT_QUIET=1 bench/grep.sh         # wait (up to 15 min) for load < LOAD_MAX (1.0) first
 #
 # Flags chosen so the file sets match: rg -uu (no ignore files, hidden
 # files searched; binary files still skipped, as julyfs does), grep -rnI
@@ -35,7 +35,7 @@ fi
 
 if [ "${WAIT_QUIET:-0}" = 1 ]; then
 	for _ in $(seq 90); do
-		awk '{exit !($1 < 1.0)}' /proc/loadavg && break
+		awk -v max="${LOAD_MAX:-1.0}" '{exit !($1 < max)}' /proc/loadavg && break
 		sleep 10
 	done
 fi
