@@ -46,6 +46,7 @@ func commands() []*cli.Command {
 		writeCommand(),
 		rmCommand(),
 		searchCommand(),
+		indexCommand(),
 		mountsCommand(),
 	}
 }

@@ -374,11 +374,15 @@ func searchCommand() *cli.Command {
 path:line<TAB>score<TAB>snippet. A tree without a search index has no
 results: search then prints nothing and exits 0.
 
+With --index DIR the index in DIR serves the search (built, or brought up
+to date with the tree, first; see 'julyfs index build').
+
 Examples:
-   julyfs search --mount /=local:./docs 'how do I mount' --max 5`,
-		Flags: withTreeFlags(
+   julyfs search --mount /=local:./docs 'how do I mount' --max 5
+   julyfs search --mount /repo=local:./src --index .julyfs/index 'parse http header'`,
+		Flags: withTreeFlags(append([]cli.Flag{
 			&cli.IntFlag{Name: "max", Value: 10, Usage: "at most `N` results (0: no limit)"},
-		),
+		}, indexFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usagef(c, "search takes QUERY [PATH], got %d arguments", c.NArg())
@@ -391,6 +395,11 @@ Examples:
 				return err
 			}
 			defer closeTree()
+			fsys, closeIndex, err := openIndex(c, fsys)
+			if err != nil {
+				return err
+			}
+			defer closeIndex()
 			q := vfs.SearchQuery{
 				Query:      c.Args().Get(0),
 				Path:       vfs.Clean(c.Args().Get(1)),
