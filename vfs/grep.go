@@ -411,6 +411,20 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 	}
 	lineNo, counted := 1, 0
 	pos := 0
+	if dc != nil && len(lits) == 0 && len(data) >= dfaSplitMin {
+		if spans, ok := dc.matchTwo(data); ok {
+			for k := 0; k < len(spans); k += 2 {
+				start, end := spans[k], spans[k+1]
+				lineNo += bytes.Count(data[counted:start], []byte{'\n'})
+				counted = start
+				if !fn(lineNo, data[start:end]) {
+					return
+				}
+			}
+			return
+		}
+		dc = nil // too many states: the regexp decides
+	}
 	for pos < len(data) {
 		if dc != nil && len(lits) == 0 {
 			start, end, ok := dc.nextMatch(data, pos)

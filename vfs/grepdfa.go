@@ -323,3 +323,121 @@ func indexByteFrom(data []byte, from int, b byte) int {
 	}
 	return len(data)
 }
+
+// dfaSplitMin is the smallest buffer scanned as two interleaved halves.
+var dfaSplitMin = 32 << 10
+
+// dfaCursor is one walk of matchTwo: its position, the end of its region,
+// the start of its current line, and its state's row offset+1.
+type dfaCursor struct {
+	i, end, lineStart, off int
+}
+
+// matchTwo finds the matching lines of data, which it splits at a line
+// boundary into two halves walked at once: a table-driven DFA spends its
+// time waiting for each load, and two independent walks overlap their
+// waits. It returns the [start, end) bounds of the matching lines in
+// order, or ok false when the cache filled up.
+func (c *dfaCache) matchTwo(data []byte) (spans []int, ok bool) {
+	mid := indexByteFrom(data, len(data)/2, '\n') + 1
+	if mid >= len(data) {
+		mid = len(data)
+	}
+	a := dfaCursor{i: 0, end: mid, lineStart: 0, off: int(c.start)}
+	b := dfaCursor{i: mid, end: len(data), lineStart: mid, off: int(c.start)}
+	var sa, sb []int
+	trans := c.trans
+	for a.i < a.end && b.i < b.end {
+		if x := data[a.i]; x < utf8.RuneSelf && trans[a.off-1+int(x)] > 0 {
+			a.off = int(trans[a.off-1+int(x)])
+			a.i++
+		} else if !c.slowStep(data, &a, &sa) {
+			return nil, false
+		} else {
+			trans = c.trans
+		}
+		if x := data[b.i]; x < utf8.RuneSelf && trans[b.off-1+int(x)] > 0 {
+			b.off = int(trans[b.off-1+int(x)])
+			b.i++
+		} else if !c.slowStep(data, &b, &sb) {
+			return nil, false
+		} else {
+			trans = c.trans
+		}
+	}
+	for _, cur := range []struct {
+		c *dfaCursor
+		s *[]int
+	}{{&a, &sa}, {&b, &sb}} {
+		for cur.c.i < cur.c.end {
+			if !c.slowStep(data, cur.c, cur.s) {
+				return nil, false
+			}
+		}
+		if cur.c.lineStart < cur.c.end { // a last line without '\n'
+			if c.full && c.trans[cur.c.off-1+stride-1] == tUnknown {
+				return nil, false
+			}
+			if c.endLine(cur.c.off) {
+				*cur.s = append(*cur.s, cur.c.lineStart, cur.c.end)
+			}
+		}
+	}
+	return append(sa, sb...), true
+}
+
+// slowStep advances cur by one rune the table does not answer directly: a
+// newline, a transition not computed yet, a non-ASCII rune, or any rune
+// when called to finish a region. It records a matching line's bounds in
+// spans.
+func (c *dfaCache) slowStep(data []byte, cur *dfaCursor, spans *[]int) bool {
+	x := data[cur.i]
+	w := 1
+	var v int32
+	switch {
+	case x == '\n':
+		if c.full && c.trans[cur.off-1+stride-1] == tUnknown {
+			return false
+		}
+		if c.endLine(cur.off) {
+			*spans = append(*spans, cur.lineStart, cur.i)
+		}
+		cur.i++
+		cur.lineStart, cur.off = cur.i, int(c.start)
+		return true
+	case x < utf8.RuneSelf:
+		v = c.trans[cur.off-1+int(x)]
+		if v == tUnknown {
+			if c.full {
+				return false
+			}
+			v = c.step(int32(cur.off), rune(x))
+			c.trans[cur.off-1+int(x)] = v
+		}
+	default:
+		var r rune
+		r, w = utf8.DecodeRune(data[cur.i:])
+		k := uint64(cur.off)<<32 | uint64(uint32(r))
+		var found bool
+		if v, found = c.wide[k]; !found {
+			if c.full {
+				return false
+			}
+			v = c.step(int32(cur.off), r)
+			c.wide[k] = v
+		}
+	}
+	if v == tMatch {
+		end := indexByteFrom(data[:cur.end], cur.i, '\n')
+		*spans = append(*spans, cur.lineStart, end)
+		cur.i = end + 1
+		cur.lineStart, cur.off = cur.i, int(c.start)
+		if cur.i > cur.end { // the region's last line had no '\n'
+			cur.i, cur.lineStart = cur.end, cur.end
+		}
+		return true
+	}
+	cur.off = int(v)
+	cur.i += w
+	return true
+}

@@ -76,6 +76,14 @@ func TestScanAgreesWithRegexp(t *testing.T) {
 		texts = append(texts, bytes.ReplaceAll(t, []byte("\u017f"), []byte("s")))
 	}
 	texts = append(texts, []byte(""), []byte("\n"), []byte("\n\n"), []byte("ab"), []byte("ab\n"), []byte("\nab"))
+	defer func(n int) { dfaSplitMin = n }(dfaSplitMin)
+	for _, split := range []int{1 << 30, 1} { // one walk, then two interleaved halves
+		dfaSplitMin = split
+		checkScanAgrees(t, texts)
+	}
+}
+
+func checkScanAgrees(t *testing.T, texts [][]byte) {
 	for _, p := range grepPatterns {
 		for _, fold := range []bool{false, true} {
 			m, err := CompileGrep(p, fold)
@@ -143,9 +151,14 @@ func FuzzScan(f *testing.F) {
 		if err != nil {
 			t.Fatalf("CompileGrep accepted %q, regexp did not: %v", p, err)
 		}
-		got, want := scanAll(m, []byte(text)), scanNaive(re, []byte(text))
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("Scan(%q, fold=%v) on %q\n got %q\nwant %q", p, fold, text, got, want)
+		want := scanNaive(re, []byte(text))
+		defer func(n int) { dfaSplitMin = n }(dfaSplitMin)
+		for _, split := range []int{1 << 30, 1} {
+			dfaSplitMin = split
+			got := scanAll(m, []byte(text))
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("Scan(%q, fold=%v, split=%d) on %q\n got %q\nwant %q", p, fold, split, text, got, want)
+			}
 		}
 	})
 }
