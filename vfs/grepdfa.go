@@ -325,7 +325,7 @@ func indexByteFrom(data []byte, from int, b byte) int {
 }
 
 // dfaSplitMin is the smallest buffer scanned as two interleaved halves.
-var dfaSplitMin = 32 << 10
+var dfaSplitMin = 4 << 10
 
 // dfaCursor is one walk of matchTwo: its position, the end of its region,
 // the start of its current line, and its state's row offset+1.
