@@ -181,6 +181,9 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		off = int64(len(n.buf))
 	}
 	end := off + int64(len(data))
+	if end > n.m.opts.maxFileSize() {
+		return 0, syscall.EFBIG
+	}
 	if end > int64(len(n.buf)) {
 		n.resize(end)
 	}
@@ -221,6 +224,9 @@ func (n *node) touch() {
 // truncate sets the file's size; commitNow commits at once (truncate(2) on
 // a path), else the next flush does (ftruncate(2) on a handle).
 func (n *node) truncate(size int64, commitNow bool) syscall.Errno {
+	if size > n.m.opts.maxFileSize() {
+		return syscall.EFBIG
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if size == 0 {
@@ -311,13 +317,16 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 	if mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0 {
 		return syscall.EOPNOTSUPP
 	}
+	end := int64(off + size)
+	if end < 0 || end > h.n.m.opts.maxFileSize() && mode&fallocKeepSize == 0 {
+		return syscall.EFBIG
+	}
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if errno := n.load(); errno != 0 {
 		return errno
 	}
-	end := int64(off + size)
 	cur := int64(len(n.buf))
 	if mode&fallocKeepSize == 0 && end > cur {
 		n.resize(end)

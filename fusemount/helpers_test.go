@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,11 +104,17 @@ func connectionID(dir string) string {
 	return ""
 }
 
-// abortConnection fails every pending request of a FUSE connection.
+// abortConnection fails every pending request of a FUSE connection (root
+// only; it mounts the fusectl filesystem if needed).
 func abortConnection(conn string) {
-	if conn != "" {
-		os.WriteFile("/sys/fs/fuse/connections/"+conn+"/abort", []byte("1"), 0)
+	if conn == "" {
+		return
 	}
+	const dir = "/sys/fs/fuse/connections"
+	if _, err := os.Stat(dir + "/" + conn); err != nil {
+		syscall.Mount("fusectl", dir, "fusectl", 0, "")
+	}
+	os.WriteFile(dir+"/"+conn+"/abort", []byte("1"), 0)
 }
 
 // testLog collects a mount's log lines and copies them to the test log.

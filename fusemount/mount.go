@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,9 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/julyfs/julyfs/vfs"
 )
+
+// unmountBusyWait is how long Unmount retries a busy mount.
+const unmountBusyWait = 3 * time.Second
 
 // Server is a mounted tree.
 type Server struct {
@@ -77,6 +81,10 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		cancel()
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
+	// go-fuse's direct mount opens /dev/fuse without O_CLOEXEC: every
+	// process this one starts would inherit the connection, keep it open
+	// after this server dies and hang on it.
+	closeFuseOnExec()
 	s := &Server{dir: abs, m: m, srv: srv, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		srv.Serve()
@@ -120,8 +128,18 @@ func (s *Server) Commit() error {
 // while a process uses the mount (EBUSY); UnmountLazy detaches anyway.
 func (s *Server) Unmount() error {
 	cerr := s.Commit()
-	if err := s.srv.Unmount(); err != nil {
-		return errors.Join(cerr, fmt.Errorf("unmount %s: %w", s.dir, err))
+	// The kernel releases the files of a process that just exited
+	// asynchronously; give it a few seconds before reporting busy.
+	deadline := time.Now().Add(unmountBusyWait)
+	for {
+		err := s.srv.Unmount()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.Join(cerr, fmt.Errorf("unmount %s: %w", s.dir, err))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	<-s.done
 	return errors.Join(cerr, s.close())
@@ -333,4 +351,22 @@ func Unmount(dir string, lazy bool) error {
 		return fmt.Errorf("unmount %s: %s: %w", abs, strings.TrimSpace(string(out)), err)
 	}
 	return nil
+}
+
+// closeFuseOnExec sets close-on-exec on every /dev/fuse descriptor of the
+// process.
+func closeFuseOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

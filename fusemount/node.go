@@ -178,6 +178,12 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	n.mu.Lock()
 	if n.deleted {
 		out.Attr = n.last
+		if n.loaded {
+			// Still open and written to after the unlink.
+			out.Size = uint64(len(n.buf))
+			out.Blocks = (out.Size + 511) / 512
+			out.SetTimes(nil, &n.mtime, &n.mtime)
+		}
 		n.mu.Unlock()
 		return 0
 	}

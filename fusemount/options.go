@@ -13,6 +13,8 @@ const (
 	DefaultWholeFileLimit = 1 << 20
 	// DefaultMaxIO is the largest read or write request the kernel sends.
 	DefaultMaxIO = 1 << 20
+	// DefaultMaxFileSize bounds the size a file can be written to.
+	DefaultMaxFileSize = 4 << 30
 )
 
 // Options configure a mount. The zero value is a read-write mount with the
@@ -41,6 +43,11 @@ type Options struct {
 	// so a daemon reading them holds no more than a request's worth.
 	// Zero means DefaultWholeFileLimit; negative means always by range.
 	WholeFileLimit int64
+
+	// MaxFileSize bounds the size a write, truncate or fallocate can give
+	// a file (EFBIG beyond it): a file being written is held whole in the
+	// daemon's memory. Zero means DefaultMaxFileSize.
+	MaxFileSize int64
 
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
@@ -80,6 +87,13 @@ func (o Options) wholeFileLimit() int64 {
 		return -1
 	}
 	return o.WholeFileLimit
+}
+
+func (o Options) maxFileSize() int64 {
+	if o.MaxFileSize <= 0 {
+		return DefaultMaxFileSize
+	}
+	return o.MaxFileSize
 }
 
 func (o Options) logger() *log.Logger {

@@ -48,6 +48,8 @@ func commands() []*cli.Command {
 		searchCommand(),
 		indexCommand(),
 		mountsCommand(),
+		mountCommand(),
+		unmountCommand(),
 	}
 }
 

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// canMount says why this machine cannot mount FUSE, or "" when it can.
+func canMount() string {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "no /dev/fuse"
+	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return "not root and no fusermount3"
+		}
+	}
+	return ""
+}
+
+// isMounted reports whether dir is a mountpoint, from the mount table
+// (never touching dir itself).
+func isMounted(dir string) bool {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// mountRun is a `julyfs mount` running in this process.
+type mountRun struct {
+	code   int           // exit code, once done is closed
+	done   chan struct{} // closed when the command returned
+	stderr *lockedBuffer
+	cancel context.CancelFunc // what Ctrl-C does through main's signal.NotifyContext
+}
+
+// wait waits (bounded) for the command to return and gives its exit code.
+func (r *mountRun) wait(t *testing.T, after string) int {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(30 * time.Second):
+		t.Fatalf("julyfs mount still running 30s after %s", after)
+	}
+	return 0
+}
+
+// startMount runs `julyfs mount ARGS... DIR` in this process (the shell
+// tools the test runs are separate processes) and waits until it is
+// mounted.
+func startMount(t *testing.T, dir string, args ...string) *mountRun {
+	t.Helper()
+	if r := canMount(); r != "" {
+		t.Skip("cannot mount FUSE here: " + r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &mountRun{done: make(chan struct{}), stderr: &lockedBuffer{}, cancel: cancel}
+	go func() {
+		r.code = run(ctx, append(append([]string{"julyfs", "mount"}, args...), dir), nil, &bytes.Buffer{}, r.stderr)
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("julyfs mount did not return 30s after cancel")
+		}
+		if isMounted(dir) {
+			t.Errorf("%s still mounted", dir)
+			exec.Command("umount", "-l", dir).Run()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for !isMounted(dir) {
+		select {
+		case <-r.done:
+			t.Fatalf("julyfs mount exited with %d before mounting: %s", r.code, r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not mounted after 30s: %s", r.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return r
+}
+
+// lockedBuffer is a bytes.Buffer safe for the mount's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// shell runs script with bash in a separate process, outside the mount.
+func shell(t *testing.T, script string, env ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestMountUnmount(t *testing.T) {
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "main.go"), []byte("package main // TODO\n"), 0o644)
+	dir := filepath.Join(t.TempDir(), "mnt")
+	os.Mkdir(dir, 0o755)
+	r := startMount(t, dir, "--mount", "/repo=local:"+src, "--mount", "/notes=temp:")
+
+	out, err := shell(t, `ls "$M"; cat "$M/repo/main.go"; grep -rn TODO "$M"
+echo hi > "$M/notes/a.md"; echo more >> "$M/notes/a.md"; mv "$M/notes/a.md" "$M/notes/b.md"; cat "$M/notes/b.md"
+mkdir "$M/notes/sub"; ls "$M/notes"; echo x > "$M/repo/new.txt"
+if (echo x > "$M/nowhere.txt") 2>/dev/null; then echo wrote outside the mounts; fi`, "M="+dir)
+	want := "notes\nrepo\npackage main // TODO\n" + dir + "/repo/main.go:1:package main // TODO\nhi\nmore\nb.md\nsub\n"
+	if err != nil || out != want {
+		t.Errorf("shell: %v\n%s\nwant\n%s", err, out, want)
+	}
+	if data, err := os.ReadFile(filepath.Join(src, "new.txt")); err != nil || string(data) != "x\n" {
+		t.Errorf("write through the mount reached the host as %q, %v", data, err)
+	}
+
+	var ustderr bytes.Buffer
+	if c := run(context.Background(), []string{"julyfs", "unmount", dir}, nil, &bytes.Buffer{}, &ustderr); c != 0 {
+		t.Fatalf("julyfs unmount = %d: %s", c, ustderr.String())
+	}
+	if c := r.wait(t, "julyfs unmount"); c != 0 {
+		t.Errorf("julyfs mount exited %d after unmount: %s", c, r.stderr.String())
+	}
+	if isMounted(dir) {
+		t.Errorf("%s still mounted", dir)
+	}
+}
+
+func TestMountInterrupt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mnt")
+	os.Mkdir(dir, 0o755)
+	r := startMount(t, dir, "--mount", "/=temp:", "--read-only")
+	if out, err := shell(t, `echo x > "$M/a"`, "M="+dir); err == nil || !strings.Contains(out, "Read-only file system") {
+		t.Errorf("write on --read-only: %v, %s", err, out)
+	}
+	r.cancel()
+	if c := r.wait(t, "interrupt"); c != 0 {
+		t.Errorf("julyfs mount exited %d after interrupt: %s", c, r.stderr.String())
+	}
+	if isMounted(dir) {
+		t.Errorf("%s still mounted after interrupt", dir)
+	}
+}
+
+func TestMountErrors(t *testing.T) {
+	if r := canMount(); r != "" {
+		t.Skip("cannot mount FUSE here: " + r)
+	}
+	full := t.TempDir()
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"mount", "--mount", "/=temp:"}, 2, "mount takes one directory"},
+		{[]string{"mount", "--mount", "/=temp:", filepath.Join(full, "missing")}, 1, "does not exist"},
+		{[]string{"mount", "--mount", "/=temp:", full}, 1, "is not empty"},
+		{[]string{"unmount", full}, 1, "is not mounted"},
+		{[]string{"unmount"}, 2, "unmount takes one directory"},
+	} {
+		var stderr bytes.Buffer
+		c := run(context.Background(), append([]string{"julyfs"}, tt.args...), nil, &bytes.Buffer{}, &stderr)
+		if c != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("julyfs %q = %d, %q; want %d, %q", tt.args, c, stderr.String(), tt.code, tt.want)
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package fusemount
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+// TestMain runs the binary as a mount server when JULYFS_SERVE_DIR is set:
+// the tests that signal or measure the server run it as a separate process.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("JULYFS_SERVE_DIR"); dir != "" {
+		os.Exit(serveChild(dir, os.Getenv("JULYFS_SERVE_ROOT")))
+	}
+	os.Exit(m.Run())
+}
+
+// serveChild serves the local tree root on dir until SIGTERM or SIGINT,
+// printing "ready" once mounted.
+func serveChild(dir, root string) int {
+	fsys, err := local.New(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer fsys.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = Serve(ctx, dir, fsys, Options{}, func(*Server) { fmt.Println("ready") })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// server is a mount server running in a child process.
+type server struct {
+	cmd  *exec.Cmd
+	dir  string
+	conn string
+	done chan error
+}
+
+// startServer serves the host directory root on a fresh mountpoint from a
+// child process, and makes sure at cleanup that it is gone and nothing is
+// left mounted.
+func startServer(t *testing.T, root string) *server {
+	t.Helper()
+	requireFUSE(t)
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "JULYFS_SERVE_DIR="+dir, "JULYFS_SERVE_ROOT="+root)
+	cmd.Dir = t.TempDir()
+	cmd.Stderr = &testWriter{t: t, prefix: "server: "}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, dir: dir, done: make(chan error, 1)}
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line == "ready\n"
+		io.Copy(io.Discard, stdout)
+		s.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.done:
+		default:
+			cmd.Process.Kill()
+			select {
+			case <-s.done:
+			case <-time.After(unmountTimeout):
+				t.Errorf("server did not exit after SIGKILL")
+			}
+		}
+		if mounted, _, _ := mountedAt(dir); mounted {
+			t.Errorf("%s is still mounted after the server exited", dir)
+			abortConnection(s.conn)
+			Unmount(dir, true)
+		}
+	})
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("server did not report ready")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server not ready after 30s")
+	}
+	s.conn = connectionID(dir)
+	return s
+}
+
+// stop sends sig and waits for the server to exit, returning its error.
+func (s *server) stop(t *testing.T, sig os.Signal) error {
+	t.Helper()
+	s.cmd.Process.Signal(sig)
+	select {
+	case err := <-s.done:
+		s.done <- err // for cleanup
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server did not exit 30s after %v", sig)
+	}
+	return nil
+}
+
+// peakRSS is the server's peak resident set size in bytes.
+func (s *server) peakRSS(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/pid/status")
+	return 0
+}
+
+// testWriter copies a child's output to the test log.
+type testWriter struct {
+	t      *testing.T
+	prefix string
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.t.Log(w.prefix + line)
+	}
+	return len(p), nil
+}
+
+// TestSIGTERMDuringWrites stops the server while a separate process keeps
+// writing files (each synced and closed before it is logged as committed):
+// nothing is left mounted and every committed file is on disk.
+func TestSIGTERMDuringWrites(t *testing.T) {
+	root := t.TempDir()
+	// The writer writes under sub/, which only the mount has: once the
+	// mount is gone its writes fail instead of landing in the bare
+	// mountpoint directory.
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, root)
+	logFile := filepath.Join(t.TempDir(), "committed")
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	writer := exec.CommandContext(ctx, "bash", "-c",
+		`for i in $(seq 1 100000); do printf 'data %d\n' $i | dd of="$M/sub/f$i" conv=fsync status=none 2>/dev/null && echo f$i >> "$LOG" || exit 0; done`)
+	writer.Env = append(os.Environ(), "M="+s.dir, "LOG="+logFile)
+	writer.Dir = t.TempDir()
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Process.Kill()
+	// Let it commit some files first.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, _ := os.ReadFile(logFile)
+		if strings.Count(string(data), "\n") >= 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer committed %d files in a minute", strings.Count(string(data), "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("server exited with %v after SIGTERM", err)
+	}
+	if mounted, _, _ := mountedAt(s.dir); mounted {
+		t.Fatalf("%s still mounted after SIGTERM", s.dir)
+	}
+	writer.Process.Kill()
+	writer.Wait()
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := strings.Fields(string(data))
+	for _, name := range committed {
+		got, err := os.ReadFile(filepath.Join(root, "sub", name))
+		want := fmt.Sprintf("data %s\n", strings.TrimPrefix(name, "f"))
+		if err != nil || string(got) != want {
+			t.Errorf("committed file %s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	t.Logf("%d files committed before SIGTERM, all on disk", len(committed))
+}
+
+// TestLargeFileRSS reads a 1 GiB file through a local: mount: the server
+// reads it range by range, so its peak RSS stays far below the file size.
+func TestLargeFileRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 1 GiB")
+	}
+	root := t.TempDir()
+	const size = 1 << 30
+	f, err := os.Create(filepath.Join(root, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pattern that is not all zeros, written in 1 MiB blocks.
+	block := make([]byte, 1<<20)
+	for i := range block {
+		block[i] = byte(i % 251)
+	}
+	for off := 0; off < size; off += len(block) {
+		if _, err := f.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, root)
+	before := s.peakRSS(t)
+	out := sh(t, `cat "$M/big" | wc -c`, "M="+s.dir)
+	if strings.TrimSpace(out) != strconv.Itoa(size) {
+		t.Fatalf("cat | wc -c = %s, want %d", out, size)
+	}
+	peak := s.peakRSS(t)
+	t.Logf("server peak RSS: %d MiB before, %d MiB after reading 1 GiB", before>>20, peak>>20)
+	if peak > 100<<20 {
+		t.Errorf("server peak RSS %d MiB after cat of a 1 GiB file, want under 100 MiB", peak>>20)
+	}
+	if err := s.stop(t, syscall.SIGINT); err != nil {
+		t.Errorf("server exited with %v after SIGINT", err)
+	}
+}
