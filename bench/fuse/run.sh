@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/fuse/run.sh: the same workloads on native tmpfs, on go-fuse's own
+# loopback (fs.NewLoopbackRoot, with and without FUSE passthrough) over that
+# tmpfs, and on `julyfs mount --mount /=local:` over it. Prints a markdown
+# table; docs/perf/fuse.md records a run. Needs root (it mounts a tmpfs),
+# fio, python3 and about 6 GiB of free memory.
+#
+#   bench/fuse/run.sh [N_META_FILES]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ "$(id -u)" = 0 ] || { echo "bench/fuse/run.sh: run as root" >&2; exit 1; }
+NMETA=${1:-2000}
+W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
+BIN=$W/bin T=$W/tmpfs
+mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 1
+  for m in "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$T"; do
+    mountpoint -q "$m" && umount -l "$m"
+  done
+  rm -rf "$W"
+}
+trap cleanup EXIT
+
+go build -o "$BIN/julyfs" ./cmd/julyfs
+go build -o "$BIN/loopback" ./bench/fuse/loopback
+go build -o "$BIN/metaops" ./bench/fuse/metaops
+mount -t tmpfs -o size=6g tmpfs "$T"
+mkdir "$T/data"
+cp -r "$(go env GOROOT)/src" "$T/data/gosrc"
+
+waitmount() {
+  for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
+  echo "bench/fuse/run.sh: $1 not mounted" >&2; exit 1
+}
+"$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
+"$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+for m in loopback loopback-nopt julyfs; do waitmount "$W/$m"; done
+
+fiojson() { fio --output-format=json "$@" | python3 -c "$FIOPY"; }
+FIOPY='
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+r, w = j["read"], j["write"]
+print("%.0f %.0f %.0f" % (r["bw"] / 1024, w["bw"] / 1024, w["iops"]))'
+
+# best of 3 wall-clock seconds of a command
+best() {
+  local b=""
+  for _ in 1 2 3; do
+    local s e
+    s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
+    b=$(python3 -c "print(min(float('$e')-float('$s'), float('${b:-1e9}')))")
+  done
+  printf '%.3f' "$b"
+}
+
+echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s | stat/s | cached stat/s | readdir entries/s | find s | grep -r s |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for name in native loopback loopback-nopt julyfs; do
+  if [ $name = native ]; then D=$T/data; else D=$W/$name; fi
+  read -r _ sw _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=write --bs=1M --size=1G --end_fsync=1)
+  read -r sr _ _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=read --bs=1M --size=1G)
+  read -r _ _ iops < <(fiojson --name=rand --directory="$D" --filename=rand-$name.dat --rw=randwrite --bs=4k --size=64M --end_fsync=1)
+  rm -f "$D/seq-$name.dat" "$D/rand-$name.dat"
+  declare -A meta=()
+  while read -r k v; do meta[$k]=$v; done < <("$BIN/metaops" "$D" "$NMETA")
+  f=$(best find "$D/gosrc")
+  g=$(best grep -r -c "func " "$D/gosrc")
+  echo "| $name | $sw | $sr | $iops | ${meta[create]} | ${meta[stat]} | ${meta[stat-cached]} | ${meta[readdir-entries]} | $f | $g |"
+done
