@@ -43,6 +43,7 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 			&cli.DurationFlag{Name: "attr-timeout", Value: fusemount.DefaultAttrTimeout, Usage: "how long the kernel caches attributes (0: not at all)"},
 			&cli.DurationFlag{Name: "negative-timeout", Usage: "how long the kernel caches that a name does not exist"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users see the mount (non-root needs user_allow_other in /etc/fuse.conf)"},
+			indexFlags()[0], indexFlags()[1],
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -62,6 +63,12 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 				return err
 			}
 			defer root.Close()
+			// --index: the index serves Search and follows the mount's writes.
+			fsys, closeIndex, err := openIndex(c, root.FS)
+			if err != nil {
+				return err
+			}
+			defer closeIndex()
 			logger := log.New(c.App.ErrWriter, "julyfs: ", log.LstdFlags)
 			opts := fusemount.Options{
 				ReadOnly:        c.Bool("read-only") || !writable(table),
@@ -72,7 +79,7 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 				NegativeTimeout: c.Duration("negative-timeout"),
 				AllowOther:      c.Bool("allow-other"),
 			}
-			return fusemount.Serve(c.Context, dir, root.FS, opts, func(s *fusemount.Server) {
+			return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
 				mode := "read-write"
 				if opts.ReadOnly {
 					mode = "read-only"
