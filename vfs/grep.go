@@ -638,7 +638,7 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			err  error
 		}
 		jobs := make(chan *job, workers*8) // in path order, for the consumer
-		work := make(chan *job)            // to the workers
+		work := make(chan *job, workers*4) // to the workers
 		var wg sync.WaitGroup
 		// Registered first so it runs last: stop everything, then wait.
 		defer wg.Wait()
