@@ -58,7 +58,9 @@ lines() { bash -c "$1" | wc -l; }
 # CPU time (user + system), in ms: "wall cpu", one line per command. On a
 # shared machine the CPU time is the steadier of the two.
 median() {
-	hyperfine -N -w 1 -r "$RUNS" --export-json "$OUT/h.json" "$@" >/dev/null 2>&1
+	hyperfine -N -w 1 -r "$RUNS" --export-json "$OUT/h.json" "$@" >"$OUT/hyperfine.log" 2>&1 ||
+		hyperfine -N -w 1 -r "$RUNS" --export-json "$OUT/h.json" "$@" >"$OUT/hyperfine.log" 2>&1 ||
+		{ cat "$OUT/hyperfine.log" >&2; return 1; }
 	jq -r '.results[] | "\(.median * 1000 | floor) \((.user + .system) * 1000 | floor)"' "$OUT/h.json"
 }
 wall() { echo "${1% *}"; }
