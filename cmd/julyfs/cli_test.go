@@ -15,30 +15,6 @@ import (
 	"time"
 )
 
-func TestReorderArgs(t *testing.T) {
-	app := newApp(nil, nil, nil)
-	tests := []struct{ in, want string }{
-		{"julyfs", "julyfs"},
-		{"julyfs --help", "julyfs --help"},
-		{"julyfs ls /", "julyfs ls -- /"},
-		{"julyfs ls / -l --mount /=temp:", "julyfs ls -l --mount /=temp: -- /"},
-		{"julyfs grep TODO / --glob *.md -i --max 5 --mount /=temp:", "julyfs grep --glob *.md -i --max 5 --mount /=temp: -- TODO /"},
-		{"julyfs grep --max=5 TODO --glob=*.md /", "julyfs grep --max=5 --glob=*.md -- TODO /"},
-		{"julyfs grep -i -- -x- / --mount /=temp:", "julyfs grep -i -- -x- / --mount /=temp:"},
-		{"julyfs write /a - --mount /=temp:", "julyfs write --mount /=temp: -- /a -"},
-		{"julyfs grep TODO / --help", "julyfs grep --help"},
-		{"julyfs grep TODO / --bogus x", "julyfs grep --bogus -- TODO / x"},
-		{"julyfs nope a -b", "julyfs nope a -b"},
-		{"julyfs ls --mount", "julyfs ls --mount"},
-	}
-	for _, tt := range tests {
-		got := strings.Join(reorderArgs(app, strings.Fields(tt.in)), " ")
-		if got != tt.want {
-			t.Errorf("reorderArgs(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestExitCodes checks the exit status and stderr of run: 0 on success, 1
 // for a contract error (its message as is) and for grep without a match
 // (silently), 2 for usage errors.
@@ -177,7 +153,7 @@ func TestShellQuote(t *testing.T) {
 func TestTourSteps(t *testing.T) {
 	app := newApp(nil, nil, nil)
 	for _, s := range tourSteps {
-		if findCommand(app.Commands, s.args[0]) == nil {
+		if app.Command(s.args[0]) == nil {
 			t.Errorf("tour step %q: no such command", s.args)
 		}
 	}

@@ -16,21 +16,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/julyfs/julyfs/internal/clirun"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	clirun.Main(newApp(os.Stdin, os.Stdout, os.Stderr))
 }
 
 // commands returns the command list, in the order --help shows it.
@@ -55,7 +51,7 @@ func commands() []*cli.Command {
 
 // newApp returns the julyfs application wired to the given streams.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	app := &cli.App{
+	return &cli.App{
 		Name:  "julyfs",
 		Usage: "a virtual filesystem for AI agents, from the shell",
 		Description: `julyfs composes one tree from host directories and in-memory trees and runs
@@ -85,88 +81,21 @@ no mount for path: /p) on stderr and exit 1; usage errors exit 2.`,
 		ErrWriter:                 stderr,
 		HideVersion:               true,
 		DisableSliceFlagSeparator: true,
-		EnableBashCompletion:      false,
-		ExitErrHandler:            func(*cli.Context, error) {}, // run reports errors
-		OnUsageError:              onUsageError,
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return &usageError{msg: fmt.Sprintf("unknown command %q", c.Args().First())}
-			}
-			return cli.ShowAppHelp(c)
-		},
-	}
-	for _, c := range app.Commands {
-		setUsageErrors(c)
-	}
-	return app
-}
-
-// setUsageErrors makes flag errors of c and its subcommands usage errors.
-func setUsageErrors(c *cli.Command) {
-	if c.OnUsageError == nil {
-		c.OnUsageError = onUsageError
-	}
-	for _, s := range c.Subcommands {
-		setUsageErrors(s)
 	}
 }
 
-// usageError is a command line that does not fit the command: exit 2
-// with a pointer to --help.
-type usageError struct {
-	cmd string // the command's full name, "" for the app
-	msg string
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	name := ""
-	if c.Command != nil {
-		name = c.Command.FullName()
-	}
-	return &usageError{cmd: name, msg: err.Error()}
-}
-
-// usagef returns a usage error for the command of c.
+// usagef returns a usage error for the command of c: exit 2 with a
+// pointer to the command's --help.
 func usagef(c *cli.Context, format string, args ...any) error {
-	return &usageError{cmd: c.Command.FullName(), msg: fmt.Sprintf(format, args...)}
+	return clirun.Usagef(c, format, args...)
 }
 
 // errNoMatch is grep's "nothing matched": exit 1 without a message.
-var errNoMatch = errors.New("no match")
+var errNoMatch = fmt.Errorf("no match: %w", clirun.ErrSilent)
 
 // run runs julyfs with args (args[0] is the program name) and returns the
-// exit code.
+// exit code: 0, 1 for an error (grep: no match), 2 for a usage error, 130
+// when interrupted; see clirun.Run.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, reorderArgs(app, args))
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return 130 // interrupted: the shell's code for SIGINT, no message
-	}
-	return exitCode(err, stderr)
-}
-
-// exitCode reports err on stderr and returns the exit code for it.
-func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errNoMatch):
-		return 1
-	case errors.Is(err, syscall.EPIPE):
-		// The reader went away (julyfs glob ... | head): not an error.
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, ue.msg)
-		if ue.cmd != "" {
-			fmt.Fprintf(stderr, "Run 'julyfs %s --help' for usage.\n", ue.cmd)
-		} else {
-			fmt.Fprintln(stderr, "Run 'julyfs --help' for usage.")
-		}
-		return 2
-	}
-	fmt.Fprintln(stderr, err)
-	return 1
+	return clirun.Run(ctx, newApp(stdin, stdout, stderr), args)
 }

@@ -1,4 +1,4 @@
-package main
+package clirun
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// reorderArgs lets flags come after positional arguments, as with grep and
+// ReorderArgs lets flags come after positional arguments, as with grep and
 // rg: urfave/cli stops parsing flags at the first positional argument, so
 // this moves every flag of the command named in args (a subcommand
 // included) before its positionals, which follow a "--". A "--" already in
@@ -15,7 +15,7 @@ import (
 // that starts with '-' is written `julyfs grep -- -x /`. A lone "-" is a
 // positional. Arguments before the command name (app flags) and commands
 // that are not found are left as they are.
-func reorderArgs(app *cli.App, args []string) []string {
+func ReorderArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
