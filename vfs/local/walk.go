@@ -24,7 +24,7 @@ import (
 type dir struct {
 	fsys *FS
 	path string   // clean posix path
-	f    *os.File // keeps fd open
+	f    *os.File // the handle fd belongs to (the walk's first directory), or nil
 	fd   int
 	refs atomic.Int32 // the walker's reference plus one per pending file read
 }
@@ -55,7 +55,7 @@ func (d *dir) sub(name string) (*dir, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	c := &dir{fsys: d.fsys, path: d.child(name), f: os.NewFile(uintptr(fd), name), fd: fd}
+	c := &dir{fsys: d.fsys, path: d.child(name), fd: fd}
 	c.refs.Store(1)
 	return c, nil
 }
@@ -65,7 +65,11 @@ func (d *dir) acquire() { d.refs.Add(1) }
 // release drops a reference and closes the directory after the last one.
 func (d *dir) release() {
 	if d.refs.Add(-1) == 0 {
-		d.f.Close()
+		if d.f != nil {
+			d.f.Close()
+		} else {
+			unix.Close(d.fd)
+		}
 	}
 }
 
