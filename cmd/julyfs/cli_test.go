@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/julyfs/julyfs/vfs"
 )
 
 // TestExitCodes checks the exit status and stderr of run: 0 on success, 1
@@ -135,6 +137,24 @@ func TestPipeToHead(t *testing.T) {
 	}
 	if stderr.Len() != 0 {
 		t.Errorf("julyfs grep | head printed %q on stderr", stderr.String())
+	}
+}
+
+func TestSearchLine(t *testing.T) {
+	tests := []struct {
+		r    vfs.SearchResult
+		want string
+	}{
+		{vfs.SearchResult{Path: "/repo/net/http/header.go", Score: 12.4149, LineNumber: 118, Snippet: "func (h Header) Write(w io.Writer) error {"},
+			"/repo/net/http/header.go  12.41  L118: func (h Header) Write(w io.Writer) error {"},
+		{vfs.SearchResult{Path: "/a.md", Score: 0.046, LineNumber: 0, Snippet: "ignored"}, "/a.md  0.05"},
+		{vfs.SearchResult{Path: "/a.md", Score: 3, LineNumber: 2}, "/a.md  3.00  L2:"},
+		{vfs.SearchResult{Path: "/a.md", Score: 1.5, LineNumber: 7, Snippet: "two\r\nlines"}, "/a.md  1.50  L7: two  lines"},
+	}
+	for _, tt := range tests {
+		if got := searchLine(tt.r); got != tt.want {
+			t.Errorf("searchLine(%+v) = %q, want %q", tt.r, got, tt.want)
+		}
 	}
 }
 

@@ -370,9 +370,14 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "ranked full-text search (needs an index)",
 		ArgsUsage: "QUERY [PATH]",
-		Description: `Prints the best matches for QUERY under PATH (default /), best first, as
-path:line<TAB>score<TAB>snippet. A tree without a search index has no
-results: search then prints nothing and exits 0.
+		Description: `Prints the best matches for QUERY under PATH (default /), best first, one
+per line: the path, the score and, when a line of the file matched, its
+number and text:
+
+   /repo/net/http/header.go  0.18  L20: // A Header represents the key-value pairs in an HTTP header.
+
+A file found by its path alone has no line. A tree without a search index has no results: search then prints nothing
+and exits 0.
 
 With --index DIR the index in DIR serves the search (built, or brought up
 to date with the tree, first; see 'julyfs index build').
@@ -410,17 +415,29 @@ Examples:
 				if err != nil {
 					return out.done(err)
 				}
-				loc := r.Path
-				if r.LineNumber > 0 {
-					loc += ":" + strconv.Itoa(r.LineNumber)
-				}
-				if !out.line(fmt.Sprintf("%s\t%.3f\t%s", loc, r.Score, oneLine(r.Snippet))) {
+				if !out.line(searchLine(r)) {
 					break
 				}
 			}
 			return out.done(nil)
 		},
 	}
+}
+
+// searchLine renders a search result: the path, two spaces, the score
+// with two decimals, and, when the result has a line, two spaces and
+// "L<line>: <snippet>" with the snippet on one line:
+//
+//	/repo/net/http/header.go  0.18  L20: // A Header represents the key-value pairs in an HTTP header.
+func searchLine(r vfs.SearchResult) string {
+	s := r.Path + "  " + strconv.FormatFloat(r.Score, 'f', 2, 64)
+	if r.LineNumber > 0 {
+		s += "  L" + strconv.Itoa(r.LineNumber) + ":"
+		if snippet := oneLine(r.Snippet); snippet != "" {
+			s += " " + snippet
+		}
+	}
+	return s
 }
 
 // oneLine replaces line breaks in s with spaces.
