@@ -26,7 +26,9 @@
 // directory is synced too. A failed write leaves the old file intact and no
 // temporary file behind. Write creates missing parent directories and
 // replaces a link at the target path with a regular file (it never writes
-// through a link). A file's permission bits survive a rewrite. Empty
+// through a link). A file's permission bits survive a rewrite. The
+// temporary files (named ".julyfs-tmp-" and a random suffix) never show in
+// List, Glob or Grep. Empty
 // directories are real directories: they list, and Delete (of files only)
 // never removes them.
 //

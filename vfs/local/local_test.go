@@ -488,3 +488,22 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 		t.Fatalf("TestPermissionDenied did not pass as nobody:\n%s", out)
 	}
 }
+
+// TestTempFilesHidden checks that a write's temporary file, which lives
+// beside its target until the rename, never shows in the walking verbs.
+func TestTempFilesHidden(t *testing.T) {
+	ctx := context.Background()
+	fsys, dir := newTree(t, map[string][]byte{"/a.txt": []byte("needle\n")})
+	if err := os.WriteFile(filepath.Join(dir, ".julyfs-tmp-0123456789abcdef"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(collect(t, fsys.List(ctx, "/"))); !slices.Equal(got, []string{"/a.txt"}) {
+		t.Errorf("List(/) = %v", got)
+	}
+	if got := paths(collect(t, fsys.Glob(ctx, "**", "/"))); !slices.Equal(got, []string{"/a.txt"}) {
+		t.Errorf("Glob(**) = %v", got)
+	}
+	if hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "needle"})); len(hits) != 1 {
+		t.Errorf("Grep = %v", hits)
+	}
+}

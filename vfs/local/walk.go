@@ -92,6 +92,9 @@ func (d *dir) entries() ([]entry, error) {
 	var out []entry
 	var links []string
 	err := readDirents(d.fd, func(name string, typ byte) {
+		if strings.HasPrefix(name, tempPrefix) {
+			return // a write in flight
+		}
 		switch typ {
 		case unix.DT_UNKNOWN: // the filesystem does not say: ask
 			var st unix.Stat_t
