@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,19 +13,11 @@ import (
 // repository root, so the README stays true: each must exit 0. A command
 // that serves until stopped (july mcp --http) goes in a text block.
 func TestREADME(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	cmds, err := mdsh.ReadFile("../../README.md", "july")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(root)
-	cmds, err := mdsh.Commands(string(readme), "july")
-	if err != nil {
-		t.Fatalf("README: %v", err)
-	}
+	t.Chdir("../..")
 	for _, c := range cmds {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), c.Args, strings.NewReader(c.Stdin), &stdout, &stderr); code != 0 {

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,23 +16,19 @@ import (
 // a temporary directory. Commands the test cannot run (julyfs mount) go
 // in a text block.
 func TestREADME(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	cmds, err := mdsh.ReadFile("../../README.md", "julyfs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	scratch := t.TempDir()
-	t.Chdir(root)
-	cmds, err := mdsh.Commands(strings.ReplaceAll(string(readme), "/tmp/scratch", scratch), "julyfs")
-	if err != nil {
-		t.Fatalf("README: %v", err)
-	}
+	t.Chdir("../..")
 	for _, c := range cmds {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), c.Args, strings.NewReader(c.Stdin), &stdout, &stderr)
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = strings.ReplaceAll(a, "/tmp/scratch", scratch)
+		}
+		code := run(context.Background(), args, strings.NewReader(c.Stdin), &stdout, &stderr)
 		wantErr := ""
 		for _, prefix := range []string{"not found: ", "read-only mount: ", "no mount for path: "} {
 			if strings.HasPrefix(c.Comment, prefix) {

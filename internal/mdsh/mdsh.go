@@ -14,6 +14,7 @@ package mdsh
 import (
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -50,6 +51,20 @@ func Commands(markdown, prog string) ([]Command, error) {
 			}
 			cmds = append(cmds, Command{Line: line, Args: args, Stdin: stdin, Comment: strings.TrimSpace(comment)})
 		}
+	}
+	return cmds, nil
+}
+
+// ReadFile returns the commands that run prog in the sh blocks of the
+// Markdown file name, as Commands does.
+func ReadFile(name, prog string) ([]Command, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := Commands(string(b), prog)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cmds, nil
 }

@@ -1,7 +1,10 @@
 package mdsh
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +56,26 @@ func TestCommands(t *testing.T) {
 	}
 	if _, err := Commands("```sh\njulyfs grep 'x /\n```\n", "julyfs"); err == nil {
 		t.Errorf("Commands with an unclosed quote: no error")
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(name, []byte("```sh\njuly tools x   # the tools\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(name, "july")
+	want := []Command{{Line: "july tools x   # the tools", Args: []string{"july", "tools", "x"}, Comment: "the tools"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadFile = %+v, %v; want %+v", got, err, want)
+	}
+	if err := os.WriteFile(name, []byte("```sh\njuly call x '{\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(name, "july"); err == nil || !strings.HasPrefix(err.Error(), name+": ") {
+		t.Errorf("ReadFile with an unclosed quote: %v, want an error naming the file", err)
+	}
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "nope.md"), "july"); !os.IsNotExist(err) {
+		t.Errorf("ReadFile of a missing file: %v, want not exist", err)
 	}
 }
