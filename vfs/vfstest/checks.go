@@ -66,6 +66,8 @@ func Checks(opts Options) []Check {
 	add("Capability/readAt", func(t T, newFS NewFunc) { checkRangeRead(t, newFS, opts) })
 	add("Capability/writeIf", func(t T, newFS NewFunc) { checkWriteIf(t, newFS, opts) })
 	add("Capability/watch", func(t T, newFS NewFunc) { checkWatch(t, newFS, opts) })
+	add("Capability/openFile", func(t T, newFS NewFunc) { checkOpenFile(t, newFS, opts) })
+	add("Capability/stage", func(t T, newFS NewFunc) { checkStage(t, newFS, opts) })
 	add("Stream/breakEarly", func(t T, newFS NewFunc) { checkBreakEarly(t, newFS, opts) })
 	add("Stream/cancelled", func(t T, newFS NewFunc) { checkCancelled(t, newFS, opts) })
 	if !opts.NoFiles {

@@ -1,0 +1,69 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+var (
+	_ vfs.FileOpener = (*FS)(nil)
+	_ vfs.Stager     = (*FS)(nil)
+)
+
+// OpenFile forwards to the wrapped tree's FileOpener, or its fallback.
+func (f *FS) OpenFile(ctx context.Context, path string) (vfs.FileReader, error) {
+	return vfs.OpenFile(ctx, f.inner, path)
+}
+
+// Stage opens a staging in the wrapped tree (its Stager, or the in-memory
+// fallback). Its Commit updates the index as Write does: on success the
+// index holds the committed contents before Commit returns.
+func (f *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFile, error) {
+	p := vfs.Clean(path)
+	if f.isClosed() {
+		return nil, vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	s, err := vfs.Stage(ctx, f.inner, p, keep)
+	if err != nil {
+		return nil, err
+	}
+	return &stagedFile{StagedFile: s, f: f, path: p}, nil
+}
+
+// stagedFile is a staging of the wrapped tree whose Commit indexes.
+type stagedFile struct {
+	vfs.StagedFile
+	f    *FS
+	path string
+}
+
+func (s *stagedFile) Commit(ctx context.Context) error {
+	f, p := s.f, s.path
+	if f.isClosed() {
+		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	f.syncMu.RLock()
+	defer f.syncMu.RUnlock()
+	unlock := f.lockPath(p)
+	defer unlock()
+	// What the index needs is read from the staging before it ends; a file
+	// too large to index is not read (update records it as large).
+	var data []byte
+	if size := s.Size(); size <= f.opts.MaxFileSize && !f.skipped(p) {
+		data = make([]byte, size)
+		n, err := s.ReadAt(data, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		data = data[:n]
+	}
+	if err := s.StagedFile.Commit(ctx); err != nil {
+		return err
+	}
+	err := f.update(ctx, p, data)
+	f.notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return err
+}

@@ -1,0 +1,91 @@
+package union
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+var (
+	_ vfs.FileOpener = (*FS)(nil)
+	_ vfs.Stager     = (*FS)(nil)
+)
+
+// OpenFile opens the file at path in the mount serving it, through the
+// mount's FileOpener or its fallback. The reader's errors name the union
+// path.
+func (u *FS) OpenFile(ctx context.Context, path string) (vfs.FileReader, error) {
+	m, cp, err := u.target(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := vfs.OpenFile(ctx, m.fs, cp)
+	if err != nil {
+		return nil, m.fixErr(err, cp)
+	}
+	return &fileReader{FileReader: r, m: m, cp: cp}, nil
+}
+
+// fileReader is a mount's reader with errors in the union's namespace.
+type fileReader struct {
+	vfs.FileReader
+	m  *mount
+	cp string
+}
+
+func (r *fileReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.FileReader.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = r.m.fixErr(err, r.cp)
+	}
+	return n, err
+}
+
+func (r *fileReader) Close() error { return r.m.fixErr(r.FileReader.Close(), r.cp) }
+
+// Stage opens a staging for the file at path in the mount serving it,
+// through the mount's Stager or its fallback; "no mount for path" where no
+// mount covers path. The staging's errors name the union path.
+func (u *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFile, error) {
+	m, cp, err := u.target(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := vfs.Stage(ctx, m.fs, cp, keep)
+	if err != nil {
+		return nil, m.fixErr(err, cp)
+	}
+	return &stagedFile{StagedFile: s, m: m, cp: cp}, nil
+}
+
+// stagedFile is a mount's staging with errors in the union's namespace.
+type stagedFile struct {
+	vfs.StagedFile
+	m  *mount
+	cp string
+}
+
+func (s *stagedFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := s.StagedFile.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = s.m.fixErr(err, s.cp)
+	}
+	return n, err
+}
+
+func (s *stagedFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := s.StagedFile.WriteAt(p, off)
+	return n, s.m.fixErr(err, s.cp)
+}
+
+func (s *stagedFile) Truncate(size int64) error {
+	return s.m.fixErr(s.StagedFile.Truncate(size), s.cp)
+}
+
+func (s *stagedFile) Commit(ctx context.Context) error {
+	return s.m.fixErr(s.StagedFile.Commit(ctx), s.cp)
+}
+
+func (s *stagedFile) Abort() error { return s.m.fixErr(s.StagedFile.Abort(), s.cp) }
