@@ -6,19 +6,22 @@
 // # Mapping
 //
 // Lookup and getattr come from Stat; readdir from List, in its order, after
-// "." and ".."; open and read from Read, or range by range from vfs.ReadAt
-// for files above Options.WholeFileLimit, so reading a large file holds
-// only a request's worth of it. Inode numbers are a hash of the path, so
+// "." and ".."; open and read from Read, or, for files above
+// Options.WholeFileLimit, range by range through a reader each handle opens
+// once (vfs.OpenFile: one host descriptor for a local: tree), so reading a
+// large file holds only a request's worth of it. Inode numbers are a hash of the path, so
 // they are stable per path and distinct across the mounts of a union; a
 // file or directory the kernel knows keeps its number across a rename.
 // Files have Nlink 1 (0 once unlinked while open); directories 2 plus their
 // subdirectories.
 //
-// Writes (write, append, truncate, O_TRUNC) go to an in-memory buffer of the
-// whole file, shared by every handle on it, and are committed through the
-// tree's Write on flush (each close), fsync and release; fsync succeeds only
-// once the tree has taken the data. A file being written is held whole in
-// memory until committed. unlink is Delete. rename is a copy through Read
+// Writes (write, append, truncate, O_TRUNC) go to a staging of the whole
+// file (vfs.Stage), shared by every handle on it, and are committed whole
+// on flush (each close), fsync and release; fsync succeeds only once the
+// tree has taken the data, and until then other readers see the previous
+// file. A local: tree stages in an unnamed temporary file on its own disk
+// and commits by rename; other trees stage in memory and commit through
+// Write, so there a file being written is held whole in memory. unlink is Delete. rename is a copy through Read
 // and Write followed by Delete, file by file for a directory: it is not
 // atomic (see Node.Rename in the docs). The contract has no mkdir: a
 // directory made by mkdir is held by the mount, empty, until something is

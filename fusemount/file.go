@@ -5,17 +5,21 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
 )
 
 // handle is an open file. A handle opened for reading on a small file keeps
-// a whole copy read at open (data); a larger file is read range by range.
-// Writes go to the node's shared buffer.
+// a whole copy read at open (data); a larger one reads through a reader
+// opened once (vfs.OpenFile) and reopened when the file changes. While the
+// node has a staging (the file is being written), every handle reads and
+// writes that.
 type handle struct {
 	n      *node
 	write  bool
@@ -24,6 +28,10 @@ type handle struct {
 	data    []byte // whole-file copy, when hasData
 	hasData bool
 	gen     uint64 // n.changes when data was read
+
+	mu   sync.RWMutex   // guards r and rgen; held for reading during a read through r
+	r    vfs.FileReader // opened at the first read by range, nil before
+	rgen uint64         // n.changes when r was opened
 }
 
 var (
@@ -73,10 +81,10 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	p := n.path()
 
 	n.mu.Lock()
-	loaded := n.loaded
+	staged := n.stage != nil
 	n.mu.Unlock()
 	var fi vfs.FileInfo
-	if !loaded && !created {
+	if !staged && !created {
 		var err error
 		fi, err = m.stat(p)
 		if err != nil {
@@ -92,17 +100,17 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.opens++
-	switch {
-	case created || trunc:
-		n.buf, n.loaded = n.buf[:0], true
-		n.mtime = time.Now()
-		if trunc && !created {
-			n.touch()
-		}
-	}
 	keep := false
-	if !n.loaded {
+	switch {
+	case trunc && !created:
+		if errno := n.stageEmpty(); errno != 0 {
+			return opened{}, errno
+		}
+		n.touch()
+		n.version = "" // the kernel's cache may hold pages of an older version
+	case created || n.stage != nil:
+		n.version = ""
+	default:
 		v := version(fi)
 		keep = v == n.version
 		n.version = v
@@ -110,65 +118,123 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 			gen := n.changes.Load()
 			data, err := m.fsys.Read(m.ctx, p)
 			if err != nil {
-				n.opens--
 				return opened{}, m.errno("open", p, err)
 			}
 			h.data, h.hasData, h.gen = data, true, gen
 		}
-	} else {
-		// The kernel's cache may hold pages of an older version.
-		n.version = ""
 	}
+	n.opens++
 	return opened{handle: h, keepCache: keep}, 0
 }
 
-// load makes n.buf hold the whole file, reading it from the tree when it
-// is not there yet. A file deleted behind the mount reads as empty and is
-// written back on commit. Callers hold n.mu.
+// load makes n.stage hold the file, staged from the tree's current file (a
+// file deleted behind the mount stages empty and is written back on
+// commit). Callers hold n.mu.
 func (n *node) load() syscall.Errno {
-	if n.loaded {
+	if n.stage != nil {
 		return 0
 	}
 	p := n.path()
-	data, err := n.m.fsys.Read(n.m.ctx, p)
-	if err != nil && vfs.KindOf(err) != vfs.KindNotFound {
-		return n.m.errno("read", p, err)
+	fsys := n.m.fsys
+	if n.deleted {
+		// The file's name is gone: its later writes go to a private,
+		// empty buffer that is never committed.
+		fsys, p = temp.MustNew(nil), "/deleted"
 	}
-	n.buf, n.loaded = data, true
+	st, err := vfs.Stage(n.m.ctx, fsys, p, !n.deleted)
+	if err != nil {
+		return n.m.errno("write", p, err)
+	}
+	n.stage = st
 	n.mtime = time.Now()
 	return 0
 }
 
-// Read reads from the node's buffer while the file is being written, else
-// from the handle's whole copy, else by range from the tree.
+// stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
+func (n *node) stageEmpty() syscall.Errno {
+	p := n.path()
+	if n.stage != nil {
+		if err := n.stage.Truncate(0); err != nil {
+			return n.m.errno("truncate", p, err)
+		}
+		return 0
+	}
+	st, err := vfs.Stage(n.m.ctx, n.m.fsys, p, false)
+	if err != nil {
+		return n.m.errno("truncate", p, err)
+	}
+	n.stage = st
+	n.mtime = time.Now()
+	return 0
+}
+
+// dropStage aborts n's staging, if any. Callers hold n.mu.
+func (n *node) dropStage() {
+	if n.stage != nil {
+		n.stage.Abort()
+		n.stage = nil
+	}
+}
+
+// Read reads from the node's staging while the file is being written, else
+// from the handle's whole copy, else by range through the handle's reader.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n := h.n
 	n.mu.Lock()
-	if n.loaded {
+	if n.stage != nil {
 		defer n.mu.Unlock()
-		if off >= int64(len(n.buf)) {
-			return fuse.ReadResultData(nil), 0
+		k, err := n.stage.ReadAt(dest, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, n.m.errno("read", n.path(), err)
 		}
-		k := copy(dest, n.buf[off:])
 		return fuse.ReadResultData(dest[:k]), 0
 	}
 	n.mu.Unlock()
-	if h.hasData && h.gen == n.changes.Load() {
+	gen := n.changes.Load()
+	if h.hasData && h.gen == gen {
 		if off >= int64(len(h.data)) {
 			return fuse.ReadResultData(nil), 0
 		}
 		end := min(off+int64(len(dest)), int64(len(h.data)))
 		return fuse.ReadResultData(h.data[off:end]), 0
 	}
-	p := n.path()
-	k, err := vfs.ReadAt(n.m.ctx, n.m.fsys, p, dest, off)
+	h.mu.RLock()
+	if h.r == nil || h.rgen != gen {
+		h.mu.RUnlock()
+		if errno := h.reopen(gen); errno != 0 {
+			return nil, errno
+		}
+		h.mu.RLock()
+	}
+	defer h.mu.RUnlock()
+	k, err := h.r.ReadAt(dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, n.m.errno("read", p, err)
+		return nil, n.m.errno("read", n.path(), err)
 	}
 	return fuse.ReadResultData(dest[:k]), 0
 }
 
-// Write writes into the node's buffer, loading the file first if needed.
+// reopen opens the handle's reader on the file as it is now (changes
+// generation gen), closing a stale one.
+func (h *handle) reopen(gen uint64) syscall.Errno {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.r != nil && h.rgen == gen {
+		return 0
+	}
+	p := h.n.path()
+	r, err := vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
+	if err != nil {
+		return h.n.m.errno("read", p, err)
+	}
+	if h.r != nil {
+		h.r.Close()
+	}
+	h.r, h.rgen = r, gen
+	return 0
+}
+
+// Write writes into the node's staging, staging the file first if needed.
 // With O_APPEND the data goes at the end whatever the offset.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n := h.n
@@ -178,38 +244,22 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		return 0, errno
 	}
 	if h.append {
-		off = int64(len(n.buf))
+		off = n.stage.Size()
 	}
-	end := off + int64(len(data))
-	if end > n.m.opts.maxFileSize() {
+	if off+int64(len(data)) > n.m.opts.maxFileSize() {
 		return 0, syscall.EFBIG
 	}
-	if end > int64(len(n.buf)) {
-		n.resize(end)
+	k, err := n.stage.WriteAt(data, off)
+	if k > 0 {
+		n.touch()
 	}
-	copy(n.buf[off:], data)
-	n.touch()
-	return uint32(len(data)), 0
+	if err != nil {
+		return uint32(k), n.m.errno("write", n.path(), err)
+	}
+	return uint32(k), 0
 }
 
-// resize sets the length of n.buf, zero-filling growth. Callers hold n.mu.
-func (n *node) resize(size int64) {
-	if size <= int64(len(n.buf)) {
-		n.buf = n.buf[:size]
-		return
-	}
-	if size <= int64(cap(n.buf)) {
-		old := len(n.buf)
-		n.buf = n.buf[:size]
-		clear(n.buf[old:])
-		return
-	}
-	grown := make([]byte, size, max(size, 2*int64(cap(n.buf))))
-	copy(grown, n.buf)
-	n.buf = grown
-}
-
-// touch marks n's buffer changed. Callers hold n.mu.
+// touch marks n's staging changed. Callers hold n.mu.
 func (n *node) touch() {
 	n.mtime = time.Now()
 	if !n.dirty && !n.deleted {
@@ -229,25 +279,31 @@ func (n *node) truncate(size int64, commitNow bool) syscall.Errno {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var errno syscall.Errno
 	if size == 0 {
-		n.buf, n.loaded = n.buf[:0], true
-	} else if errno := n.load(); errno != 0 {
+		errno = n.stageEmpty()
+	} else {
+		errno = n.load()
+	}
+	if errno != 0 {
 		return errno
 	}
-	n.resize(size)
+	if err := n.stage.Truncate(size); err != nil {
+		return n.m.errno("truncate", n.path(), err)
+	}
 	n.touch()
 	if !commitNow {
 		return 0
 	}
-	errno := n.commitLocked()
+	errno = n.commitLocked()
 	if n.opens == 0 && !n.dirty {
-		n.buf, n.loaded = nil, false
+		n.dropStage()
 	}
 	return errno
 }
 
-// commit writes n's buffer through the tree's Write if it has uncommitted
-// writes. It returns only once the tree took the data.
+// commit publishes n's staging if it has uncommitted writes. It returns
+// only once the tree took the data.
 func (n *node) commit() syscall.Errno {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -259,11 +315,18 @@ func (n *node) commitLocked() syscall.Errno {
 		return 0
 	}
 	p := n.path()
-	if err := n.m.write(p, n.buf); err != nil {
+	n.m.beginSelf(p)
+	err := n.stage.Commit(n.m.ctx)
+	n.m.endSelf(p)
+	if err != nil {
 		return n.m.errno("write", p, err)
 	}
+	// The staging ended with the commit; a later write stages anew.
+	n.stage = nil
 	n.dirty = false
 	n.m.setDirty(n, false)
+	// Handles reading a copy or a reader of the previous version reopen.
+	n.changes.Add(1)
 	return 0
 }
 
@@ -273,11 +336,18 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno { return h.n.commit() 
 // Fsync commits; it succeeds only once the tree has the data.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return h.n.commit() }
 
-// Release commits what is left and, with the last handle gone, drops the
-// node's buffer. The kernel ignores release errors: a commit the tree
-// refused for good (read-only, no space) is logged and dropped, one that
-// failed with EIO is kept for a later commit (at unmount).
+// Release commits what is left, closes the handle's reader and, with the
+// last handle gone, drops the node's staging. The kernel ignores release
+// errors: a commit the tree refused for good (read-only, no space) is
+// logged and dropped, one that failed with EIO is kept for a later commit
+// (at unmount).
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	h.mu.Lock()
+	if h.r != nil {
+		h.r.Close()
+		h.r = nil
+	}
+	h.mu.Unlock()
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -291,7 +361,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	n.opens--
 	if n.opens == 0 && !n.dirty {
-		n.buf, n.loaded = nil, false
+		n.dropStage()
 	}
 	return errno
 }
@@ -327,13 +397,22 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 	if errno := n.load(); errno != 0 {
 		return errno
 	}
-	cur := int64(len(n.buf))
+	p := n.path()
+	cur := n.stage.Size()
 	if mode&fallocKeepSize == 0 && end > cur {
-		n.resize(end)
+		if err := n.stage.Truncate(end); err != nil {
+			return n.m.errno("fallocate", p, err)
+		}
 		n.touch()
+		cur = end
 	}
-	if mode&(fallocPunchHole|fallocZeroRange) != 0 && int64(off) < int64(len(n.buf)) {
-		clear(n.buf[off:min(end, int64(len(n.buf)))])
+	if mode&(fallocPunchHole|fallocZeroRange) != 0 && int64(off) < cur {
+		zeros := make([]byte, min(min(end, cur)-int64(off), 1<<20))
+		for o := int64(off); o < min(end, cur); o += int64(len(zeros)) {
+			if _, err := n.stage.WriteAt(zeros[:min(int64(len(zeros)), min(end, cur)-o)], o); err != nil {
+				return n.m.errno("fallocate", p, err)
+			}
+		}
 		n.touch()
 	}
 	return 0

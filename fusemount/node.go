@@ -15,22 +15,21 @@ import (
 // node is a file or directory of the mount. Its path is where go-fuse's tree
 // places it (Inode.Path), so a rename moves it with everything open on it.
 //
-// A file node holds the file's contents in buf while it is open for writing
-// (or was truncated): every handle on the node reads and writes that one
-// buffer, and commit writes it whole through the tree's Write.
+// A file node holds a staging of the file (vfs.Stage) from its first write
+// (or truncate) until the commit: every handle on the node reads and writes
+// that one staging, and commit publishes it whole (StagedFile.Commit).
 type node struct {
 	fs.Inode
 	m *mount
 
 	mu      sync.Mutex
-	loaded  bool      // buf holds the whole file
-	buf     []byte    // the file's contents, while loaded
-	dirty   bool      // buf has writes not yet committed
-	mtime   time.Time // of the last write into buf
-	opens   int       // open handles
-	deleted bool      // unlinked or replaced by a rename: Nlink 0, commits dropped
-	last    fuse.Attr // attributes last reported, for fstat of a deleted file
-	version string    // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	stage   vfs.StagedFile // the file's next version, from the first write to the commit
+	dirty   bool           // stage has writes not yet committed
+	mtime   time.Time      // of the last write into stage
+	opens   int            // open handles
+	deleted bool           // unlinked or replaced by a rename: Nlink 0, commits dropped
+	last    fuse.Attr      // attributes last reported, for fstat of a deleted file
+	version string         // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -81,12 +80,34 @@ func (n *node) markDeleted() {
 	}
 }
 
+// preserve stages the child name of n, if it is open and not staged yet,
+// before its path is deleted or replaced: its open handles keep reading and
+// writing that private copy, as a file unlinked while open on disk.
+func (n *node) preserve(name string) {
+	ch := n.GetChild(name)
+	if ch == nil {
+		return
+	}
+	cn, ok := ch.Operations().(*node)
+	if !ok {
+		return
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.opens > 0 && cn.stage == nil && !cn.deleted {
+		if cn.load() == 0 {
+			// A copy, not a change: keep the times last reported.
+			cn.mtime = time.Unix(int64(cn.last.Mtime), int64(cn.last.Mtimensec))
+		}
+	}
+}
+
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.dirty {
-		n.buf, n.loaded = nil, false
+		n.dropStage()
 	}
 }
 
@@ -110,9 +131,9 @@ func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.I
 // path: a file being written reports its buffer, a directory its Nlink.
 func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 	n.mu.Lock()
-	if n.loaded && fi.Kind != vfs.KindDir {
+	if n.stage != nil && fi.Kind != vfs.KindDir {
 		fi.Kind = vfs.KindFile
-		fi.Size = int64(len(n.buf))
+		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
 	}
 	n.mu.Unlock()
@@ -178,16 +199,16 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	n.mu.Lock()
 	if n.deleted {
 		out.Attr = n.last
-		if n.loaded {
+		if n.stage != nil {
 			// Still open and written to after the unlink.
-			out.Size = uint64(len(n.buf))
+			out.Size = uint64(n.stage.Size())
 			out.Blocks = (out.Size + 511) / 512
 			out.SetTimes(nil, &n.mtime, &n.mtime)
 		}
 		n.mu.Unlock()
 		return 0
 	}
-	if n.loaded {
+	if n.stage != nil {
 		n.mu.Unlock()
 		n.fill(vfs.FileInfo{Path: n.path(), Kind: vfs.KindFile}, &out.Attr)
 		return 0
@@ -361,6 +382,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		return syscall.EROFS
 	}
 	p := vfs.Join(n.path(), name)
+	n.preserve(name)
 	if err := n.m.remove(p); err != nil {
 		return n.m.errno("unlink", p, err)
 	}

@@ -102,10 +102,11 @@ func (iv *invalidator) invalidate(c vfs.Change) {
 	if cn, ok := cur.Operations().(*node); ok {
 		cn.changes.Add(1)
 		cn.mu.Lock()
-		if cn.loaded && !cn.dirty && cn.opens > 0 {
-			// A clean buffer of an open file is stale now; a dirty one
-			// wins at its next commit (last writer wins).
-			cn.buf, cn.loaded = nil, false
+		if !cn.dirty {
+			// A clean staging (of a file unlinked while open) is stale
+			// now; a dirty one wins at its next commit (last writer
+			// wins).
+			cn.dropStage()
 		}
 		cn.version = ""
 		cn.mu.Unlock()

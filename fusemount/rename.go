@@ -52,6 +52,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if flags&renameNoReplace != 0 && dfi.Kind != vfs.KindMissing {
 		return syscall.EEXIST
 	}
+	if dfi.Kind == vfs.KindFile {
+		np.preserve(newName)
+	}
 	var errno syscall.Errno
 	if sfi.Kind == vfs.KindFile {
 		errno = n.renameFile(name, src, dst, dfi)
