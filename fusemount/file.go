@@ -86,7 +86,10 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	var fi vfs.FileInfo
 	if !staged && !created {
 		var err error
-		fi, err = m.stat(p)
+		var ok bool
+		if fi, ok = n.recent(); !ok {
+			fi, err = m.stat(p)
+		}
 		if err != nil {
 			return opened{}, m.errno("open", p, err)
 		}

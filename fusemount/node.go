@@ -35,6 +35,13 @@ type node struct {
 	// API; a handle's whole-file copy is stale once it moves on.
 	changes atomic.Uint64
 
+	// statFI is what the tree's Stat last said of the file (at statAt,
+	// when changes was statGen); open reuses it within the attribute
+	// timeout instead of asking again right after a lookup.
+	statFI  vfs.FileInfo
+	statAt  time.Time
+	statGen uint64
+
 	// subdirs caches a directory's subdirectory count (for Nlink) and
 	// when it was counted.
 	subdirs   uint32
@@ -189,8 +196,31 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, syscall.ENOENT
 	}
 	ch := n.child(ctx, name, p, fi.Kind)
-	ch.Operations().(*node).fill(fi, &out.Attr)
+	cn := ch.Operations().(*node)
+	cn.remember(fi)
+	cn.fill(fi, &out.Attr)
 	return ch, 0
+}
+
+// remember records fi, just answered by the tree's Stat, for recent.
+func (n *node) remember(fi vfs.FileInfo) {
+	gen := n.changes.Load()
+	n.mu.Lock()
+	n.statFI, n.statAt, n.statGen = fi, time.Now(), gen
+	n.mu.Unlock()
+}
+
+// recent returns what the tree's Stat said of file n if that was within
+// the attribute timeout (the kernel trusts attributes that long anyway) and
+// no change of the path was reported since.
+func (n *node) recent() (vfs.FileInfo, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.statAt.IsZero() || n.statFI.Kind != vfs.KindFile || n.statGen != n.changes.Load() ||
+		time.Since(n.statAt) >= n.m.opts.attrTimeout() {
+		return vfs.FileInfo{}, false
+	}
+	return n.statFI, true
 }
 
 // Getattr reports the node's attributes. A deleted file that is still open
@@ -229,6 +259,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		}
 		return syscall.ENOENT
 	}
+	n.remember(fi)
 	n.fill(fi, &out.Attr)
 	return 0
 }

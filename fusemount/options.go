@@ -49,6 +49,13 @@ type Options struct {
 	// daemon's memory. Zero means DefaultMaxFileSize.
 	MaxFileSize int64
 
+	// ReadDirPlus lets the kernel ask for every entry's attributes with
+	// the listing (READDIRPLUS), which costs one Stat per entry at every
+	// readdir. Off (the default), a listing is List alone and the kernel
+	// looks up only the names a program then uses: `find` costs a Stat
+	// per directory instead of one per entry.
+	ReadDirPlus bool
+
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
 	// Logger receives one line per backend failure (and the trace when
