@@ -26,6 +26,12 @@ func TestPlainHidesCapabilities(t *testing.T) {
 	if _, ok := fsys.(vfs.Notifier); ok {
 		t.Error("plain is a Notifier")
 	}
+	if _, ok := fsys.(vfs.FileOpener); ok {
+		t.Error("plain is a FileOpener")
+	}
+	if _, ok := fsys.(vfs.Stager); ok {
+		t.Error("plain is a Stager")
+	}
 }
 
 func TestReadAt(t *testing.T) {

@@ -35,9 +35,23 @@
 // # Optional capabilities
 //
 // Capabilities beyond the eight verbs are small upgrade interfaces, each
-// with a helper that falls back when a tree lacks it: [RangeReader] with
-// [ReadAt], [ConditionalWriter] with [WriteIf], and [Notifier] with [Watch].
-// Wrappers forward every capability they can honour.
+// with a helper that falls back when a tree lacks it:
+//
+//   - [RangeReader] with [ReadAt]: read part of a file;
+//   - [FileOpener] with [OpenFile]: open a file once for many ranged reads
+//     (the fallback reads ranges through ReadAt, or the file whole once);
+//   - [Stager] with [Stage]: build a file's new contents in place
+//     (WriteAt, Truncate) and commit them atomically as one Write (the
+//     fallback stages in memory);
+//   - [ConditionalWriter] with [WriteIf]: compare-and-swap on the etag;
+//   - [Notifier] with [Watch]: hear about changes made through the tree.
+//
+// Wrappers forward every capability they can honour: union routes each to
+// the child that owns the path and rewrites error paths; readonly forwards
+// the read capabilities and refuses staging; overlay forwards the read
+// capabilities (a staged write to it fails read-only at commit); index forwards
+// them all and updates itself when a staged file or a conditional write
+// commits.
 //
 // # Concurrency
 //

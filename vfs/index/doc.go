@@ -2,7 +2,10 @@
 // (github.com/blevesearch/bleve/v2, scorch) that serves the contract's
 // Search verb: [Open] returns an [FS] whose Search is answered by the index
 // and whose Write and Delete update it before they return. Every other verb
-// forwards to the wrapped tree unchanged.
+// forwards to the wrapped tree unchanged, and so do the optional
+// capabilities ([vfs.RangeReader], [vfs.FileOpener], [vfs.Notifier]); the
+// writing ones ([vfs.ConditionalWriter], [vfs.Stager]) update the index
+// when the write commits, as Write does.
 //
 // # What is indexed
 //

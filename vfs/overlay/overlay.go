@@ -31,9 +31,9 @@
 // # Concurrency and capabilities
 //
 // An overlay is immutable after New and safe for concurrent use as long as
-// its layers are. It forwards [vfs.RangeReader] to the winning layer
-// (through [vfs.ReadAt], so a layer without it gets the fallback). It
-// caches nothing.
+// its layers are. It forwards [vfs.RangeReader] and [vfs.FileOpener] to
+// the winning layer (through [vfs.ReadAt] and [vfs.OpenFile], so a layer
+// without them gets the fallback). It caches nothing.
 package overlay
 
 import (

@@ -4,8 +4,9 @@
 // Every read verb (List, Stat, Glob, Read, Grep, Search) is forwarded
 // unchanged, errors included; Write and Delete fail with
 // "read-only mount: <path>" and never reach the tree. The wrapper forwards
-// [vfs.RangeReader] (with [vfs.ReadAt]'s fallback for a tree without it)
-// and, when the tree is a [vfs.Notifier], change notification, so a FUSE
+// [vfs.RangeReader] and [vfs.FileOpener] (with [vfs.ReadAt]'s and
+// [vfs.OpenFile]'s fallbacks for a tree without them), refuses [vfs.Stager]
+// with "read-only mount", and, when the tree is a [vfs.Notifier], change notification, so a FUSE
 // mount still learns of changes made to the tree by other writers. It does
 // not offer [vfs.ConditionalWriter]. It holds no state of its own and is
 // as safe for concurrent use as the tree.

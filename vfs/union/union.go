@@ -61,8 +61,9 @@
 // its children are. It forwards [vfs.RangeReader] and
 // [vfs.ConditionalWriter] to the routed child (through [vfs.ReadAt] and
 // [vfs.WriteIf], so a child without the capability gets their fallback),
-// and [vfs.Notifier] by subscribing to every child that is one. It caches
-// nothing.
+// [vfs.FileOpener] and [vfs.Stager] the same way (through [vfs.OpenFile]
+// and [vfs.Stage]), and [vfs.Notifier] by subscribing to every child that
+// is one. It caches nothing.
 package union
 
 import (
