@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -435,5 +437,59 @@ func TestInUse(t *testing.T) {
 	_, err := index.Open(t.Context(), temp.MustNew(fixture), dir, index.Options{})
 	if !errors.Is(err, index.ErrInUse) {
 		t.Errorf("second Open = %v, want ErrInUse", err)
+	}
+}
+
+// TestSearchSnippetsInOrder checks that snippets, read in parallel, come
+// back with their own hits in score order, that a file deleted behind the
+// index's back is left out, and that breaking out early stops the readers.
+func TestSearchSnippetsInOrder(t *testing.T) {
+	files := map[string][]byte{}
+	for i := range 40 {
+		// File i mentions the word i+1 times, so scores fall with i.
+		body := strings.Repeat("filler line\n", 5) + strings.Repeat("marker "+strconv.Itoa(i)+"\n", 40-i)
+		files["/f"+strconv.Itoa(100+i)+".txt"] = []byte(body)
+	}
+	inner := temp.MustNew(nil)
+	for p, b := range files {
+		if err := inner.Write(t.Context(), p, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := open(t, inner, "", index.Options{})
+	if err := inner.Delete(t.Context(), "/f105.txt"); err != nil { // behind the index's back
+		t.Fatal(err)
+	}
+	got := search(t, f, vfs.SearchQuery{Query: "marker"})
+	if len(got) != 39 {
+		t.Fatalf("Search(marker) = %d results, want 39 (40 less the deleted one)", len(got))
+	}
+	for i, r := range got {
+		if r.Path == "/f105.txt" {
+			t.Errorf("Search(marker) yielded deleted %s", r.Path)
+		}
+		if i > 0 && vfs.CompareSearchResults(got[i-1], r) > 0 {
+			t.Errorf("Search(marker)[%d] = %s out of order after %s", i, r.Path, got[i-1].Path)
+		}
+		n := strings.TrimSuffix(strings.TrimPrefix(r.Path, "/f1"), ".txt")
+		if want := "marker " + strings.TrimLeft(n, "0"); r.LineNumber != 6 || (r.Snippet != want && !(n == "00" && r.Snippet == "marker 0")) {
+			t.Errorf("Search(marker)[%d] = %s L%d %q, want L6 %q", i, r.Path, r.LineNumber, r.Snippet, want)
+		}
+	}
+	before := runtime.NumGoroutine()
+	for range 20 {
+		for _, err := range f.Search(t.Context(), vfs.SearchQuery{Query: "marker"}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		t.Errorf("goroutines after 20 early breaks: %d, before %d", n, before)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -141,23 +143,85 @@ func (f *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 			yield(vfs.SearchResult{}, err)
 			return
 		}
-		for _, h := range hits {
-			if err := ctx.Err(); err != nil {
-				yield(vfs.SearchResult{}, err)
+		for h, err := range f.withSnippets(ctx, hits, terms) {
+			if !yield(h, err) || err != nil {
 				return
 			}
-			data, err := f.inner.Read(ctx, h.Path)
-			switch {
-			case vfs.KindOf(err) == vfs.KindNotFound:
-				continue
-			case err != nil:
-				yield(vfs.SearchResult{}, err)
+		}
+	}
+}
+
+// withSnippets fills in each hit's line number and snippet, reading up to
+// GOMAXPROCS files at once and a bounded window ahead of the consumer, and
+// yields the hits in their order. A file that vanished since it was
+// indexed is left out. Breaking out of the loop stops the readers.
+func (f *FS) withSnippets(ctx context.Context, hits []vfs.SearchResult, terms []queryTerm) iter.Seq2[vfs.SearchResult, error] {
+	return func(yield func(vfs.SearchResult, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type job struct {
+			i    int
+			done chan struct{}
+			gone bool
+			err  error
+		}
+		workers := min(runtime.GOMAXPROCS(0), len(hits))
+		window := make(chan *job, 2*workers) // in hit order, for the consumer
+		work := make(chan *job)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range work {
+					data, err := f.inner.Read(ctx, hits[j.i].Path)
+					switch {
+					case vfs.KindOf(err) == vfs.KindNotFound:
+						j.gone = true
+					case err != nil:
+						j.err = err
+					default:
+						hits[j.i].LineNumber, hits[j.i].Snippet = bestLine(data, terms)
+					}
+					close(j.done)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(window)
+			defer close(work)
+			for i := range hits {
+				j := &job{i: i, done: make(chan struct{})}
+				select {
+				case window <- j:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case work <- j:
+				case <-ctx.Done():
+					j.err = ctx.Err()
+					close(j.done)
+					return
+				}
+			}
+		}()
+		defer wg.Wait()
+		defer cancel()
+		for j := range window {
+			<-j.done
+			if j.err != nil {
+				yield(vfs.SearchResult{}, j.err)
 				return
 			}
-			h.LineNumber, h.Snippet = bestLine(data, terms)
-			if !yield(h, nil) {
+			if !j.gone && !yield(hits[j.i], nil) {
 				return
 			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(vfs.SearchResult{}, err)
 		}
 	}
 }
@@ -204,44 +268,49 @@ func bestLine(data []byte, terms []queryTerm) (int, string) {
 		// match on the original bytes instead.
 		lower = data
 	}
-	// counts[line] is a bitmask of the terms on that line.
+	// masks[start] is the bitmask of the terms on the line starting at
+	// byte offset start. Line numbers are counted only for the best line.
 	masks := map[int]uint64{}
-	lineOf := newLineIndex(lower)
 	for i, t := range terms {
 		tb := []byte(t.term)
-		for off := 0; ; {
+		for off := 0; off < len(lower); {
 			j := bytes.Index(lower[off:], tb)
 			if j < 0 {
 				break
 			}
-			ln := lineOf.line(off + j)
-			masks[ln] |= 1 << uint(i)
-			off = lineOf.end(ln) // next line: one hit per line and term
-			if off >= len(lower) {
+			at := off + j
+			start := bytes.LastIndexByte(lower[:at], '\n') + 1
+			masks[start] |= 1 << uint(i)
+			end := bytes.IndexByte(lower[at:], '\n')
+			if end < 0 {
 				break
 			}
+			off = at + end + 1 // next line: one hit per line and term
 		}
 	}
 	best, bestN := -1, 0
-	for ln, m := range masks {
+	for start, m := range masks {
 		n := popcount(m)
-		if n > bestN || n == bestN && ln < best {
-			best, bestN = ln, n
+		if n > bestN || n == bestN && start < best {
+			best, bestN = start, n
 		}
 	}
 	if best < 0 {
 		return 0, ""
 	}
-	start, end := lineOf.start(best), lineOf.end(best)
-	line := data[start:end]
-	lline := lower[start:end]
+	end := len(data)
+	if i := bytes.IndexByte(data[best:], '\n'); i >= 0 {
+		end = best + i
+	}
+	line := data[best:end]
+	lline := lower[best:end]
 	first := len(line)
 	for _, t := range terms {
 		if j := bytes.Index(lline, []byte(t.term)); j >= 0 && j < first {
 			first = j
 		}
 	}
-	return best + 1, snippet(line, first)
+	return bytes.Count(data[:best], []byte{'\n'}) + 1, snippet(line, first)
 }
 
 func popcount(m uint64) int {
@@ -278,38 +347,4 @@ func snippet(line []byte, at int) string {
 		s += "…"
 	}
 	return s
-}
-
-// lineIndex maps byte offsets to 0-based line numbers.
-type lineIndex struct {
-	starts []int // start offset of each line
-	n      int   // len(data)
-}
-
-func newLineIndex(data []byte) lineIndex {
-	starts := make([]int, 1, len(data)/32+1)
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			starts = append(starts, i+1)
-		}
-	}
-	return lineIndex{starts: starts, n: len(data)}
-}
-
-func (li lineIndex) line(off int) int {
-	i, found := slices.BinarySearch(li.starts, off)
-	if found {
-		return i
-	}
-	return i - 1
-}
-
-func (li lineIndex) start(ln int) int { return li.starts[ln] }
-
-// end returns the offset of the newline ending line ln, or len(data).
-func (li lineIndex) end(ln int) int {
-	if ln+1 < len(li.starts) {
-		return li.starts[ln+1] - 1
-	}
-	return li.n
 }
