@@ -623,22 +623,26 @@ type GrepFile struct {
 // then line order, at most max of them (0: no limit). A file holding a NUL
 // byte is binary and skipped. A load that fails with not-found or
 // is-a-directory skips the file; any other failure ends the stream with
-// that error. Memory is bounded by the files in flight (a few per worker),
-// not by the number of files; a file is held whole while it is scanned.
-// Breaking out of the stream stops the walk and every worker before
-// GrepScan returns.
+// that error. Memory is bounded by the files in flight (a few hundred
+// files' hits, and one buffer per worker), not by the number of files; a
+// file is held whole while it is scanned. Breaking out of the stream stops
+// the walk and every worker before GrepScan returns.
+//
+// Files go to the workers in batches: a worker that is waiting takes the
+// files gathered so far, and while every worker is busy the batch grows
+// to grepBatch files, so a large tree costs a few channel operations per
+// batch rather than per file, and a small or slow one is still spread
+// over every worker.
 func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, error], max int) iter.Seq2[GrepResult, error] {
 	return func(yield func(GrepResult, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
+		// dead is the cancelled context files are released with once a
+		// batch has stopped early.
+		dead, kill := context.WithCancel(ctx)
+		kill()
 		workers := runtime.GOMAXPROCS(0)
-		type job struct {
-			f    GrepFile
-			done chan struct{}
-			hits []GrepResult
-			err  error
-		}
-		jobs := make(chan *job, workers*8) // in path order, for the consumer
-		work := make(chan *job, workers*4) // to the workers
+		jobs := make(chan *grepBatch, workers*grepWindow) // in path order, for the consumer
+		work := make(chan *grepBatch)                     // to the workers: unbuffered, so a send succeeds only when one waits
 		var wg sync.WaitGroup
 		// Registered first so it runs last: stop everything, then wait.
 		defer wg.Wait()
@@ -648,9 +652,8 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			go func() {
 				defer wg.Done()
 				var buf []byte
-				for j := range work {
-					j.hits, j.err, buf = grepOne(ctx, m, j.f, buf, max)
-					close(j.done)
+				for b := range work {
+					buf = b.run(ctx, dead, m, buf, max)
 				}
 			}()
 		}
@@ -660,42 +663,72 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			defer wg.Done()
 			defer close(jobs)
 			defer close(work)
+			cur := newGrepBatch()
+			// send hands b to a worker (waiting for one when wait is set)
+			// and queues it for the consumer. It reports whether b went.
+			send := func(b *grepBatch, wait bool) (sent, ok bool) {
+				if wait {
+					select {
+					case work <- b:
+					case <-ctx.Done():
+						return false, false
+					}
+				} else {
+					select {
+					case work <- b:
+					default:
+						return false, true
+					}
+				}
+				select {
+				case jobs <- b:
+					return true, true
+				case <-ctx.Done():
+					return true, false // the worker closes b; nobody reads it
+				}
+			}
+			release := func() {
+				for _, f := range cur.files {
+					f.Load(dead, nil) // releases it; the stream has stopped
+				}
+			}
 			for f, err := range files {
 				if err != nil {
 					walkErr = err
+					break
+				}
+				cur.files = append(cur.files, f)
+				sent, ok := send(cur, len(cur.files) >= grepBatchMax)
+				if !ok {
+					if !sent {
+						release()
+					}
 					return
 				}
-				j := &job{f: f, done: make(chan struct{})}
-				select {
-				case jobs <- j:
-				case <-ctx.Done():
-					f.Load(ctx, nil) // releases it; the stream has stopped
-					return
+				if sent {
+					cur = newGrepBatch()
 				}
-				select {
-				case work <- j:
-				case <-ctx.Done():
-					f.Load(ctx, nil)
-					j.err = ctx.Err()
-					close(j.done)
-					return
+			}
+			if len(cur.files) > 0 {
+				if sent, _ := send(cur, true); !sent {
+					release()
 				}
 			}
 		}()
 		n := 0
-		for j := range jobs {
-			<-j.done
-			if j.err != nil {
-				yield(GrepResult{}, j.err)
-				return
-			}
-			for _, h := range j.hits {
+		for b := range jobs {
+			<-b.done
+			for _, h := range b.hits {
 				if !yield(h, nil) {
 					return
 				}
 				if n++; max > 0 && n >= max {
 					return
 				}
+			}
+			if b.err != nil {
+				yield(GrepResult{}, b.err)
+				return
 			}
 		}
 		if walkErr != nil {
@@ -706,6 +739,51 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			yield(GrepResult{}, err)
 		}
 	}
+}
+
+const (
+	// grepBatchMax is the most files a batch takes while every worker is
+	// busy.
+	grepBatchMax = 16
+	// grepWindow is how many batches per worker may wait for the consumer:
+	// how far the workers may run ahead of a slow file.
+	grepWindow = 8
+)
+
+// A grepBatch is a run of consecutive files one worker loads and scans.
+type grepBatch struct {
+	files []GrepFile
+	done  chan struct{} // closed when hits and err are set
+	hits  []GrepResult  // in path then line order
+	err   error         // the error that ends the stream after hits
+}
+
+func newGrepBatch() *grepBatch {
+	return &grepBatch{files: make([]GrepFile, 0, grepBatchMax), done: make(chan struct{})}
+}
+
+// run loads and scans b's files with the worker's buffer buf, which it
+// returns for the next batch. After an error, or once max hits are in,
+// the remaining files are released with the cancelled context dead.
+func (b *grepBatch) run(ctx, dead context.Context, m *GrepMatcher, buf []byte, max int) []byte {
+	defer close(b.done)
+	for i, f := range b.files {
+		if b.err != nil || (max > 0 && len(b.hits) >= max) {
+			for _, f := range b.files[i:] {
+				f.Load(dead, nil)
+			}
+			break
+		}
+		var hits []GrepResult
+		hits, b.err, buf = grepOne(ctx, m, f, buf, max-len(b.hits))
+		if b.hits == nil {
+			b.hits = hits
+		} else {
+			b.hits = append(b.hits, hits...)
+		}
+	}
+	b.files = nil
+	return buf
 }
 
 // maxKeptBuffer is the largest scratch buffer a worker keeps between files.

@@ -288,16 +288,20 @@ func (fsys *FS) Read(ctx context.Context, path string) ([]byte, error) {
 	return data, nil
 }
 
-// readAll reads r to the end into buf[:0] (grown as needed), starting with
-// room for size bytes plus one so a file of the expected size needs a single
-// read and one more to see the end.
+// readAll reads r into buf[:0] (grown as needed), starting with room for
+// size bytes plus one. size is the file's size from fstat: once that many
+// bytes are in, the file is read as it was then, without one more read to
+// see its end (a file that grew since is read to its end; one with no size,
+// as in /proc, too). A buffer too small for the file is replaced by one of
+// at least twice its capacity (up to 1 MiB more), so a worker's buffer
+// settles quickly.
 func readAll(r io.Reader, size int64, buf []byte) ([]byte, error) {
 	want := int(size) + 1
 	if size < 0 || int64(want) != size+1 {
 		want = 512
 	}
 	if cap(buf) < want {
-		buf = make([]byte, 0, want)
+		buf = make([]byte, 0, max(want, cap(buf)+min(cap(buf), 1<<20)))
 	}
 	buf = buf[:0]
 	for {
@@ -311,6 +315,9 @@ func readAll(r io.Reader, size int64, buf []byte) ([]byte, error) {
 		}
 		if err != nil {
 			return buf, err
+		}
+		if size > 0 && int64(len(buf)) == size {
+			return buf, nil
 		}
 	}
 }

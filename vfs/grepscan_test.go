@@ -1,0 +1,206 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// scanSource is a GrepScan source of n files; file i holds i%3+1 lines
+// "hit i.j". It counts the loads of every file, and fails file failAt
+// (when >= 0) with a non-skippable error, and the source itself after
+// srcErrAt files (when >= 0).
+type scanSource struct {
+	n, failAt, srcErrAt int
+	loads               []atomic.Int32
+	yielded             atomic.Int32
+}
+
+func newScanSource(n int) *scanSource {
+	return &scanSource{n: n, failAt: -1, srcErrAt: -1, loads: make([]atomic.Int32, n)}
+}
+
+var errScanLoad = errors.New("load failed")
+var errScanSource = errors.New("source failed")
+
+func (s *scanSource) path(i int) string { return fmt.Sprintf("/f%05d", i) }
+
+func (s *scanSource) files() iter.Seq2[GrepFile, error] {
+	return func(yield func(GrepFile, error) bool) {
+		for i := range s.n {
+			if i == s.srcErrAt {
+				yield(GrepFile{}, errScanSource)
+				return
+			}
+			s.yielded.Add(1)
+			if !yield(GrepFile{Path: s.path(i), Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
+				s.loads[i].Add(1)
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				if i%7 == 0 {
+					runtime.Gosched() // let other workers overtake this one
+				}
+				if i == s.failAt {
+					return nil, errScanLoad
+				}
+				var b []byte
+				if buf != nil {
+					b = (*buf)[:0]
+				}
+				for j := range i%3 + 1 {
+					b = fmt.Appendf(b, "hit %d.%d\n", i, j)
+				}
+				if buf != nil {
+					*buf = b[:0]
+				}
+				return b, nil
+			}}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// checkLoads fails unless every file the source handed out was loaded
+// exactly once, and no other.
+func (s *scanSource) checkLoads(t *testing.T) {
+	t.Helper()
+	y := int(s.yielded.Load())
+	for i := range s.n {
+		want := int32(0)
+		if i < y {
+			want = 1
+		}
+		if got := s.loads[i].Load(); got != want {
+			t.Fatalf("file %d (of %d handed out) loaded %d times, want %d", i, y, got, want)
+		}
+	}
+}
+
+// wantHits is every hit of files [0, n), in order.
+func (s *scanSource) wantHits(n int) []string {
+	var out []string
+	for i := range n {
+		for j := range i%3 + 1 {
+			out = append(out, fmt.Sprintf("%s:%d:hit %d.%d", s.path(i), j+1, i, j))
+		}
+	}
+	return out
+}
+
+func TestGrepScanOrderAndLoads(t *testing.T) {
+	m, err := CompileGrep("hit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 5, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := newScanSource(n)
+			var got []string
+			for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
+			}
+			want := s.wantHits(n)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %d hits, want %d; first difference near %v", len(got), len(want), firstDiff(got, want))
+			}
+			s.checkLoads(t)
+		})
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%d: %q vs %q", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("index %d", min(len(a), len(b)))
+}
+
+func TestGrepScanStopsAndReleases(t *testing.T) {
+	m, err := CompileGrep("hit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stop := range []int{1, 2, 17, 300} {
+		t.Run(fmt.Sprintf("break=%d", stop), func(t *testing.T) {
+			s := newScanSource(3000)
+			var got []string
+			for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
+				if len(got) == stop {
+					break
+				}
+			}
+			if want := s.wantHits(stop)[:stop]; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+			s.checkLoads(t)
+		})
+		t.Run(fmt.Sprintf("max=%d", stop), func(t *testing.T) {
+			s := newScanSource(3000)
+			var got []string
+			for r, err := range GrepScan(context.Background(), m, s.files(), stop) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
+			}
+			if want := s.wantHits(stop)[:stop]; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+			s.checkLoads(t)
+		})
+	}
+}
+
+func TestGrepScanErrors(t *testing.T) {
+	m, err := CompileGrep("hit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{0, 3, 40, 999} {
+		for _, load := range []bool{true, false} {
+			t.Run(fmt.Sprintf("at=%d/load=%v", at, load), func(t *testing.T) {
+				s := newScanSource(1000)
+				want := errScanSource
+				if load {
+					s.failAt, want = at, errScanLoad
+				} else {
+					s.srcErrAt = at
+				}
+				var got []string
+				var last error
+				for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+					if last != nil {
+						t.Fatalf("%v after the error %v", r, last)
+					}
+					if err != nil {
+						last = err
+						continue
+					}
+					got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
+				}
+				if !errors.Is(last, want) {
+					t.Fatalf("stream ended with %v, want %v", last, want)
+				}
+				if w := s.wantHits(at); fmt.Sprint(got) != fmt.Sprint(w) {
+					t.Fatalf("got %d hits before the error, want %d", len(got), len(w))
+				}
+				s.checkLoads(t)
+			})
+		}
+	}
+}
