@@ -3,8 +3,10 @@ package vfs
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"iter"
 	"math"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -44,6 +46,10 @@ type litFinder struct {
 	fold   bool
 	rare   int  // index in lit of its rarest byte, the one scanned for
 	r1, r2 byte // that byte's two cases (equal when exact or not a letter)
+	// rare2 is the index of the next rarest byte (fold, at least two
+	// bytes; else -1): a folded letter is searched for as a pair of bytes,
+	// eight positions at a time, rather than as two single bytes.
+	rare2 int
 }
 
 // reqLit is a literal every match contains, and whether it is case-folded.
@@ -149,7 +155,7 @@ func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 		if l.s == "" {
 			return nil, false
 		}
-		f = &litFinder{lit: []byte(l.s)}
+		f = &litFinder{lit: []byte(l.s), rare2: -1}
 		rank := math.MaxInt
 		for i, c := range f.lit {
 			if r := byteRank[c]; r < rank {
@@ -180,6 +186,15 @@ func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 	f.r1, f.r2 = c, c
 	if 'a' <= c && c <= 'z' {
 		f.r2 = c - 'a' + 'A'
+	}
+	f.rare2 = -1
+	if f.r1 != f.r2 {
+		rank = math.MaxInt
+		for i, c := range lit {
+			if r := byteRank[c]; i != f.rare && r < rank {
+				rank, f.rare2 = r, i
+			}
+		}
 	}
 	return f, len(best) == len(l.s)
 }
@@ -333,6 +348,9 @@ const none = math.MaxInt
 // from, or none. st caches, across calls with growing from, the next
 // positions of the scanned byte's two cases.
 func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
+	if f.rare2 >= 0 {
+		return f.indexPair(hay, from)
+	}
 	n := len(f.lit)
 	for {
 		s := from + f.rare
@@ -358,6 +376,65 @@ func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
 		}
 		from = start + 1
 	}
+}
+
+// indexPair is index for a folded literal with a letter as its rarest
+// byte: it tests the literal's two rarest bytes at every start, eight
+// starts at a time (SWAR: OR-ing 0x20 lowers an ASCII letter, and a byte
+// of the two XORs is zero where both match), and compares the literal
+// only where both do. A letter searched for alone this way would stop
+// bytes.IndexByte every few dozen bytes in text.
+func (f *litFinder) indexPair(hay []byte, from int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	n, a, b := len(f.lit), f.rare, f.rare2
+	ca, cb := f.lit[a], f.lit[b]
+	wa, wb := lo*uint64(ca), lo*uint64(cb)
+	var fa, fb uint64 // the folding OR-masks: none for a non-letter
+	if 'a' <= ca && ca <= 'z' {
+		fa = lo * 0x20
+	}
+	if 'a' <= cb && cb <= 'z' {
+		fb = lo * 0x20
+	}
+	s := max(from, 0)
+	// Eight starts s..s+7 need bytes up to s+7+max(a, b) and a whole
+	// literal at s+7: within hay when s+7+n <= len(hay).
+	// Sixteen starts at a time while they fit, then eight.
+	for ; s+15+n <= len(hay); s += 16 {
+		pa, pb := hay[s+a:s+a+16], hay[s+b:s+b+16]
+		z1 := (binary.LittleEndian.Uint64(pa) | fa) ^ wa | (binary.LittleEndian.Uint64(pb) | fb) ^ wb
+		z2 := (binary.LittleEndian.Uint64(pa[8:]) | fa) ^ wa | (binary.LittleEndian.Uint64(pb[8:]) | fb) ^ wb
+		// Flags every zero byte of z (and maybe bytes above one, which
+		// the comparison weeds out).
+		t1, t2 := (z1-lo)&^z1&hi, (z2-lo)&^z2&hi
+		if t1|t2 == 0 {
+			continue
+		}
+		for ; t1 != 0; t1 &= t1 - 1 {
+			if k := s + bits.TrailingZeros64(t1)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+				return k
+			}
+		}
+		for ; t2 != 0; t2 &= t2 - 1 {
+			if k := s + 8 + bits.TrailingZeros64(t2)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+				return k
+			}
+		}
+	}
+	for ; s+7+n <= len(hay); s += 8 {
+		z := (binary.LittleEndian.Uint64(hay[s+a:]) | fa) ^ wa | (binary.LittleEndian.Uint64(hay[s+b:]) | fb) ^ wb
+		for t := (z - lo) &^ z & hi; t != 0; t &= t - 1 {
+			if k := s + bits.TrailingZeros64(t)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+				return k
+			}
+		}
+	}
+	for ; s+n <= len(hay); s++ {
+		if (hay[s+a]|byte(fa)) == ca && (hay[s+b]|byte(fb)) == cb && equalFoldASCII(hay[s:s+n], f.lit) {
+			return s
+		}
+	}
+	return none
 }
 
 func (f *litFinder) equal(b []byte) bool {
