@@ -46,9 +46,10 @@ type litFinder struct {
 	fold   bool
 	rare   int  // index in lit of its rarest byte, the one scanned for
 	r1, r2 byte // that byte's two cases (equal when exact or not a letter)
-	// rare2 is the index of the next rarest byte (fold, at least two
-	// bytes; else -1): a folded letter is searched for as a pair of bytes,
-	// eight positions at a time, rather than as two single bytes.
+	// rare2 is the index of the next rarest byte, or -1: when set (a
+	// folded literal whose rarest byte is a letter, with another byte),
+	// the literal is searched for as that pair of bytes, sixteen
+	// positions at a time, rather than with bytes.IndexByte per case.
 	rare2 int
 }
 
@@ -189,14 +190,21 @@ func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 	}
 	f.rare2 = -1
 	if f.r1 != f.r2 {
-		rank = math.MaxInt
-		for i, c := range lit {
-			if r := byteRank[c]; i != f.rare && r < rank {
-				rank, f.rare2 = r, i
-			}
-		}
+		f.rare2 = secondRarest(lit, f.rare)
 	}
 	return f, len(best) == len(l.s)
+}
+
+// secondRarest returns the index of lit's rarest byte other than the one
+// at rare, or -1 when lit has no other byte.
+func secondRarest(lit []byte, rare int) int {
+	rank, at := math.MaxInt, -1
+	for i, c := range lit {
+		if r := byteRank[c]; i != rare && r < rank {
+			rank, at = r, i
+		}
+	}
+	return at
 }
 
 // unsafeFold reports a rune whose case folding is not within ASCII.

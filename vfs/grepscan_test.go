@@ -206,41 +206,43 @@ func TestGrepScanErrors(t *testing.T) {
 	}
 }
 
-// TestFoldPairIndex checks the eight- and sixteen-at-a-time search of a
-// folded literal against a plain search of the lowered text, with the
-// literal and near misses at every position of texts of every length up
-// to a few words.
-func TestFoldPairIndex(t *testing.T) {
-	for _, lit := range []string{"unsafe", "qz", "a_b", "x{", "Func Main"} {
-		f, whole := newLitFinder(reqLit{lit, true}, func(r rune) bool { return r >= 0x80 })
-		if f == nil || !whole {
-			t.Fatalf("newLitFinder(%q) = %v, %v", lit, f, whole)
-		}
-		for size := 0; size < 70; size++ {
-			for at := -1; at < size; at++ {
-				text := []byte(strings.Repeat("x"+strings.ToUpper(lit[1:]), size)[:size])
-				if at >= 0 {
-					up := []byte(strings.ToUpper(lit))
-					up[0] = lit[0]
-					copy(text[at:], up)
-				}
-				want := strings.Index(strings.ToLower(string(text)), strings.ToLower(lit))
-				if want < 0 {
-					want = none
-				}
-				for from := 0; from <= size; from += 7 {
-					w := want
-					if w != none && w < from {
-						w = strings.Index(strings.ToLower(string(text[from:])), strings.ToLower(lit))
-						if w >= 0 {
-							w += from
-						} else {
-							w = none
+// TestPairIndex checks the eight- and sixteen-at-a-time search of a
+// literal (folded or not) against strings.Index, with the literal, its
+// other-case spelling and near misses at every position of texts of every
+// length up to a few words.
+func TestPairIndex(t *testing.T) {
+	for _, fold := range []bool{true, false} {
+		for _, lit := range []string{"unsafe", "qz", "a_b", "x{", "func main", "Func Main", "ne"} {
+			f, whole := newLitFinder(reqLit{lit, fold}, func(r rune) bool { return r >= 0x80 })
+			if f == nil || !whole {
+				t.Fatalf("newLitFinder(%q) = %v, %v", lit, f, whole)
+			}
+			norm := func(s string) string { return s }
+			if fold {
+				norm = strings.ToLower
+			}
+			for size := 0; size < 70; size++ {
+				for at := -1; at < size; at++ {
+					text := []byte(strings.Repeat("x"+strings.ToUpper(lit[1:])+lit[:len(lit)-1], size)[:size])
+					if at >= 0 {
+						ins := []byte(lit)
+						if fold {
+							ins = []byte(strings.ToUpper(lit))
+							ins[0] = lit[0]
 						}
+						copy(text[at:], ins)
 					}
-					var st [2]int
-					if got := f.index(text, from, &st); got != w {
-						t.Fatalf("lit %q in %q from %d: got %d, want %d", lit, text, from, got, w)
+					for from := 0; from <= size; from += 7 {
+						want := strings.Index(norm(string(text[from:])), norm(lit))
+						if want >= 0 {
+							want += from
+						} else {
+							want = none
+						}
+						var st [2]int
+						if got := f.index(text, from, &st); got != want {
+							t.Fatalf("lit %q (fold %v) in %q from %d: got %d, want %d", lit, fold, text, from, got, want)
+						}
 					}
 				}
 			}
