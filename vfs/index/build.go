@@ -181,8 +181,16 @@ func isSecondary(p string) bool {
 	return false
 }
 
-// loadManifest reads every document's manifest entry.
-func (f *FS) loadManifest(ctx context.Context) (map[string]entry, error) {
+// loadManifest reads every document's manifest entry. It reads every
+// document's stored fields, so it is where a damaged segment shows first;
+// bleve (zap) panics on some damaged segments instead of returning an error,
+// and that is reported as a damaged index, not a crash.
+func (f *FS) loadManifest(ctx context.Context) (_ map[string]entry, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = corrupt(f.dir, fmt.Errorf("unreadable segment: %v", r))
+		}
+	}()
 	n, err := f.idx.DocCount()
 	if err != nil {
 		return nil, err
@@ -243,6 +251,9 @@ type todo struct {
 func (f *FS) sync(ctx context.Context) (Stats, error) {
 	var st Stats
 	man, err := f.loadManifest(ctx)
+	if errors.Is(err, ErrCorrupt) {
+		return st, err
+	}
 	if err != nil {
 		return st, fmt.Errorf("index: read manifest: %w", err)
 	}

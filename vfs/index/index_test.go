@@ -395,6 +395,21 @@ func TestCorruptIndex(t *testing.T) {
 		{"store gone", func(t *testing.T, dir string) {
 			must(t, os.RemoveAll(filepath.Join(dir, "bleve")))
 		}},
+		{"segment", func(t *testing.T, dir string) {
+			// A huge length where the first document's stored fields
+			// start: bleve opens the segment and panics reading them.
+			segs, err := filepath.Glob(filepath.Join(dir, "bleve", "store", "*.zap"))
+			must(t, err)
+			if len(segs) == 0 {
+				t.Fatal("no segment to damage")
+			}
+			for _, seg := range segs {
+				b, err := os.ReadFile(seg)
+				must(t, err)
+				copy(b, "\xff\xff\x7f")
+				must(t, os.WriteFile(seg, b, 0o600))
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "idx")
