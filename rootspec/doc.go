@@ -58,11 +58,12 @@
 // whose Close releases what the trees hold (directory handles); [Table.Build]
 // is the same for callers that keep the tree for the life of the process. A
 // single mount at "/" is that tree itself; anything else is a vfs/union of
-// the mounts in table order (an earlier mount shadows a later one where
-// their listings meet). local is vfs/local, temp is vfs/temp, overlay is
-// vfs/overlay, union is vfs/union, and the ro option wraps the tree with
-// vfs/readonly. Parsing checks that local directories exist; Open checks
-// again, since the disk may have changed since.
+// the mounts, in which each path is served by the mount with the longest
+// prefix (a deeper mount shadows a shallower one whatever the table order).
+// local is vfs/local, temp is vfs/temp, overlay is vfs/overlay, union is
+// vfs/union, and the ro option wraps the tree with vfs/readonly. Parsing
+// checks that local directories exist; Open checks again, since the disk
+// may have changed since.
 //
 // # Adding a kind or an option
 //
