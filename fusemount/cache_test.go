@@ -47,3 +47,17 @@ func TestCachedStatStaysInKernel(t *testing.T) {
 		t.Errorf("stat output:\n%s\nwant 50 times:\n%s", got, once)
 	}
 }
+
+// TestNlinkAfterMkdirRmdir: a directory's link count follows mkdir, rmdir
+// and rename of a subdirectory through the mount at once, although the
+// count is cached for the attribute timeout (an hour here).
+func TestNlinkAfterMkdirRmdir(t *testing.T) {
+	fsys := temp.MustNew(map[string]string{"/d/s1/a.txt": "one\n", "/e/x.txt": "x\n"})
+	hour := time.Hour
+	s := mountT(t, fsys, Options{EntryTimeout: hour, AttrTimeout: hour})
+	env := []string{"M=" + s.Dir()}
+	got := sh(t, `stat -c %h "$M/d" "$M/e"; mkdir "$M/d/s2"; stat -c %h "$M/d"; mv "$M/d/s2" "$M/e/s2"; stat -c %h "$M/d" "$M/e"; rmdir "$M/e/s2"; stat -c %h "$M/e"`, env...)
+	if want := "3\n2\n4\n3\n3\n2\n"; got != want {
+		t.Errorf("link counts (d, e; mkdir d/s2: d; mv to e: d, e; rmdir: e) = %q, want %q", got, want)
+	}
+}

@@ -173,6 +173,15 @@ func (n *node) subdirCount(p string) uint32 {
 	return n.subdirs
 }
 
+// forgetSubdirs drops the cached subdirectory count, after an operation
+// through the mount that adds or removes a subdirectory of n, so the next
+// Getattr counts again (the kernel drops the parent's attributes then).
+func (n *node) forgetSubdirs() {
+	n.mu.Lock()
+	n.subdirsAt = time.Time{}
+	n.mu.Unlock()
+}
+
 func (n *node) countSubdirs(entries []vfs.DirEntry) {
 	var c uint32
 	for _, e := range entries {
@@ -362,6 +371,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	}
 	now := time.Now()
 	n.m.addPending(p, now)
+	n.forgetSubdirs()
 	if perm := mode & 0o7777; perm != 0o755 {
 		n.m.setMeta(p, func(md *meta) { md.mode = perm })
 	}
@@ -404,6 +414,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	}
 	n.m.forget(p)
 	n.m.holdParents(p)
+	n.forgetSubdirs()
 	return 0
 }
 

@@ -37,6 +37,8 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if src == dst {
 		return 0
 	}
+	defer n.forgetSubdirs()
+	defer np.forgetSubdirs()
 	sfi, err := m.stat(src)
 	if err != nil {
 		return m.errno("rename", src, err)
