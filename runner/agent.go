@@ -40,6 +40,11 @@ type Config struct {
 	Root yaml.Node `yaml:"root"`
 	// Tools is the allowlist; nil when omitted.
 	Tools []string `yaml:"tools"`
+	// Index is the search index directory that backs SemanticSearch over
+	// an authored root: a path relative to the agent's directory, or true
+	// for DefaultIndexDir. Omitted (or false): no index, and
+	// SemanticSearch finds nothing.
+	Index yaml.Node `yaml:"index"`
 	// Local holds the host-default settings (the spec's local.*).
 	Local LocalConfig `yaml:"local"`
 	// Runtime is "local" (the default). "cloud" and "grokbot" are
@@ -77,6 +82,9 @@ type Agent struct {
 	// Cwd is the host working directory of a host-default agent, absolute;
 	// "" for an authored root.
 	Cwd string
+	// IndexDir is the index directory from agent.yaml's index, absolute;
+	// "" for none.
+	IndexDir string
 
 	root *rootTable // the decoded root; nil for the host default
 }
@@ -230,6 +238,15 @@ func Load(dir string) (*Agent, error) {
 		if msg := checkSeedPath(p, rootSet); msg != "" {
 			add("workspaceFiles", "%s", msg)
 		}
+	}
+
+	if dir, msg := indexDir(&c.Index, abs); msg != "" {
+		add("index", "%s", msg)
+	} else if dir != "" {
+		if msg := plan.indexProblem(); msg != "" {
+			add("index", "%s", msg)
+		}
+		a.IndexDir = dir
 	}
 
 	problems = append(problems, toolClashes(abs)...)

@@ -27,6 +27,14 @@
 // [Dispatcher] over the tools synthesized from that tree (package
 // runner/tools) plus, on the host default, Shell.
 //
+// # Search index
+//
+// An agent's index: (or SessionOptions.IndexDir) names a vfs/index
+// directory. Open wraps the authored root in it, so SemanticSearch is
+// served by the index and writes through the session keep it current; the
+// index is synced with the tree when it opens and held exclusively (a
+// second process gets index.ErrInUse) until Session.Close.
+//
 // # Dispatch and errors
 //
 // [Dispatcher.Call] is the one path for every tool call: it maps argument

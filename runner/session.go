@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/index"
 )
 
 // SessionOptions configure Open.
@@ -22,6 +24,17 @@ type SessionOptions struct {
 	DryRun bool
 	// Observe is called after every tool call.
 	Observe func(CallRecord)
+	// IndexDir, when set, is the index directory that backs
+	// SemanticSearch instead of agent.yaml's index (relative to the
+	// process's working directory). The agent must have a root and serve
+	// SemanticSearch.
+	IndexDir string
+	// Index configures opening the index (progress, log, rebuild).
+	Index index.Options
+	// NoIndex binds the tree without its index (SemanticSearch then finds
+	// nothing), for callers that only list the tools: the index is
+	// neither built nor locked.
+	NoIndex bool
 }
 
 // Session is an agent bound to its tree. A static root is built once per
@@ -33,11 +46,14 @@ type Session struct {
 	fs    vfs.FileSystem
 	opts  SessionOptions
 	close func() error // releases the tree; nil for SessionOptions.Root
+	index *index.FS    // the index over the tree, when there is one
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
-// working directory) and writes its workspaceFiles through it. Close the
-// session when done.
+// working directory), wraps an authored root in its index when it has one
+// (agent.yaml's index, or SessionOptions.IndexDir; built or brought up to
+// date here, and held exclusively until Close), and writes its
+// workspaceFiles through it. Close the session when done.
 func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error) {
 	s := &Session{agent: a, fs: opts.Root, opts: opts}
 	if !a.Plan.Root {
@@ -54,6 +70,27 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 			return nil, fmt.Errorf("agent %s: binding the tree: %w", a.Config.Name, err)
 		}
 	}
+	dir, err := a.resolveIndexDir(opts.IndexDir)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if dir != "" && !opts.NoIndex {
+		idx, err := openIndex(ctx, s.fs, dir, opts.Index)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("agent %s: %w", a.Config.Name, err)
+		}
+		s.fs, s.index = idx, idx
+		treeClose := s.close
+		s.close = func() error {
+			err := idx.Close()
+			if treeClose != nil {
+				err = errors.Join(err, treeClose())
+			}
+			return err
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(a.Config.WorkspaceFiles)) {
 		if err := s.fs.Write(ctx, vfs.Clean(p), []byte(a.Config.WorkspaceFiles[p])); err != nil {
 			s.Close()
@@ -63,8 +100,8 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 	return s, nil
 }
 
-// Close releases the session's tree (the host directory handles of local
-// mounts). Turns must not be used afterwards.
+// Close releases the session's tree (the index, then the host directory
+// handles of local mounts). Turns must not be used afterwards.
 func (s *Session) Close() error {
 	if s.close == nil {
 		return nil
@@ -73,6 +110,9 @@ func (s *Session) Close() error {
 	s.close = nil
 	return c()
 }
+
+// Index returns the index that serves the tree's Search, or nil.
+func (s *Session) Index() *index.FS { return s.index }
 
 // Agent returns the session's agent.
 func (s *Session) Agent() *Agent { return s.agent }

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/mcpserver"
 	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/vfs/index"
 )
 
 // load loads the agent in the command's first argument, printing every
@@ -99,7 +99,7 @@ the plan grants that belong to the agent loop.`,
 			if err != nil {
 				return err
 			}
-			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{})
+			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{NoIndex: true})
 			if err != nil {
 				return err
 			}
@@ -144,10 +144,15 @@ image as a one-line description. A tool error prints its message on stderr
 and exits 1. --json prints the whole result as JSON instead.
 
 The tree is bound for this one call: a temp root starts from agent.yaml's
-contents every time, so an edit is not seen by the next july call.`,
+contents every time, so an edit is not seen by the next july call.
+
+SemanticSearch finds results only with a search index: agent.yaml's index:,
+or --index DIR. The index is brought up to date with the tree before the
+call and held exclusively while it runs.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "run read tools, stub write tools"},
 			&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
+			indexFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 2 || c.NArg() > 3 {
@@ -167,7 +172,8 @@ contents every time, so an edit is not seen by the next july call.`,
 			if err != nil {
 				return err
 			}
-			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{DryRun: c.Bool("dry-run")})
+			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{DryRun: c.Bool("dry-run"),
+				IndexDir: c.String("index"), Index: indexOptions(c)})
 			if err != nil {
 				return err
 			}
@@ -203,9 +209,13 @@ func mcpCommand() *cli.Command {
 stdin/stdout by default, or as streamable HTTP at --http ADDR (for example
 127.0.0.1:8765; port 0 picks a free port, printed on stderr). Every MCP
 session is one turn: with a root, it gets its own empty /tmp. The tree is
-bound once and shared by every session of the process.`,
+bound once and shared by every session of the process, and so is its search
+index (agent.yaml's index:, or --index DIR), held until the server ends. On
+stdio a line that is not JSON-RPC gets an error response and the server
+keeps serving.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP at `ADDR` instead of stdio"},
+			indexFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -215,7 +225,7 @@ bound once and shared by every session of the process.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.Open(c.Context, runner.SessionOptions{})
+			s, err := a.Open(c.Context, runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c)})
 			if err != nil {
 				return err
 			}
@@ -226,7 +236,7 @@ bound once and shared by every session of the process.`,
 			}
 			addr := c.String("http")
 			if addr == "" {
-				err := srv.Run(c.Context, &mcp.StdioTransport{})
+				err := srv.Run(c.Context, mcpserver.StdioTransport(c.App.Reader, c.App.Writer))
 				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 					return nil
 				}
@@ -254,6 +264,28 @@ func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
 		defer cancel()
 		hs.Shutdown(ctx)
 		return nil
+	}
+}
+
+// indexFlag overrides agent.yaml's index.
+var indexFlag = &cli.StringFlag{Name: "index", Usage: "back SemanticSearch with the search index in `DIR` (built or brought up to date first; overrides agent.yaml's index)"}
+
+// indexProgressFiles is the number of files to read above which opening
+// the index says so on stderr.
+const indexProgressFiles = 200
+
+// indexOptions reports index messages on stderr: a rebuild, and one line
+// when the open has many files to read.
+func indexOptions(c *cli.Context) index.Options {
+	said := false
+	return index.Options{
+		Log: func(msg string) { fmt.Fprintf(c.App.ErrWriter, "july: %s\n", msg) },
+		Progress: func(p index.Progress) {
+			if p.Phase == index.PhaseIndex && p.Total >= indexProgressFiles && !said {
+				said = true
+				fmt.Fprintf(c.App.ErrWriter, "july: indexing %d files...\n", p.Total)
+			}
+		},
 	}
 }
 

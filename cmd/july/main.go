@@ -7,6 +7,7 @@
 //	july call examples/notes Read '{"path":"/a.txt"}'
 //	july mcp examples/notes                      # MCP over stdio
 //	july mcp examples/notes --http 127.0.0.1:8765  # MCP over streamable HTTP
+//	july call examples/project SemanticSearch '{"query":"greeting"}'  # served by its index
 //
 // An agent directory holds agent.yaml (name, model, root, tools, ...) and
 // instructions.md; see docs/runner.md. Flags may come before or after the

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// julyAgent writes a local-root agent over a tree with /a.txt = "hi" and
+// returns its directory.
+func julyAgent(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"agent.yaml": "name: child\nroot:\n  /:\n    local: ./tree\n",
+		"tree/a.txt": "hi\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// julyCommand returns a july child process (the test binary, installed on
+// $PATH as july by testscript.Main) bound to a context that ends with the
+// test or after a minute.
+func julyCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	july, err := exec.LookPath("july")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, july, args...)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// TestMCPStdioKeepsServing pipes a line that is not JSON to july mcp
+// between requests: the server answers it with a parse error and serves
+// the next request.
+func TestMCPStdioKeepsServing(t *testing.T) {
+	cmd := julyCommand(t, "mcp", julyAgent(t))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("july mcp after stdin closed: %v; stderr %q", err, stderr.String())
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	roundTrip := func(send string) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, send+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no reply to %s: %v; stderr %q", send, lines.Err(), stderr.String())
+		}
+		return lines.Text()
+	}
+	init := roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if !strings.HasPrefix(init, `{"jsonrpc":"2.0","id":1,"result":`) {
+		t.Fatalf("initialize: %s", init)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid character 'g' looking for beginning of value"}}`
+	if got := roundTrip(`garbage`); got != want {
+		t.Errorf("garbage line: reply\n%s\nwant\n%s", got, want)
+	}
+	want = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"     1\thi"}]}}`
+	if got := roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"path":"/a.txt"}}}`); got != want {
+		t.Errorf("Read after the garbage line: reply\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestIndexInUse runs july mcp holding an index and a july call on the
+// same index: the call fails with a message naming the cause.
+func TestIndexInUse(t *testing.T) {
+	agent := julyAgent(t)
+	idx := filepath.Join(t.TempDir(), "idx")
+	srv := julyCommand(t, "mcp", "--http", "127.0.0.1:0", "--index", idx, agent)
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	})
+	// The server opens the index before it says it is serving.
+	lines := bufio.NewScanner(stderr)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "july mcp: serving agent child at http://") {
+		t.Fatalf("july mcp: %q %v", lines.Text(), lines.Err())
+	}
+	go io.Copy(io.Discard, stderr)
+
+	call := julyCommand(t, "call", agent, "SemanticSearch", `{"query":"hi"}`, "--index", idx)
+	var out, errOut bytes.Buffer
+	call.Stdout, call.Stderr = &out, &errOut
+	err = call.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("second july on the index: %v, want exit 1", err)
+	}
+	want := "agent child: index " + idx + ": index is in use by another process (one july or julyfs at a time may open an index): wait for it to end, or use another index directory\n"
+	if errOut.String() != want || out.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q; want stderr %q", errOut.String(), out.String(), want)
+	}
+}
