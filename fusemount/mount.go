@@ -113,6 +113,17 @@ func (s *Server) Wait() error {
 	return s.close()
 }
 
+// Settle waits until the kernel has been told of every change the tree
+// reported so far (writes and deletes made through the API rather than the
+// mount). The invalidations are sent by a goroutine of their own, so a
+// process that writes through the API and then runs a shell tool on the
+// mount calls Settle in between to be sure the tool sees the change.
+func (s *Server) Settle() {
+	if s.inv != nil {
+		s.inv.flush()
+	}
+}
+
 // Commit writes every file with uncommitted writes through the tree. Files
 // are committed when closed or synced; Commit covers files still open.
 func (s *Server) Commit() error {

@@ -137,6 +137,7 @@ func TestAPIChangesReachShell(t *testing.T) {
 	if err := fsys.Write(ctx, "/d/a.txt", []byte("two, longer\n")); err != nil {
 		t.Fatal(err)
 	}
+	s.Settle()
 	if got := sh(t, `cat "$M/d/a.txt"; stat -c %s "$M/d/a.txt"`, env...); got != "two, longer\n12\n" {
 		t.Errorf("after API Write: cat, stat = %q", got)
 	}
@@ -146,6 +147,7 @@ func TestAPIChangesReachShell(t *testing.T) {
 	if err := fsys.Write(ctx, "/e/f/g.txt", []byte("deep\n")); err != nil {
 		t.Fatal(err)
 	}
+	s.Settle()
 	if got := sh(t, `cat "$M/d/new.txt" "$M/e/f/g.txt"`, env...); got != "new\ndeep\n" {
 		t.Errorf("after API creates: cat = %q", got)
 	}
@@ -155,6 +157,7 @@ func TestAPIChangesReachShell(t *testing.T) {
 	if err := fsys.Delete(ctx, "/e/f/g.txt"); err != nil {
 		t.Fatal(err)
 	}
+	s.Settle()
 	sh(t, `test ! -e "$M/d/b.txt" && test ! -e "$M/e" && ls "$M/d" | grep -qvx b.txt`, env...)
 }
 

@@ -20,6 +20,8 @@ type invalidator struct {
 
 	mu      sync.Mutex
 	queue   []vfs.Change
+	busy    bool       // run is sending a batch taken from queue
+	idle    *sync.Cond // broadcast when queue is empty and !busy
 	wake    chan struct{}
 	stopped bool
 	done    chan struct{}
@@ -27,6 +29,7 @@ type invalidator struct {
 
 func newInvalidator(m *mount, root *fs.Inode) *invalidator {
 	iv := &invalidator{m: m, root: root, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	iv.idle = sync.NewCond(&iv.mu)
 	go iv.run()
 	return iv
 }
@@ -60,16 +63,39 @@ func (iv *invalidator) stop() {
 	<-iv.done
 }
 
+// flush waits until every change queued so far has been sent to the
+// kernel (or the invalidator stopped).
+func (iv *invalidator) flush() {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	for (len(iv.queue) > 0 || iv.busy) && !iv.stopped {
+		iv.idle.Wait()
+	}
+}
+
 func (iv *invalidator) run() {
 	defer close(iv.done)
+	defer func() {
+		iv.mu.Lock()
+		iv.busy = false
+		iv.idle.Broadcast()
+		iv.mu.Unlock()
+	}()
 	for range iv.wake {
 		iv.mu.Lock()
 		q, stopped := iv.queue, iv.stopped
 		iv.queue = nil
+		iv.busy = true
 		iv.mu.Unlock()
 		for _, c := range q {
 			iv.invalidate(c)
 		}
+		iv.mu.Lock()
+		iv.busy = false
+		if len(iv.queue) == 0 {
+			iv.idle.Broadcast()
+		}
+		iv.mu.Unlock()
 		if stopped {
 			return
 		}

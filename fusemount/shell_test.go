@@ -339,6 +339,7 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable boo
 	if err := fsys.Write(ctx, j("/README.md"), []byte("from the API\n")); err != nil {
 		t.Fatal(err)
 	}
+	s.Settle()
 	if got := sh(t, `cat "$D/README.md"`, env...); got != "from the API\n" {
 		t.Errorf("after API Write, cat = %q", got)
 	}
