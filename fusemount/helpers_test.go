@@ -70,7 +70,19 @@ func mountT(t testing.TB, fsys vfs.FileSystem, opts Options) *Server {
 
 func unmountT(t testing.TB, s *Server, conn string) {
 	done := make(chan error, 1)
-	go func() { done <- s.Unmount() }()
+	go func() {
+		// A process the test ran may still be closing its files on the
+		// mount (the kernel sends RELEASE after the process is gone):
+		// retry a busy unmount for a moment before calling it a failure.
+		var err error
+		for range 20 {
+			if err = s.Unmount(); err == nil || !strings.Contains(err.Error(), "busy") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		if err == nil {
