@@ -625,6 +625,21 @@ func (f *GrepFilter) Match(p string) bool {
 	return f.p.Match(rel)
 }
 
+// CompileGrepQuery compiles q's pattern and its glob filter (scoped at
+// q.Path), failing with the contract's invalid-pattern errors: what every
+// Grep checks before it reads anything.
+func CompileGrepQuery(q GrepQuery) (*GrepMatcher, *GrepFilter, error) {
+	m, err := CompileGrep(q.Pattern, q.CaseInsensitive)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := CompileGrepFilter(q.Glob, Clean(q.Path))
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, f, nil
+}
+
 // ReadFunc reads a whole file, as FileSystem.Read does.
 type ReadFunc func(ctx context.Context, path string) ([]byte, error)
 
@@ -634,12 +649,7 @@ type ReadFunc func(ctx context.Context, path string) ([]byte, error)
 // are skipped; a file that vanishes between walk and read is skipped.
 func Grep(ctx context.Context, fsys FileSystem, q GrepQuery) iter.Seq2[GrepResult, error] {
 	return func(yield func(GrepResult, error) bool) {
-		m, err := CompileGrep(q.Pattern, q.CaseInsensitive)
-		if err != nil {
-			yield(GrepResult{}, err)
-			return
-		}
-		filter, err := CompileGrepFilter(q.Glob, Clean(q.Path))
+		m, filter, err := CompileGrepQuery(q)
 		if err != nil {
 			yield(GrepResult{}, err)
 			return

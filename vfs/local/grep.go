@@ -18,17 +18,12 @@ import (
 // (without its warning); a missing scope yields nothing.
 func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		m, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive)
+		m, filter, err := vfs.CompileGrepQuery(q)
 		if err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}
 		scope := vfs.Clean(q.Path)
-		filter, err := vfs.CompileGrepFilter(q.Glob, scope)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
 		st, err := fsys.Stat(ctx, scope)
 		if err != nil {
 			yield(vfs.GrepResult{}, err)

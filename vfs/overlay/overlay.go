@@ -328,11 +328,7 @@ func (o *FS) wins(ctx context.Context, p string, j int) (bool, error) {
 // then line: a file's hits come from the layer that wins for its path.
 func (o *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		if _, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive); err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		if _, err := vfs.CompileGrepFilter(q.Glob, vfs.Clean(q.Path)); err != nil {
+		if _, _, err := vfs.CompileGrepQuery(q); err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}

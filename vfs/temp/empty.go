@@ -45,9 +45,9 @@ func (EmptyFS) Read(_ context.Context, path string) ([]byte, error) {
 	return nil, vfs.NotFound(vfs.Clean(path))
 }
 
-// Grep yields nothing, after checking the pattern compiles.
+// Grep yields nothing, after checking the pattern and glob filter compile.
 func (EmptyFS) Grep(_ context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	if _, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive); err != nil {
+	if _, _, err := vfs.CompileGrepQuery(q); err != nil {
 		return vfs.Fail[vfs.GrepResult](err)
 	}
 	return vfs.Empty[vfs.GrepResult]()

@@ -221,17 +221,12 @@ func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int
 // copying.
 func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		m, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive)
+		m, filter, err := vfs.CompileGrepQuery(q)
 		if err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}
 		scope := vfs.Clean(q.Path)
-		filter, err := vfs.CompileGrepFilter(q.Glob, scope)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
 		files := func(yield func(string, error) bool) {
 			for p, err := range vfs.WalkFiles(ctx, fs, scope) {
 				if err != nil || filter.Match(p) {

@@ -735,15 +735,11 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 // line. The pattern and filter are checked before any child runs.
 func (u *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		if _, err := vfs.CompileGrep(q.Pattern, q.CaseInsensitive); err != nil {
+		if _, _, err := vfs.CompileGrepQuery(q); err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}
 		scope := vfs.Clean(q.Path)
-		if _, err := vfs.CompileGrepFilter(q.Glob, scope); err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
 		parts, err := u.fanOut(scope, q.Glob)
 		if err != nil {
 			yield(vfs.GrepResult{}, err)
