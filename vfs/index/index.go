@@ -405,6 +405,21 @@ func (f *FS) lockPath(p string) func() {
 	return m.Unlock
 }
 
+// beginWrite starts a write of clean p that keeps the index in step: it
+// fails when the FS is closed, and otherwise holds off a Sync and other
+// writers of p until the returned done is called.
+func (f *FS) beginWrite(p string) (done func(), err error) {
+	if f.isClosed() {
+		return nil, vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	}
+	f.syncMu.RLock()
+	unlock := f.lockPath(p)
+	return func() {
+		unlock()
+		f.syncMu.RUnlock()
+	}, nil
+}
+
 // skipped reports whether clean p lies under a skipped directory.
 func (f *FS) skipped(p string) bool {
 	for d := vfs.Parent(p); d != "/"; d = vfs.Parent(d) {
@@ -465,17 +480,15 @@ func (f *FS) notify(c vfs.Change) {
 // file's new content before returning.
 func (f *FS) Write(ctx context.Context, path string, data []byte) error {
 	p := vfs.Clean(path)
-	if f.isClosed() {
-		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	done, err := f.beginWrite(p)
+	if err != nil {
+		return err
 	}
-	f.syncMu.RLock()
-	defer f.syncMu.RUnlock()
-	unlock := f.lockPath(p)
-	defer unlock()
+	defer done()
 	if err := f.inner.Write(ctx, p, data); err != nil {
 		return err
 	}
-	err := f.update(ctx, p, data)
+	err = f.update(ctx, p, data)
 	f.notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
 	return err
 }
@@ -486,13 +499,11 @@ func (f *FS) Write(ctx context.Context, path string, data []byte) error {
 // success the index holds data before WriteIf returns.
 func (f *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
 	p := vfs.Clean(path)
-	if f.isClosed() {
-		return "", vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	done, err := f.beginWrite(p)
+	if err != nil {
+		return "", err
 	}
-	f.syncMu.RLock()
-	defer f.syncMu.RUnlock()
-	unlock := f.lockPath(p)
-	defer unlock()
+	defer done()
 	etag, err := vfs.WriteIf(ctx, f.inner, p, data, cond)
 	if err != nil {
 		return "", err
@@ -506,17 +517,14 @@ func (f *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Pre
 // index before returning.
 func (f *FS) Delete(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
-	if f.isClosed() {
-		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	done, err := f.beginWrite(p)
+	if err != nil {
+		return err
 	}
-	f.syncMu.RLock()
-	defer f.syncMu.RUnlock()
-	unlock := f.lockPath(p)
-	defer unlock()
+	defer done()
 	if err := f.inner.Delete(ctx, p); err != nil {
 		return err
 	}
-	var err error
 	if derr := f.idx.Delete(p); derr != nil {
 		err = indexUpdateFailed(p, derr)
 	}

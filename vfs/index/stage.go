@@ -42,13 +42,11 @@ type stagedFile struct {
 
 func (s *stagedFile) Commit(ctx context.Context) error {
 	f, p := s.f, s.path
-	if f.isClosed() {
-		return vfs.NewError(vfs.KindWriteFailed, p, ErrClosed)
+	done, err := f.beginWrite(p)
+	if err != nil {
+		return err
 	}
-	f.syncMu.RLock()
-	defer f.syncMu.RUnlock()
-	unlock := f.lockPath(p)
-	defer unlock()
+	defer done()
 	// What the index needs is read from the staging before it ends; a file
 	// too large to index is not read (update records it as large).
 	var data []byte
@@ -63,7 +61,7 @@ func (s *stagedFile) Commit(ctx context.Context) error {
 	if err := s.StagedFile.Commit(ctx); err != nil {
 		return err
 	}
-	err := f.update(ctx, p, data)
+	err = f.update(ctx, p, data)
 	f.notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
 	return err
 }
