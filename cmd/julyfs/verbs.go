@@ -254,11 +254,8 @@ Examples:
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` matching lines (0: no limit)"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() < 1 || c.NArg() > 2 {
-				return usagef(c, "grep takes PATTERN [PATH], got %d arguments", c.NArg())
-			}
-			if c.Int("max") < 0 {
-				return usagef(c, "--max must not be negative")
+			if err := checkQueryArgs(c, "grep takes PATTERN [PATH]"); err != nil {
+				return err
 			}
 			fsys, closeTree, err := openTree(c)
 			if err != nil {
@@ -389,11 +386,8 @@ Examples:
 			&cli.IntFlag{Name: "max", Value: 10, Usage: "at most `N` results (0: no limit)"},
 		}, indexFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() < 1 || c.NArg() > 2 {
-				return usagef(c, "search takes QUERY [PATH], got %d arguments", c.NArg())
-			}
-			if c.Int("max") < 0 {
-				return usagef(c, "--max must not be negative")
+			if err := checkQueryArgs(c, "search takes QUERY [PATH]"); err != nil {
+				return err
 			}
 			fsys, closeTree, err := openTree(c)
 			if err != nil {
@@ -449,4 +443,16 @@ func oneLine(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// checkQueryArgs checks the arguments grep and search share: one query and
+// an optional path (usage names them), and a --max that is not negative.
+func checkQueryArgs(c *cli.Context, usage string) error {
+	if c.NArg() < 1 || c.NArg() > 2 {
+		return usagef(c, "%s, got %d arguments", usage, c.NArg())
+	}
+	if c.Int("max") < 0 {
+		return usagef(c, "--max must not be negative")
+	}
+	return nil
 }
