@@ -46,10 +46,13 @@ type litFinder struct {
 	fold   bool
 	rare   int  // index in lit of its rarest byte, the one scanned for
 	r1, r2 byte // that byte's two cases (equal when exact or not a letter)
-	// rare2 is the index of the next rarest byte, or -1: when set (a
-	// folded literal whose rarest byte is a letter, with another byte),
-	// the literal is searched for as that pair of bytes, sixteen
-	// positions at a time, rather than with bytes.IndexByte per case.
+	// rare2 is the index of the next rarest byte, or -1: when set, the
+	// literal is searched for as that pair of bytes, many starts at a
+	// time, rather than with bytes.IndexByte (per case). It is set for a
+	// literal of two bytes or more when the AVX2 pair scan can run, and
+	// otherwise for a folded literal whose rarest byte is a letter: a
+	// common byte searched for alone stops bytes.IndexByte every few
+	// dozen bytes of text.
 	rare2 int
 }
 
@@ -164,6 +167,9 @@ func newLitFinder(l reqLit, unsafe func(rune) bool) (f *litFinder, whole bool) {
 			}
 		}
 		f.r1, f.r2 = f.lit[f.rare], f.lit[f.rare]
+		if pairAVX2 {
+			f.rare2 = secondRarest(f.lit, f.rare)
+		}
 		return f, true
 	}
 	best := ""
@@ -386,32 +392,51 @@ func (f *litFinder) index(hay []byte, from int, st *[2]int) int {
 	}
 }
 
-// indexPair is index for a folded literal with a letter as its rarest
-// byte: it tests the literal's two rarest bytes at every start, eight
-// starts at a time (SWAR: OR-ing 0x20 lowers an ASCII letter, and a byte
+// indexPair is index by the literal's two rarest bytes: it tests them at
+// every start, 32 starts per AVX2 instruction where it can run, else
+// sixteen at a time (SWAR: OR-ing 0x20 lowers an ASCII letter, and a byte
 // of the two XORs is zero where both match), and compares the literal
-// only where both do. A letter searched for alone this way would stop
-// bytes.IndexByte every few dozen bytes in text.
+// only where both match.
 func (f *litFinder) indexPair(hay []byte, from int) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	n, a, b := len(f.lit), f.rare, f.rare2
 	ca, cb := f.lit[a], f.lit[b]
-	wa, wb := lo*uint64(ca), lo*uint64(cb)
-	var fa, fb uint64 // the folding OR-masks: none for a non-letter
-	if 'a' <= ca && ca <= 'z' {
-		fa = lo * 0x20
+	var fa, fb byte // the folding OR-masks: none for a non-letter
+	if f.fold && 'a' <= ca && ca <= 'z' {
+		fa = 0x20
 	}
-	if 'a' <= cb && cb <= 'z' {
-		fb = lo * 0x20
+	if f.fold && 'a' <= cb && cb <= 'z' {
+		fb = 0x20
 	}
 	s := max(from, 0)
+	if pairAVX2 {
+		// 32 starts s..s+31 read up to s+31+max(a, b) and need a whole
+		// literal at s+31: within hay when s+31+n <= len(hay).
+		for s+31+n <= len(hay) {
+			blocks := (len(hay) - n - s + 1) / 32
+			off, mask := pairMask32(&hay[s+a], &hay[s+b], blocks, ca, cb, fa, fb)
+			if off < 0 {
+				s += blocks * 32
+				break
+			}
+			s += off
+			for ; mask != 0; mask &= mask - 1 {
+				if k := s + bits.TrailingZeros32(mask); f.equal(hay[k : k+n]) {
+					return k
+				}
+			}
+			s += 32
+		}
+	}
+	wa, wb := lo*uint64(ca), lo*uint64(cb)
+	wfa, wfb := lo*uint64(fa), lo*uint64(fb)
 	// Eight starts s..s+7 need bytes up to s+7+max(a, b) and a whole
 	// literal at s+7: within hay when s+7+n <= len(hay).
 	// Sixteen starts at a time while they fit, then eight.
 	for ; s+15+n <= len(hay); s += 16 {
 		pa, pb := hay[s+a:s+a+16], hay[s+b:s+b+16]
-		z1 := (binary.LittleEndian.Uint64(pa) | fa) ^ wa | (binary.LittleEndian.Uint64(pb) | fb) ^ wb
-		z2 := (binary.LittleEndian.Uint64(pa[8:]) | fa) ^ wa | (binary.LittleEndian.Uint64(pb[8:]) | fb) ^ wb
+		z1 := (binary.LittleEndian.Uint64(pa) | wfa) ^ wa | (binary.LittleEndian.Uint64(pb) | wfb) ^ wb
+		z2 := (binary.LittleEndian.Uint64(pa[8:]) | wfa) ^ wa | (binary.LittleEndian.Uint64(pb[8:]) | wfb) ^ wb
 		// Flags every zero byte of z (and maybe bytes above one, which
 		// the comparison weeds out).
 		t1, t2 := (z1-lo)&^z1&hi, (z2-lo)&^z2&hi
@@ -419,26 +444,26 @@ func (f *litFinder) indexPair(hay []byte, from int) int {
 			continue
 		}
 		for ; t1 != 0; t1 &= t1 - 1 {
-			if k := s + bits.TrailingZeros64(t1)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+			if k := s + bits.TrailingZeros64(t1)>>3; f.equal(hay[k : k+n]) {
 				return k
 			}
 		}
 		for ; t2 != 0; t2 &= t2 - 1 {
-			if k := s + 8 + bits.TrailingZeros64(t2)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+			if k := s + 8 + bits.TrailingZeros64(t2)>>3; f.equal(hay[k : k+n]) {
 				return k
 			}
 		}
 	}
 	for ; s+7+n <= len(hay); s += 8 {
-		z := (binary.LittleEndian.Uint64(hay[s+a:]) | fa) ^ wa | (binary.LittleEndian.Uint64(hay[s+b:]) | fb) ^ wb
+		z := (binary.LittleEndian.Uint64(hay[s+a:]) | wfa) ^ wa | (binary.LittleEndian.Uint64(hay[s+b:]) | wfb) ^ wb
 		for t := (z - lo) &^ z & hi; t != 0; t &= t - 1 {
-			if k := s + bits.TrailingZeros64(t)>>3; equalFoldASCII(hay[k:k+n], f.lit) {
+			if k := s + bits.TrailingZeros64(t)>>3; f.equal(hay[k : k+n]) {
 				return k
 			}
 		}
 	}
 	for ; s+n <= len(hay); s++ {
-		if (hay[s+a]|byte(fa)) == ca && (hay[s+b]|byte(fb)) == cb && equalFoldASCII(hay[s:s+n], f.lit) {
+		if hay[s+a]|fa == ca && hay[s+b]|fb == cb && f.equal(hay[s:s+n]) {
 			return s
 		}
 	}

@@ -206,10 +206,11 @@ func TestGrepScanErrors(t *testing.T) {
 	}
 }
 
-// TestPairIndex checks the eight- and sixteen-at-a-time search of a
-// literal (folded or not) against strings.Index, with the literal, its
-// other-case spelling and near misses at every position of texts of every
-// length up to a few words.
+// TestPairIndex checks the pair search of a literal (folded or not: AVX2
+// 32 and 64 starts at a time, SWAR eight and sixteen) against
+// strings.Index, with the literal, its other-case spelling and near misses
+// at every position of texts of every length up to a few words, then of
+// lengths spread up to a few AVX2 rounds.
 func TestPairIndex(t *testing.T) {
 	for _, fold := range []bool{true, false} {
 		for _, lit := range []string{"unsafe", "qz", "a_b", "x{", "func main", "Func Main", "ne"} {
@@ -221,7 +222,7 @@ func TestPairIndex(t *testing.T) {
 			if fold {
 				norm = strings.ToLower
 			}
-			for size := 0; size < 70; size++ {
+			for size := 0; size < 300; size += 1 + size/70 {
 				for at := -1; at < size; at++ {
 					text := []byte(strings.Repeat("x"+strings.ToUpper(lit[1:])+lit[:len(lit)-1], size)[:size])
 					if at >= 0 {
