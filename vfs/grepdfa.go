@@ -53,8 +53,13 @@ const (
 // eol is the input that ends a line (a '\n' or the end of the buffer).
 const eol = -1
 
-// stride is the transition table width: 128 ASCII bytes and eol.
-const stride = 129
+// The transition table has a column per byte and one for eol. Columns of
+// non-ASCII bytes stay tUnknown (their runes' transitions are in wide), so
+// the scan tests one entry per byte whatever the byte.
+const (
+	eolCol = 256
+	stride = 257
+)
 
 type dfaState struct {
 	pcs       []uint32
@@ -237,45 +242,24 @@ func (c *dfaCache) matchLine(line []byte) (match, ok bool) {
 	return m, ok
 }
 
-// nextMatch returns the bounds of the first line at or after pos (a line
-// start) that holds a match, start -1 when none does, and ok false when the
-// cache filled up (pos is then the line to resume from with the regexp).
-func (c *dfaCache) nextMatch(data []byte, pos int) (start, end int, ok bool) {
-	for pos < len(data) {
-		matched, i, ok := c.scanLine(data[pos:])
-		if !ok {
-			return pos, 0, false
-		}
-		end := pos + i
-		if matched && end < len(data) && data[end] != '\n' {
-			end = indexByteFrom(data, end, '\n')
-		}
-		if matched {
-			return pos, end, true
-		}
-		pos = end + 1
-	}
-	return -1, -1, true
-}
-
-// scanLine runs the automaton over the line at the start of data, up to
-// its '\n'. It returns whether the line matches and where it stopped: at
-// the '\n' (or the end) when it does not, anywhere in the line when it
-// does. ok is false when the cache is full.
+// scanLine runs the automaton over one line (data holds no '\n': once a
+// line has been found not to match in some state, that state's '\n' entry
+// leads to the next line's start, see slowStep). It returns whether the
+// line matches and where it stopped: at the end when it does not,
+// anywhere in the line when it does. ok is false when the cache is full.
 func (c *dfaCache) scanLine(data []byte) (matched bool, stop int, ok bool) {
 	off := int(c.start) // offset+1 of the current state's row
 	for i := 0; i < len(data); i++ {
 		b := data[i]
-		var v int32
+		v := c.trans[off-1+int(b)]
+		if v > 0 {
+			off = int(v)
+			continue
+		}
 		if b < utf8.RuneSelf {
-			v = c.trans[off-1+int(b)]
-			if v > 0 {
-				off = int(v)
-				continue
-			}
 			switch v {
 			case tNewline:
-				return c.endLine(off), i, !c.full || c.trans[off-1+stride-1] != tUnknown
+				return c.endLine(off), i, !c.full || c.trans[off-1+eolCol] != tUnknown
 			case tUnknown:
 				if c.full {
 					return false, i, false
@@ -301,7 +285,7 @@ func (c *dfaCache) scanLine(data []byte) (matched bool, stop int, ok bool) {
 		}
 		off = int(v)
 	}
-	if c.full && c.trans[off-1+stride-1] == tUnknown {
+	if c.full && c.trans[off-1+eolCol] == tUnknown {
 		return false, len(data), false
 	}
 	return c.endLine(off), len(data), true
@@ -309,10 +293,10 @@ func (c *dfaCache) scanLine(data []byte) (matched bool, stop int, ok bool) {
 
 // endLine reports whether the state at row off matches at the end of a line.
 func (c *dfaCache) endLine(off int) bool {
-	v := c.trans[off-1+stride-1]
+	v := c.trans[off-1+eolCol]
 	if v == tUnknown {
 		v = c.step(int32(off), eol)
-		c.trans[off-1+stride-1] = v
+		c.trans[off-1+eolCol] = v
 	}
 	return v == tMatch
 }
@@ -327,83 +311,121 @@ func indexByteFrom(data []byte, from int, b byte) int {
 // dfaSplitMin is the smallest buffer scanned as two interleaved halves.
 var dfaSplitMin = 4 << 10
 
-// dfaCursor is one walk of matchTwo: its position, the end of its region,
-// the start of its current line, and its state's row offset+1.
+// dfaCursor is one walk of matchTwo over the region [start, end) of the
+// buffer (whole lines): its position and its state's row offset+1. done
+// is set when a match ran to the region's end.
 type dfaCursor struct {
-	i, end, lineStart, off int
+	i, start, end, off int
+	done               bool
 }
 
-// matchTwo finds the matching lines of data, which it splits at a line
-// boundary into two halves walked at once: a table-driven DFA spends its
-// time waiting for each load, and two independent walks overlap their
-// waits. It returns the [start, end) bounds of the matching lines in
-// order, or ok false when the cache filled up.
+// matchTwo finds the matching lines of data. A buffer of dfaSplitMin
+// bytes or more is split at a line boundary into two halves walked at
+// once: a table-driven DFA spends its time waiting for each load, and two
+// independent walks overlap their waits. It returns the [start, end)
+// bounds of the matching lines in order, or ok false when the cache
+// filled up.
 func (c *dfaCache) matchTwo(data []byte) (spans []int, ok bool) {
-	mid := indexByteFrom(data, len(data)/2, '\n') + 1
-	if mid >= len(data) {
-		mid = len(data)
+	mid := len(data)
+	if len(data) >= dfaSplitMin {
+		mid = min(indexByteFrom(data, len(data)/2, '\n')+1, len(data))
 	}
-	a := dfaCursor{i: 0, end: mid, lineStart: 0, off: int(c.start)}
-	b := dfaCursor{i: mid, end: len(data), lineStart: mid, off: int(c.start)}
+	a := dfaCursor{i: 0, start: 0, end: mid, off: int(c.start)}
+	b := dfaCursor{i: mid, start: mid, end: len(data), off: int(c.start)}
 	var sa, sb []int
 	trans := c.trans
-	for a.i < a.end && b.i < b.end {
-		if x := data[a.i]; x < utf8.RuneSelf && trans[a.off-1+int(x)] > 0 {
-			a.off = int(trans[a.off-1+int(x)])
+	da, db := data[:a.end], data[:b.end]
+	ai, aoff, bi, boff := a.i, a.off, b.i, b.off
+	for ai < len(da) && bi < len(db) {
+		va, vb := trans[aoff-1+int(da[ai])], trans[boff-1+int(db[bi])]
+		if va > 0 && vb > 0 {
+			aoff, boff = int(va), int(vb)
+			ai++
+			bi++
+			continue
+		}
+		a.i, a.off, b.i, b.off = ai, aoff, bi, boff
+		if va > 0 {
+			a.off = int(va)
 			a.i++
 		} else if !c.slowStep(data, &a, &sa) {
 			return nil, false
-		} else {
-			trans = c.trans
 		}
-		if x := data[b.i]; x < utf8.RuneSelf && trans[b.off-1+int(x)] > 0 {
-			b.off = int(trans[b.off-1+int(x)])
+		if vb > 0 {
+			b.off = int(vb)
 			b.i++
 		} else if !c.slowStep(data, &b, &sb) {
 			return nil, false
-		} else {
-			trans = c.trans
 		}
+		trans = c.trans
+		ai, aoff, bi, boff = a.i, a.off, b.i, b.off
 	}
-	for _, cur := range []struct {
-		c *dfaCursor
-		s *[]int
-	}{{&a, &sa}, {&b, &sb}} {
-		for cur.c.i < cur.c.end {
-			if !c.slowStep(data, cur.c, cur.s) {
-				return nil, false
-			}
-		}
-		if cur.c.lineStart < cur.c.end { // a last line without '\n'
-			if c.full && c.trans[cur.c.off-1+stride-1] == tUnknown {
-				return nil, false
-			}
-			if c.endLine(cur.c.off) {
-				*cur.s = append(*cur.s, cur.c.lineStart, cur.c.end)
-			}
-		}
+	a.i, a.off, b.i, b.off = ai, aoff, bi, boff
+	if !c.run(data, &a, &sa) || !c.run(data, &b, &sb) {
+		return nil, false
 	}
 	return append(sa, sb...), true
 }
 
+// run walks cur to the end of its region, then decides the region's last
+// line when it has no '\n'.
+func (c *dfaCache) run(data []byte, cur *dfaCursor, spans *[]int) bool {
+	d := data[:cur.end]
+	for cur.i < len(d) {
+		trans, i, off := c.trans, cur.i, cur.off
+		for i < len(d) {
+			v := trans[off-1+int(d[i])]
+			if v <= 0 {
+				break
+			}
+			off = int(v)
+			i++
+		}
+		cur.i, cur.off = i, off
+		if i < len(d) && !c.slowStep(data, cur, spans) {
+			return false
+		}
+	}
+	if cur.done || cur.end == cur.start || data[cur.end-1] == '\n' {
+		return true
+	}
+	if c.full && c.trans[cur.off-1+eolCol] == tUnknown {
+		return false
+	}
+	if c.endLine(cur.off) {
+		*spans = append(*spans, lineStart(data, cur.start, cur.end), cur.end)
+	}
+	return true
+}
+
+// lineStart returns the start of the line holding position i of data,
+// looking back no further than from.
+func lineStart(data []byte, from, i int) int {
+	return from + bytes.LastIndexByte(data[from:i], '\n') + 1
+}
+
 // slowStep advances cur by one rune the table does not answer directly: a
-// newline, a transition not computed yet, a non-ASCII rune, or any rune
-// when called to finish a region. It records a matching line's bounds in
-// spans.
+// '\n' in a state not yet known to fail at the end of a line, a
+// transition not computed yet, or a non-ASCII rune. It records a matching
+// line's bounds in spans. When a line ends without a match, the state's
+// '\n' entry is set to the start state, so that later lines ending in it
+// stay in the table.
 func (c *dfaCache) slowStep(data []byte, cur *dfaCursor, spans *[]int) bool {
 	x := data[cur.i]
 	w := 1
 	var v int32
 	switch {
 	case x == '\n':
-		if c.full && c.trans[cur.off-1+stride-1] == tUnknown {
+		if c.full && c.trans[cur.off-1+eolCol] == tUnknown {
 			return false
 		}
 		if c.endLine(cur.off) {
-			*spans = append(*spans, cur.lineStart, cur.i)
+			*spans = append(*spans, lineStart(data, cur.start, cur.i), cur.i)
+		} else {
+			c.trans[cur.off-1+'\n'] = c.start
 		}
 		cur.i++
-		cur.lineStart, cur.off = cur.i, int(c.start)
+		cur.off = int(c.start)
 		return true
 	case x < utf8.RuneSelf:
 		v = c.trans[cur.off-1+int(x)]
@@ -416,7 +438,7 @@ func (c *dfaCache) slowStep(data []byte, cur *dfaCursor, spans *[]int) bool {
 		}
 	default:
 		var r rune
-		r, w = utf8.DecodeRune(data[cur.i:])
+		r, w = utf8.DecodeRune(data[cur.i:cur.end])
 		k := uint64(cur.off)<<32 | uint64(uint32(r))
 		var found bool
 		if v, found = c.wide[k]; !found {
@@ -429,11 +451,11 @@ func (c *dfaCache) slowStep(data []byte, cur *dfaCursor, spans *[]int) bool {
 	}
 	if v == tMatch {
 		end := indexByteFrom(data[:cur.end], cur.i, '\n')
-		*spans = append(*spans, cur.lineStart, end)
+		*spans = append(*spans, lineStart(data, cur.start, cur.i), end)
 		cur.i = end + 1
-		cur.lineStart, cur.off = cur.i, int(c.start)
+		cur.off = int(c.start)
 		if cur.i > cur.end { // the region's last line had no '\n'
-			cur.i, cur.lineStart = cur.end, cur.end
+			cur.i, cur.done = cur.end, true
 		}
 		return true
 	}
