@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -521,7 +522,7 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 	}
 	lineNo, counted := 1, 0
 	pos := 0
-	if dc != nil && len(lits) == 0 && len(data) >= dfaSplitMin {
+	if dc != nil && len(lits) == 0 {
 		if spans, ok := dc.matchTwo(data); ok {
 			for k := 0; k < len(spans); k += 2 {
 				start, end := spans[k], spans[k+1]
@@ -536,22 +537,6 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 		dc = nil // too many states: the regexp decides
 	}
 	for pos < len(data) {
-		if dc != nil && len(lits) == 0 {
-			start, end, ok := dc.nextMatch(data, pos)
-			if ok {
-				if start < 0 {
-					return
-				}
-				lineNo += bytes.Count(data[counted:start], []byte{'\n'})
-				counted = start
-				if !fn(lineNo, data[start:end]) {
-					return
-				}
-				pos = end + 1
-				continue
-			}
-			dc = nil // too many states: the regexp takes over from this line
-		}
 		var cand int
 		if len(lits) > 0 {
 			cand = none
@@ -771,9 +756,9 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var buf []byte
+				var w grepWorker
 				for b := range work {
-					buf = b.run(ctx, dead, m, buf, max)
+					b.run(ctx, dead, m, &w, max)
 				}
 			}()
 		}
@@ -885,7 +870,7 @@ func newGrepBatch() *grepBatch {
 // run loads and scans b's files with the worker's buffer buf, which it
 // returns for the next batch. After an error, or once max hits are in,
 // the remaining files are released with the cancelled context dead.
-func (b *grepBatch) run(ctx, dead context.Context, m *GrepMatcher, buf []byte, max int) []byte {
+func (b *grepBatch) run(ctx, dead context.Context, m *GrepMatcher, w *grepWorker, max int) {
 	defer close(b.done)
 	for i, f := range b.files {
 		if b.err != nil || (max > 0 && len(b.hits) >= max) {
@@ -894,61 +879,66 @@ func (b *grepBatch) run(ctx, dead context.Context, m *GrepMatcher, buf []byte, m
 			}
 			break
 		}
-		var hits []GrepResult
-		hits, b.err, buf = grepOne(ctx, m, f, buf, max-len(b.hits))
-		if b.hits == nil {
-			b.hits = hits
-		} else {
-			b.hits = append(b.hits, hits...)
-		}
+		b.hits, b.err = w.grepOne(ctx, m, f, max, b.hits)
 	}
 	b.files = nil
-	return buf
 }
 
 // maxKeptBuffer is the largest scratch buffer a worker keeps between files.
 const maxKeptBuffer = 8 << 20
 
-// grepOne loads and scans one file. It returns the hits, the error that
-// ends the stream (nil to go on), and the worker's buffer for the next file.
-func grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, buf []byte, max int) ([]GrepResult, error, []byte) {
-	data, err := f.Load(ctx, &buf)
-	if cap(buf) > maxKeptBuffer {
-		buf = nil
+// A grepWorker is one worker's scratch, reused from file to file: the
+// buffer files are loaded into, and the hits of the file being scanned.
+type grepWorker struct {
+	buf   []byte
+	nums  []int  // line numbers of the hits
+	lines []byte // the hits' lines, end to end
+	ends  []int  // where each line ends in lines
+}
+
+// grepOne loads and scans one file and appends its hits to hits, stopping
+// when hits holds max (0: no limit). It returns the hits and the error
+// that ends the stream (nil to go on).
+func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, max int, hits []GrepResult) ([]GrepResult, error) {
+	data, err := f.Load(ctx, &w.buf)
+	if cap(w.buf) > maxKeptBuffer {
+		w.buf = nil
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		return nil, cerr, buf
+		return hits, cerr
 	}
 	if err != nil {
 		switch KindOf(err) {
 		case KindNotFound, KindIsDir:
-			return nil, nil, buf
+			return hits, nil
 		}
-		return nil, err, buf
+		return hits, err
 	}
 	if len(data) == 0 || hasNUL(data) {
-		return nil, nil, buf
+		return hits, nil
+	}
+	w.nums, w.lines, w.ends = w.nums[:0], w.lines[:0], w.ends[:0]
+	room := max - len(hits)
+	m.Scan(data, func(n int, line []byte) bool {
+		w.nums = append(w.nums, n)
+		w.lines = append(w.lines, line...)
+		w.ends = append(w.ends, len(w.lines))
+		return max <= 0 || len(w.nums) < room
+	})
+	if len(w.nums) == 0 {
+		return hits, nil
 	}
 	// The hits' lines share one string per file: one allocation, not one
 	// per hit.
-	var (
-		hits  []GrepResult
-		lines []byte
-		ends  []int
-	)
-	m.Scan(data, func(n int, line []byte) bool {
-		hits = append(hits, GrepResult{Path: f.Path, LineNumber: n})
-		lines = append(lines, line...)
-		ends = append(ends, len(lines))
-		return max <= 0 || len(hits) < max
-	})
-	if len(hits) > 0 {
-		s := string(lines)
-		start := 0
-		for i := range hits {
-			hits[i].Line = s[start:ends[i]]
-			start = ends[i]
-		}
+	s := string(w.lines)
+	if cap(w.lines) > maxKeptBuffer {
+		w.lines = nil
 	}
-	return hits, nil, buf
+	hits = slices.Grow(hits, len(w.nums))
+	start := 0
+	for i, n := range w.nums {
+		hits = append(hits, GrepResult{Path: f.Path, LineNumber: n, Line: s[start:w.ends[i]]})
+		start = w.ends[i]
+	}
+	return hits, nil
 }

@@ -14,6 +14,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,7 +73,9 @@ func MustNew(files map[string]string) *FS {
 // lookup returns the node at clean p, or nil. Callers hold mu.
 func (fs *FS) lookup(p string) *node {
 	n := fs.root
-	for _, seg := range vfs.Split(p) {
+	for rest := p[1:]; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
 		if !n.dir {
 			return nil
 		}
