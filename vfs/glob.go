@@ -20,6 +20,12 @@ type Pattern struct {
 	segs  int    // number of segments
 	deep  bool   // contains "**": no depth limit
 	exact bool   // fully literal
+	// For a pattern "L/**/X" (L literal, maybe empty; X one segment
+	// without "**"), base is X alone and under is "L/" (or ""): a path
+	// matches when it lies under L and its last segment matches X. Nil
+	// otherwise.
+	base  *glob.Pattern
+	under string
 }
 
 var globCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
@@ -46,6 +52,14 @@ func CompilePattern(pattern string) (*Pattern, error) {
 	p.exact = len(lit) == len(segs)
 	p.lit = strings.Join(lit, "/")
 	p.deep = strings.Contains(rel, "**")
+	if n := len(lit); n+2 == len(segs) && segs[n] == "**" && !strings.Contains(segs[n+1], "**") {
+		if bg, err := globCompiler.Compile(segs[n+1]); err == nil {
+			p.base = bg
+			if n > 0 {
+				p.under = p.lit + "/"
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -54,7 +68,12 @@ func (p *Pattern) String() string { return p.src }
 
 // Match reports whether rel, a path relative to the glob's dir without a
 // leading slash, matches.
-func (p *Pattern) Match(rel string) bool { return p.g.Match(rel) }
+func (p *Pattern) Match(rel string) bool {
+	if p.base != nil {
+		return strings.HasPrefix(rel, p.under) && p.base.Match(rel[strings.LastIndexByte(rel, '/')+1:])
+	}
+	return p.g.Match(rel)
+}
 
 // LiteralPrefix returns the leading segments that hold no glob syntax, so a
 // walk can start there ("src/**/*.go" gives "src").

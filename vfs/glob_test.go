@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobwas/glob"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/vfstest"
@@ -140,7 +142,7 @@ func TestGrepFilter(t *testing.T) {
 }
 
 func FuzzCompilePattern(f *testing.F) {
-	for _, s := range []string{"*.ts", "**/*.go", "src/**", "{a,b}/[c-d]?", "[!a]", "/abs/x", "a/{b/c,d}", `\*`, "[", "{", "**/", "", "a//b"} {
+	for _, s := range []string{"*.ts", "**/*.go", "src/**/*.go", "a/b/**/{x,y}.c", "**/a?", "**/**", "src/**", "{a,b}/[c-d]?", "[!a]", "/abs/x", "a/{b/c,d}", `\*`, "[", "{", "**/", "", "a//b"} {
 		f.Add(s, "a/b.ts")
 	}
 	f.Fuzz(func(t *testing.T, pattern, rel string) {
@@ -151,8 +153,11 @@ func FuzzCompilePattern(f *testing.F) {
 			}
 			return
 		}
-		p.Match(rel)
 		trimmed := strings.TrimLeft(pattern, "/")
+		// Match (with its shortcut for "L/**/X") agrees with gobwas/glob.
+		if g, err := (glob.Compiler{Separators: []rune{'/'}, Globstar: true}).Compile(trimmed); err == nil && g.Match(rel) != p.Match(rel) {
+			t.Fatalf("CompilePattern(%q).Match(%q) = %v, gobwas/glob says %v", pattern, rel, p.Match(rel), g.Match(rel))
+		}
 		if !strings.HasPrefix(trimmed, p.LiteralPrefix()) {
 			t.Fatalf("CompilePattern(%q).LiteralPrefix() = %q, not a prefix", pattern, p.LiteralPrefix())
 		}
@@ -167,4 +172,28 @@ func FuzzCompilePattern(f *testing.F) {
 			t.Fatalf("CompilePattern(%q) matches %q, deeper than MaxDepth %d", pattern, rel, d)
 		}
 	})
+}
+
+// TestPatternMatchAgreesWithGobwas checks Match, which matches "L/**/X"
+// by its last segment, against gobwas/glob on the whole path.
+func TestPatternMatchAgreesWithGobwas(t *testing.T) {
+	patterns := []string{"**/*.go", "src/**/*.go", "a/b/**/{x,y}.c", "**/a?", "**/[!a]*", "**/", "src/**/", "**/*", "x/**/x"}
+	rels := []string{"", "a.go", "x/a.go", "src/a.go", "src/x/y/a.go", "srcx/a.go", "src", "a/b/x.c", "a/b/c/d/y.c", "a/bx/y.c",
+		"ab", "q/ab", "b", "x/b", "x/", "src/", "x/x", "x/y/x", "x", "a.go/b"}
+	compiler := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
+	for _, pattern := range patterns {
+		p, err := vfs.CompilePattern(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := compiler.Compile(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rel := range rels {
+			if got, want := p.Match(rel), g.Match(rel); got != want {
+				t.Errorf("CompilePattern(%q).Match(%q) = %v, want %v", pattern, rel, got, want)
+			}
+		}
+	}
 }
