@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
@@ -191,7 +190,16 @@ func (f *FS) loadManifest(ctx context.Context) (_ map[string]entry, err error) {
 			err = corrupt(f.dir, fmt.Errorf("unreadable segment: %v", r))
 		}
 	}()
-	n, err := f.idx.DocCount()
+	r, err := f.idx.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	n, err := r.DocCount()
 	if err != nil {
 		return nil, err
 	}
@@ -199,21 +207,46 @@ func (f *FS) loadManifest(ctx context.Context) (_ map[string]entry, err error) {
 	if n == 0 {
 		return m, nil
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), int(n)+1, 0, false)
-	req.Fields = []string{fieldManifest}
-	req.Score = "none"
-	res, err := f.idx.SearchInContext(ctx, req)
+	ids, err := r.DocIDReaderAll()
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range res.Hits {
-		s, _ := h.Fields[fieldManifest].(string)
+	defer ids.Close()
+	for i := 0; ; i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		iid, err := ids.Next()
+		if err != nil {
+			return nil, err
+		}
+		if iid == nil {
+			break
+		}
+		id, err := r.ExternalID(iid)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := r.Document(id)
+		if err != nil {
+			return nil, err
+		}
+		var s string
+		if doc != nil {
+			doc.VisitFields(func(fl bleveindex.Field) {
+				if fl.Name() == fieldManifest {
+					s = string(fl.Value())
+				}
+			})
+		}
 		e, ok := parseEntry(s)
 		if !ok {
 			// An entry this version cannot read: re-read the file.
 			e = entry{size: -1}
 		}
-		m[h.ID] = e
+		m[id] = e
 	}
 	return m, nil
 }
@@ -267,7 +300,7 @@ func (f *FS) sync(ctx context.Context) (Stats, error) {
 		gone = append(gone, p)
 	}
 	for len(gone) > 0 {
-		b := f.idx.NewBatch()
+		b := bleveindex.NewBatch()
 		n := min(len(gone), 4*f.opts.BatchSize)
 		for _, p := range gone[:n] {
 			b.Delete(p)
@@ -424,7 +457,7 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 	// Batches are committed by one goroutine while the readers fill the
 	// next one.
 	type pending struct {
-		b    *bleve.Batch
+		b    *bleveindex.Batch
 		n    int
 		stat Stats
 	}
@@ -441,7 +474,7 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 		}
 		commitErr <- err
 	}()
-	cur := pending{b: f.idx.NewBatch()}
+	cur := pending{b: bleveindex.NewBatch()}
 	bytes := 0
 	done := 0
 	send := func() {
@@ -452,7 +485,7 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 		addStats(st, cur.stat)
 		done += cur.n
 		f.opts.Progress(Progress{Phase: PhaseIndex, Done: done, Total: total})
-		cur = pending{b: f.idx.NewBatch()}
+		cur = pending{b: bleveindex.NewBatch()}
 		bytes = 0
 	}
 	for r := range results {
@@ -466,13 +499,7 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 		case r.doc == nil: // vanished since the scan
 			cur.b.Delete(r.path)
 		default:
-			if err := cur.b.IndexAdvanced(r.doc); err != nil {
-				cur.stat.Failed++
-				if cur.stat.FirstError == nil {
-					cur.stat.FirstError = err
-				}
-				continue
-			}
+			cur.b.Update(r.doc)
 			switch r.state {
 			case stateIndexed:
 				cur.stat.Indexed++

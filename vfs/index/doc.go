@@ -1,11 +1,11 @@
 // Package index wraps any vfs.FileSystem with a persistent full-text index
-// (github.com/blevesearch/bleve/v2, scorch) that serves the contract's
-// Search verb: [Open] returns an [FS] whose Search is answered by the index
-// and whose Write and Delete update it before they return. Every other verb
-// forwards to the wrapped tree unchanged, and so do the optional
-// capabilities ([vfs.RangeReader], [vfs.FileOpener], [vfs.Notifier]); the
-// writing ones ([vfs.ConditionalWriter], [vfs.Stager]) update the index
-// when the write commits, as Write does.
+// (bleve's scorch, github.com/blevesearch/bleve/v2/index/scorch) that
+// serves the contract's Search verb: [Open] returns an [FS] whose Search is
+// answered by the index and whose Write and Delete update it before they
+// return. Every other verb forwards to the wrapped tree unchanged, and so
+// do the optional capabilities ([vfs.RangeReader], [vfs.FileOpener],
+// [vfs.Notifier]); the writing ones ([vfs.ConditionalWriter], [vfs.Stager])
+// update the index when the write commits, as Write does.
 //
 // # What is indexed
 //
@@ -33,7 +33,11 @@
 // # On-disk layout and format version
 //
 // The index directory holds julyfs-index.json (the format version) and the
-// bleve index under bleve/. An index written with another [FormatVersion]
+// bleve index under bleve/, laid out as bleve's root package lays out a
+// scorch index (index_meta.json, store/, the mapping stored inside), though
+// this package uses only bleve's sub-packages: the root package's
+// initialization (every language analyzer) would slow the start of every
+// binary that links this one. An index written with another [FormatVersion]
 // is rebuilt from scratch, with a message through [Options.Log]. A damaged
 // index fails Open with an error matching [ErrCorrupt]; [Options.Rebuild]
 // discards it and builds anew. A directory that holds other files and no

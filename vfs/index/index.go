@@ -13,10 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
@@ -119,7 +116,8 @@ type FS struct {
 	inner    vfs.FileSystem
 	dir      string
 	opts     Options
-	idx      bleve.Index
+	idx      bleveindex.Index
+	mapping  mapping.IndexMapping // the fields, for queries
 	analyzer analysis.Analyzer
 
 	// syncMu is held for reading by Write and Delete and for writing by
@@ -148,17 +146,13 @@ var (
 // stops it, and the next Open resumes it. The caller must Close the FS.
 func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*FS, error) {
 	opts = opts.withDefaults()
-	f := &FS{inner: fsys, dir: dir, opts: opts, seed: maphash.MakeSeed()}
+	f := &FS{inner: fsys, dir: dir, opts: opts, seed: maphash.MakeSeed(),
+		mapping: newMapping(), analyzer: newCodeAnalyzer()}
 	idx, err := openBleve(dir, opts)
 	if err != nil {
 		return nil, err
 	}
 	f.idx = idx
-	f.analyzer = idx.Mapping().AnalyzerNamed(AnalyzerName)
-	if f.analyzer == nil {
-		idx.Close()
-		return nil, fmt.Errorf("index: open %s: analyzer %s missing: %w", dir, AnalyzerName, ErrCorrupt)
-	}
 	if _, err := f.Sync(ctx); err != nil {
 		f.Close()
 		return nil, err
@@ -173,7 +167,7 @@ type indexMeta struct {
 
 // openBleve opens the bleve index under dir, creating, replacing or
 // refusing it as the package doc describes.
-func openBleve(dir string, opts Options) (bleve.Index, error) {
+func openBleve(dir string, opts Options) (bleveindex.Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
@@ -209,7 +203,7 @@ func openBleve(dir string, opts Options) (bleve.Index, error) {
 		opts.Log(fmt.Sprintf("index %s: rebuilding as asked", dir))
 		return createBleve(dir)
 	}
-	idx, err := bleve.OpenUsing(storePath, bleveConfig())
+	idx, err := openStore(storePath)
 	switch {
 	case err == nil:
 		return idx, nil
@@ -235,20 +229,10 @@ func (e *corruptError) Error() string {
 func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
 func (e *corruptError) Unwrap() error        { return e.cause }
 
-// bleveConfig is the scorch configuration for create and open. Batches do
-// not wait for fsync: a lost batch takes its manifest entries with it, so
-// the next Sync re-reads those files. Close waits for persistence.
-func bleveConfig() map[string]any {
-	return map[string]any{
-		"unsafe_batch": true,
-		"bolt_timeout": "1s",
-	}
-}
-
 // createBleve replaces any index under dir with an empty one. The meta
 // file is written last, so a directory with a meta file always holds a
 // complete bleve index of that format.
-func createBleve(dir string) (bleve.Index, error) {
+func createBleve(dir string) (bleveindex.Index, error) {
 	metaPath := filepath.Join(dir, metaFile)
 	if err := os.Remove(metaPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("index: %w", err)
@@ -257,7 +241,7 @@ func createBleve(dir string) (bleve.Index, error) {
 	if err := os.RemoveAll(storePath); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	idx, err := bleve.NewUsing(storePath, newMapping(), scorch.Name, scorch.Name, bleveConfig())
+	idx, err := newStore(storePath)
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("index: open %s: %w", dir, ErrInUse)
@@ -290,9 +274,10 @@ const (
 )
 
 // newMapping describes the documents. Documents are built directly (see
-// newDocument); the mapping records the same fields so the index is
-// self-describing and queries know each field's analyzer.
-func newMapping() mapping.IndexMapping {
+// newDocument); the mapping records the same fields, stored in the index
+// so it is self-describing (and readable by bleve's root package), and
+// queries are given it.
+func newMapping() *mapping.IndexMappingImpl {
 	text := func() *mapping.FieldMapping {
 		fm := mapping.NewTextFieldMapping()
 		fm.Analyzer = AnalyzerName
@@ -323,7 +308,7 @@ func newMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fieldScope, scope)
 	doc.AddFieldMappingsAt(fieldManifest, manifest)
 
-	im := bleve.NewIndexMapping()
+	im := mapping.NewIndexMapping()
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = AnalyzerName
 	// bleve's BM25 takes a field's average length to be its number of
@@ -334,7 +319,6 @@ func newMapping() mapping.IndexMapping {
 	im.StoreDynamic = false
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false
-	_ = keyword.Name // the scope and manifest fields use the keyword analyzer
 	return im
 }
 
@@ -377,7 +361,7 @@ func (f *FS) isClosed() bool {
 // flush waits until every batch committed so far is persisted on disk.
 func (f *FS) flush(ctx context.Context) error {
 	done := make(chan error, 1)
-	b := f.idx.NewBatch()
+	b := bleveindex.NewBatch()
 	b.SetInternal([]byte("julyfs:flush"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 	b.SetPersistedCallback(func(err error) {
 		select {
@@ -547,10 +531,8 @@ func (f *FS) update(ctx context.Context, p string, data []byte) error {
 		info = vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(data))}
 	}
 	doc, _ := f.newDocument(p, info, data)
-	b := f.idx.NewBatch()
-	if err := b.IndexAdvanced(doc); err != nil {
-		return indexUpdateFailed(p, err)
-	}
+	b := bleveindex.NewBatch()
+	b.Update(doc)
 	if err := f.idx.Batch(b); err != nil {
 		return indexUpdateFailed(p, err)
 	}

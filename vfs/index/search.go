@@ -11,7 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -92,28 +93,29 @@ func (f *FS) queryTerms(text string) []queryTerm {
 // the outer pair's factor is the same for all.
 func buildQuery(terms []queryTerm, scope string) query.Query {
 	term := func(t, field string, boost float64) query.Query {
-		q := bleve.NewTermQuery(t)
+		q := query.NewTermQuery(t)
 		q.SetField(field)
 		q.SetBoost(boost)
 		return q
 	}
+	or := func(qs ...query.Query) *query.DisjunctionQuery { return query.NewDisjunctionQuery(qs) }
 	outer := make([]query.Query, 0, len(terms))
 	for _, t := range terms {
 		b := t.boost
-		outer = append(outer, bleve.NewDisjunctionQuery(
-			bleve.NewDisjunctionQuery(
+		outer = append(outer, or(
+			or(
 				term(t.term, fieldContent, b),
 				term(t.term, fieldPath, pathBoost*b)),
-			bleve.NewDisjunctionQuery(
+			or(
 				term(t.term, auxPrefix+fieldContent, auxWeight*b),
 				term(t.term, auxPrefix+fieldPath, auxWeight*pathBoost*b)),
 		))
 	}
-	var q query.Query = bleve.NewDisjunctionQuery(outer...)
+	var q query.Query = or(outer...)
 	if scope != "/" {
-		s := bleve.NewTermQuery(scope)
+		s := query.NewTermQuery(scope)
 		s.SetField(fieldScope)
-		b := bleve.NewBooleanQuery()
+		b := query.NewBooleanQuery(nil, nil, nil)
 		b.AddMust(q)
 		b.AddFilter(s)
 		q = b
@@ -226,31 +228,57 @@ func (f *FS) withSnippets(ctx context.Context, hits []vfs.SearchResult, terms []
 	}
 }
 
+// byScore is the order of the hits: score descending, then path.
+var byScore = search.SortOrder{&search.SortScore{Desc: true}, &search.SortDocID{}}
+
 // search runs the query and returns its hits, without snippets.
-func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxResults int) ([]vfs.SearchResult, error) {
+func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxResults int) (_ []vfs.SearchResult, err error) {
+	defer func() {
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			} else {
+				err = fmt.Errorf("index: search: %w", err)
+			}
+		}
+	}()
+	r, err := f.idx.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	size := maxResults
 	if size <= 0 {
-		n, err := f.idx.DocCount()
+		n, err := r.DocCount()
 		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
+			return nil, err
 		}
 		size = int(n) + 1
 	}
-	req := bleve.NewSearchRequestOptions(buildQuery(terms, scope), size, 0, false)
-	req.SortBy([]string{"-_score", "_id"})
-	res, err := f.idx.SearchInContext(ctx, req)
+	s, err := buildQuery(terms, scope).Searcher(ctx, r, f.mapping, search.SearcherOptions{})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("index: search: %w", err)
+		return nil, err
 	}
-	out := make([]vfs.SearchResult, 0, len(res.Hits))
-	for _, h := range res.Hits {
+	defer func() {
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	coll := collector.NewTopNCollector(size, 0, byScore)
+	if err := coll.Collect(ctx, s, r); err != nil {
+		return nil, err
+	}
+	hits := coll.Results()
+	out := make([]vfs.SearchResult, 0, len(hits))
+	for _, h := range hits {
 		out = append(out, vfs.SearchResult{Path: h.ID, Score: h.Score})
 	}
-	// bleve sorts by score then id already; make the contract's order
-	// explicit against float ties it might break differently.
+	// The collector sorts by score then id already; make the contract's
+	// order explicit against float ties it might break differently.
 	slices.SortStableFunc(out, vfs.CompareSearchResults)
 	return out, nil
 }
