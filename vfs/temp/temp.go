@@ -221,7 +221,9 @@ func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int
 }
 
 // Grep scans the files under q.Path. Files are scanned in place, without
-// copying.
+// copying: the walk takes each file's contents as they are when it reaches
+// the file (contents are never modified in place), under the read lock
+// only while it lists a directory.
 func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
 		m, filter, err := vfs.CompileGrepQuery(q)
@@ -229,22 +231,83 @@ func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResul
 			yield(vfs.GrepResult{}, err)
 			return
 		}
-		scope := vfs.Clean(q.Path)
-		files := func(yield func(string, error) bool) {
-			for p, err := range vfs.WalkFiles(ctx, fs, scope) {
-				if err != nil || filter.Match(p) {
-					if !yield(p, err) || err != nil {
-						return
-					}
-				}
-			}
+		if err := ctx.Err(); err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
 		}
-		for r, err := range vfs.GrepFiles(ctx, m, files, fs.file, q.MaxResults) {
+		scope := vfs.Clean(q.Path)
+		fs.mu.RLock()
+		n := fs.lookup(scope)
+		fs.mu.RUnlock()
+		if n == nil {
+			return
+		}
+		files := func(yield func(vfs.GrepFile, error) bool) {
+			if !n.dir {
+				if filter.Match(scope) {
+					yield(grepFile(scope, n.data), nil)
+				}
+				return
+			}
+			fs.walkFiles(ctx, scope, n, filter, yield)
+		}
+		for r, err := range vfs.GrepScan(ctx, m, files, q.MaxResults) {
 			if !yield(r, err) || err != nil {
 				return
 			}
 		}
 	}
+}
+
+func grepFile(p string, data []byte) vfs.GrepFile {
+	return vfs.GrepFile{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}}
+}
+
+// walkFiles yields the files under the directory n at p that pass filter,
+// in path order. It returns false when the walk stopped.
+func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.GrepFilter, yield func(vfs.GrepFile, error) bool) bool {
+	if err := ctx.Err(); err != nil {
+		yield(vfs.GrepFile{}, err)
+		return false
+	}
+	// A subdirectory sorts at "name/": its files' paths continue with '/'.
+	type kid struct {
+		key, name string
+		n         *node
+	}
+	fs.mu.RLock()
+	kids := make([]kid, 0, len(n.children))
+	for name, c := range n.children {
+		key := name
+		if c.dir {
+			key += "/"
+		}
+		kids = append(kids, kid{key, name, c})
+	}
+	fs.mu.RUnlock()
+	slices.SortFunc(kids, func(a, b kid) int { return strings.Compare(a.key, b.key) })
+	prefix := p + "/"
+	if p == "/" {
+		prefix = "/"
+	}
+	for _, k := range kids {
+		path := prefix + k.name
+		if k.n.dir {
+			if !fs.walkFiles(ctx, path, k.n, filter, yield) {
+				return false
+			}
+			continue
+		}
+		if filter.Match(path) && !yield(grepFile(path, k.n.data), nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // Write creates or replaces the file at path.
