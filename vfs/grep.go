@@ -523,7 +523,7 @@ func (m *GrepMatcher) Scan(data []byte, fn func(lineNumber int, line []byte) boo
 	lineNo, counted := 1, 0
 	pos := 0
 	if dc != nil && len(lits) == 0 {
-		if spans, ok := dc.matchTwo(data); ok {
+		if spans, ok := dc.matchLines(data); ok {
 			for k := 0; k < len(spans); k += 2 {
 				start, end := spans[k], spans[k+1]
 				lineNo += bytes.Count(data[counted:start], []byte{'\n'})

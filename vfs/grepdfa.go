@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // lineDFA answers "does this line hold a match?" with a lazily built DFA
@@ -308,10 +309,10 @@ func indexByteFrom(data []byte, from int, b byte) int {
 	return len(data)
 }
 
-// dfaSplitMin is the smallest buffer scanned as two interleaved halves.
+// dfaSplitMin is the smallest buffer scanned as four interleaved regions.
 var dfaSplitMin = 4 << 10
 
-// dfaCursor is one walk of matchTwo over the region [start, end) of the
+// dfaCursor is one walk of matchLines over the region [start, end) of the
 // buffer (whole lines): its position and its state's row offset+1. done
 // is set when a match ran to the region's end.
 type dfaCursor struct {
@@ -319,52 +320,89 @@ type dfaCursor struct {
 	done               bool
 }
 
-// matchTwo finds the matching lines of data. A buffer of dfaSplitMin
-// bytes or more is split at a line boundary into two halves walked at
-// once: a table-driven DFA spends its time waiting for each load, and two
+// matchLines finds the matching lines of data. A buffer of dfaSplitMin
+// bytes or more is split at line boundaries into four regions walked at
+// once: a table-driven DFA spends its time waiting for each load, and four
 // independent walks overlap their waits. It returns the [start, end)
 // bounds of the matching lines in order, or ok false when the cache
 // filled up.
-func (c *dfaCache) matchTwo(data []byte) (spans []int, ok bool) {
-	mid := len(data)
-	if len(data) >= dfaSplitMin {
-		mid = min(indexByteFrom(data, len(data)/2, '\n')+1, len(data))
-	}
-	a := dfaCursor{i: 0, start: 0, end: mid, off: int(c.start)}
-	b := dfaCursor{i: mid, start: mid, end: len(data), off: int(c.start)}
-	var sa, sb []int
-	trans := c.trans
-	da, db := data[:a.end], data[:b.end]
-	ai, aoff, bi, boff := a.i, a.off, b.i, b.off
-	for ai < len(da) && bi < len(db) {
-		va, vb := trans[aoff-1+int(da[ai])], trans[boff-1+int(db[bi])]
-		if va > 0 && vb > 0 {
-			aoff, boff = int(va), int(vb)
-			ai++
-			bi++
-			continue
+func (c *dfaCache) matchLines(data []byte) (spans []int, ok bool) {
+	var cur [4]dfaCursor
+	var found [4][]int
+	start := 0
+	for k := range cur {
+		end := len(data)
+		if k < len(cur)-1 && len(data) >= dfaSplitMin {
+			end = max(start, min(indexByteFrom(data, len(data)*(k+1)/len(cur), '\n')+1, len(data)))
 		}
-		a.i, a.off, b.i, b.off = ai, aoff, bi, boff
-		if va > 0 {
-			a.off = int(va)
-			a.i++
-		} else if !c.slowStep(data, &a, &sa) {
+		cur[k] = dfaCursor{i: start, start: start, end: end, off: int(c.start)}
+		start = end
+	}
+	for {
+		walkFour(c.trans, data, &cur)
+		stuck := false
+		for k := range cur {
+			cu := &cur[k]
+			if cu.i >= cu.end {
+				stuck = true
+				continue
+			}
+			// This cursor may need more than the table.
+			if v := c.trans[cu.off-1+int(data[cu.i])]; v > 0 {
+				cu.off = int(v)
+				cu.i++
+			} else if !c.slowStep(data, cu, &found[k]) {
+				return nil, false
+			}
+		}
+		if stuck {
+			break
+		}
+	}
+	for k := range cur {
+		if !c.run(data, &cur[k], &found[k]) {
 			return nil, false
 		}
-		if vb > 0 {
-			b.off = int(vb)
-			b.i++
-		} else if !c.slowStep(data, &b, &sb) {
-			return nil, false
+		spans = append(spans, found[k]...)
+	}
+	return spans, true
+}
+
+// walkFour advances four cursors over data through trans, one byte each
+// per step, while every transition is in the table (positive). It is the
+// scan's hot loop, so it indexes without bounds checks: each cursor has
+// i <= end <= len(data), and its offset is a state's in trans, whose rows
+// hold stride entries, so off-1+x for a byte x is always within trans.
+func walkFour(trans []int32, data []byte, cur *[4]dfaCursor) {
+	for k := range cur {
+		if cur[k].end > len(data) || cur[k].i > cur[k].end || cur[k].off < 1 || cur[k].off-1+stride > len(trans) {
+			panic("vfs: walkFour out of range")
 		}
-		trans = c.trans
-		ai, aoff, bi, boff = a.i, a.off, b.i, b.off
 	}
-	a.i, a.off, b.i, b.off = ai, aoff, bi, boff
-	if !c.run(data, &a, &sa) || !c.run(data, &b, &sb) {
-		return nil, false
+	tp := unsafe.Pointer(unsafe.SliceData(trans))
+	dp := unsafe.Pointer(unsafe.SliceData(data))
+	i0, o0, e0 := cur[0].i, cur[0].off, cur[0].end
+	i1, o1, e1 := cur[1].i, cur[1].off, cur[1].end
+	i2, o2, e2 := cur[2].i, cur[2].off, cur[2].end
+	i3, o3, e3 := cur[3].i, cur[3].off, cur[3].end
+	for i0 < e0 && i1 < e1 && i2 < e2 && i3 < e3 {
+		v0 := *(*int32)(unsafe.Add(tp, (o0-1+int(*(*byte)(unsafe.Add(dp, i0))))*4))
+		v1 := *(*int32)(unsafe.Add(tp, (o1-1+int(*(*byte)(unsafe.Add(dp, i1))))*4))
+		v2 := *(*int32)(unsafe.Add(tp, (o2-1+int(*(*byte)(unsafe.Add(dp, i2))))*4))
+		v3 := *(*int32)(unsafe.Add(tp, (o3-1+int(*(*byte)(unsafe.Add(dp, i3))))*4))
+		if v0 <= 0 || v1 <= 0 || v2 <= 0 || v3 <= 0 {
+			break
+		}
+		o0, o1, o2, o3 = int(v0), int(v1), int(v2), int(v3)
+		i0++
+		i1++
+		i2++
+		i3++
 	}
-	return append(sa, sb...), true
+	cur[0].i, cur[0].off = i0, o0
+	cur[1].i, cur[1].off = i1, o1
+	cur[2].i, cur[2].off = i2, o2
+	cur[3].i, cur[3].off = i3, o3
 }
 
 // run walks cur to the end of its region, then decides the region's last

@@ -77,7 +77,7 @@ func TestScanAgreesWithRegexp(t *testing.T) {
 	}
 	texts = append(texts, []byte(""), []byte("\n"), []byte("\n\n"), []byte("ab"), []byte("ab\n"), []byte("\nab"))
 	defer func(n int) { dfaSplitMin = n }(dfaSplitMin)
-	for _, split := range []int{1 << 30, 1} { // one walk, then two interleaved halves
+	for _, split := range []int{1 << 30, 1} { // one walk, then four interleaved regions
 		dfaSplitMin = split
 		checkScanAgrees(t, texts)
 	}
