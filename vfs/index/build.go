@@ -190,63 +190,57 @@ func (f *FS) loadManifest(ctx context.Context) (_ map[string]entry, err error) {
 			err = corrupt(f.dir, fmt.Errorf("unreadable segment: %v", r))
 		}
 	}()
-	r, err := f.idx.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	n, err := r.DocCount()
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]entry, n)
-	if n == 0 {
-		return m, nil
-	}
-	ids, err := r.DocIDReaderAll()
-	if err != nil {
-		return nil, err
-	}
-	defer ids.Close()
-	for i := 0; ; i++ {
-		if i%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		iid, err := ids.Next()
+	var m map[string]entry
+	err = f.idx.read(func(r bleveindex.IndexReader) error {
+		n, err := r.DocCount()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if iid == nil {
-			break
+		m = make(map[string]entry, n)
+		if n == 0 {
+			return nil
 		}
-		id, err := r.ExternalID(iid)
+		ids, err := r.DocIDReaderAll()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		doc, err := r.Document(id)
-		if err != nil {
-			return nil, err
-		}
-		var s string
-		if doc != nil {
-			doc.VisitFields(func(fl bleveindex.Field) {
-				if fl.Name() == fieldManifest {
-					s = string(fl.Value())
+		defer ids.Close()
+		for i := 0; ; i++ {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
-			})
+			}
+			iid, err := ids.Next()
+			if err != nil || iid == nil {
+				return err
+			}
+			id, err := r.ExternalID(iid)
+			if err != nil {
+				return err
+			}
+			doc, err := r.Document(id)
+			if err != nil {
+				return err
+			}
+			var s string
+			if doc != nil {
+				doc.VisitFields(func(fl bleveindex.Field) {
+					if fl.Name() == fieldManifest {
+						s = string(fl.Value())
+					}
+				})
+			}
+			e, ok := parseEntry(s)
+			if !ok {
+				// An entry this version cannot read: re-read the file.
+				e = entry{size: -1}
+			}
+			m[id] = e
 		}
-		e, ok := parseEntry(s)
-		if !ok {
-			// An entry this version cannot read: re-read the file.
-			e = entry{size: -1}
-		}
-		m[id] = e
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -116,7 +116,7 @@ type FS struct {
 	inner    vfs.FileSystem
 	dir      string
 	opts     Options
-	idx      bleveindex.Index
+	idx      *store
 	mapping  mapping.IndexMapping // the fields, for queries
 	analyzer analysis.Analyzer
 
@@ -152,7 +152,7 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	f.idx = idx
+	f.idx = &store{idx: idx}
 	if _, err := f.Sync(ctx); err != nil {
 		f.Close()
 		return nil, err

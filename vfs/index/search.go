@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
+	bleveindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -242,40 +243,38 @@ func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxRes
 			}
 		}
 	}()
-	r, err := f.idx.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil {
-			err = cerr
+	var out []vfs.SearchResult
+	err = f.idx.read(func(r bleveindex.IndexReader) (err error) {
+		size := maxResults
+		if size <= 0 {
+			n, err := r.DocCount()
+			if err != nil {
+				return err
+			}
+			size = int(n) + 1
 		}
-	}()
-	size := maxResults
-	if size <= 0 {
-		n, err := r.DocCount()
+		s, err := buildQuery(terms, scope).Searcher(ctx, r, f.mapping, search.SearcherOptions{})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		size = int(n) + 1
-	}
-	s, err := buildQuery(terms, scope).Searcher(ctx, r, f.mapping, search.SearcherOptions{})
+		defer func() {
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		coll := collector.NewTopNCollector(size, 0, byScore)
+		if err := coll.Collect(ctx, s, r); err != nil {
+			return err
+		}
+		hits := coll.Results()
+		out = make([]vfs.SearchResult, 0, len(hits))
+		for _, h := range hits {
+			out = append(out, vfs.SearchResult{Path: h.ID, Score: h.Score})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer func() {
-		if cerr := s.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	coll := collector.NewTopNCollector(size, 0, byScore)
-	if err := coll.Collect(ctx, s, r); err != nil {
-		return nil, err
-	}
-	hits := coll.Results()
-	out := make([]vfs.SearchResult, 0, len(hits))
-	for _, h := range hits {
-		out = append(out, vfs.SearchResult{Path: h.ID, Score: h.Score})
 	}
 	// The collector sorts by score then id already; make the contract's
 	// order explicit against float ties it might break differently.

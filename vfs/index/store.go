@@ -118,16 +118,59 @@ func newStore(path string) (_ bleveindex.Index, err error) {
 	return idx, nil
 }
 
-// docCount returns the number of documents in the index.
-func (f *FS) docCount() (_ uint64, err error) {
-	r, err := f.idx.Reader()
+// store is the scorch index with the guard bleve's root package gave it:
+// a read or batch after Close fails with ErrClosed instead of reaching the
+// closed index (whose Reader returns a nil snapshot), and Close waits for
+// the reads and batches in flight.
+type store struct {
+	mu  sync.RWMutex
+	idx bleveindex.Index // nil once closed
+}
+
+// Batch commits b.
+func (s *store) Batch(b *bleveindex.Batch) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.idx == nil {
+		return ErrClosed
+	}
+	return s.idx.Batch(b)
+}
+
+// Delete removes the document id.
+func (s *store) Delete(id string) error {
+	b := bleveindex.NewBatch()
+	b.Delete(id)
+	return s.Batch(b)
+}
+
+// read calls fn with a reader of the index as it is now, closed after fn.
+func (s *store) read(fn func(bleveindex.IndexReader) error) (err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.idx == nil {
+		return ErrClosed
+	}
+	r, err := s.idx.Reader()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer func() {
 		if cerr := r.Close(); err == nil {
 			err = cerr
 		}
 	}()
-	return r.DocCount()
+	return fn(r)
+}
+
+// Close closes the index once reads and batches in flight are done.
+func (s *store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx == nil {
+		return nil
+	}
+	err := s.idx.Close()
+	s.idx = nil
+	return err
 }

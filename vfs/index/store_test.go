@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	// Only this test links bleve's root package, to check that the store is
@@ -117,5 +119,30 @@ func TestStoreWrittenByBleve(t *testing.T) {
 	}
 	if len(got) == 0 || got[0] != "/net/textproto/reader.go" {
 		t.Errorf("Search = %v, want reader.go first", got)
+	}
+}
+
+// TestSearchRacingClose: a Search that starts as the FS closes fails with
+// ErrClosed or succeeds; it never reaches the closed index.
+func TestSearchRacingClose(t *testing.T) {
+	for range 20 {
+		f, err := Open(t.Context(), temp.MustNew(storeFixture), filepath.Join(t.TempDir(), "idx"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 20 {
+					if _, err := f.search(t.Context(), []queryTerm{{"header", 1}}, "/", 0); err != nil && !errors.Is(err, ErrClosed) {
+						t.Errorf("search: %v", err)
+					}
+				}
+			})
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
 	}
 }
