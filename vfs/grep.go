@@ -733,11 +733,12 @@ type GrepFile struct {
 // file is held whole while it is scanned. Breaking out of the stream stops
 // the walk and every worker before GrepScan returns.
 //
-// Files go to the workers in batches: a worker that is waiting takes the
-// files gathered so far, and while every worker is busy the batch grows
-// to grepBatch files, so a large tree costs a few channel operations per
-// batch rather than per file, and a small or slow one is still spread
-// over every worker.
+// The workers take files in batches straight from the source, one worker
+// at a time, and queue each batch for the consumer as they take it, so
+// the walk runs on whichever worker needs files (no walker goroutine to
+// wait for). Batches start at one file and grow to grepBatchMax as the
+// walk goes on, so a small tree is still spread over every worker and a
+// large one costs a few channel operations per batch, not per file.
 func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, error], max int) iter.Seq2[GrepResult, error] {
 	return func(yield func(GrepResult, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -747,9 +748,54 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 		kill()
 		workers := runtime.GOMAXPROCS(0)
 		jobs := make(chan *grepBatch, workers*grepWindow) // in path order, for the consumer
-		work := make(chan *grepBatch)                     // to the workers: unbuffered, so a send succeeds only when one waits
+		next, stop := iter.Pull2(files)
+		var (
+			mu      sync.Mutex // serializes next, and the order batches enter jobs
+			ended   bool       // no more batches: the source ended or failed, or the stream stopped
+			walkErr error
+			taken   int
+		)
+		// take gathers the next batch and queues it for the consumer; nil
+		// when there is none.
+		take := func() *grepBatch {
+			mu.Lock()
+			defer mu.Unlock()
+			if ended || ctx.Err() != nil {
+				ended = true
+				return nil
+			}
+			b := newGrepBatch()
+			for size := min(grepBatchMax, 1+taken/workers); len(b.files) < size; {
+				f, err, ok := next()
+				if !ok {
+					ended = true
+					break
+				}
+				if err != nil {
+					walkErr, ended = err, true
+					break
+				}
+				b.files = append(b.files, f)
+			}
+			if len(b.files) == 0 {
+				return nil
+			}
+			taken++
+			select {
+			case jobs <- b:
+				return b
+			case <-ctx.Done():
+				for _, f := range b.files {
+					f.Load(dead, nil) // releases it; the stream has stopped
+				}
+				ended = true
+				return nil
+			}
+		}
 		var wg sync.WaitGroup
-		// Registered first so it runs last: stop everything, then wait.
+		// Registered first so it runs last: stop everything, wait, then
+		// end the walk.
+		defer stop()
 		defer wg.Wait()
 		defer cancel()
 		for range workers {
@@ -757,68 +803,14 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			go func() {
 				defer wg.Done()
 				var w grepWorker
-				for b := range work {
+				for b := take(); b != nil; b = take() {
 					b.run(ctx, dead, m, &w, max)
 				}
 			}()
 		}
-		var walkErr error
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			defer close(jobs)
-			defer close(work)
-			cur := newGrepBatch()
-			// send hands b to a worker (waiting for one when wait is set)
-			// and queues it for the consumer. It reports whether b went.
-			send := func(b *grepBatch, wait bool) (sent, ok bool) {
-				if wait {
-					select {
-					case work <- b:
-					case <-ctx.Done():
-						return false, false
-					}
-				} else {
-					select {
-					case work <- b:
-					default:
-						return false, true
-					}
-				}
-				select {
-				case jobs <- b:
-					return true, true
-				case <-ctx.Done():
-					return true, false // the worker closes b; nobody reads it
-				}
-			}
-			release := func() {
-				for _, f := range cur.files {
-					f.Load(dead, nil) // releases it; the stream has stopped
-				}
-			}
-			for f, err := range files {
-				if err != nil {
-					walkErr = err
-					break
-				}
-				cur.files = append(cur.files, f)
-				sent, ok := send(cur, len(cur.files) >= grepBatchMax)
-				if !ok {
-					if !sent {
-						release()
-					}
-					return
-				}
-				if sent {
-					cur = newGrepBatch()
-				}
-			}
-			if len(cur.files) > 0 {
-				if sent, _ := send(cur, true); !sent {
-					release()
-				}
-			}
+			wg.Wait()
+			close(jobs)
 		}()
 		n := 0
 		for b := range jobs {
@@ -847,8 +839,7 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 }
 
 const (
-	// grepBatchMax is the most files a batch takes while every worker is
-	// busy.
+	// grepBatchMax is the most files a batch takes.
 	grepBatchMax = 16
 	// grepWindow is how many batches per worker may wait for the consumer:
 	// how far the workers may run ahead of a slow file.

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"time"
@@ -40,6 +41,7 @@ func main() {
 	runs := flag.Int("n", 1, "repeat the search this many times")
 	showTime := flag.Bool("time", false, "print the median search time to stderr")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
+	traceFile := flag.String("trace", "", "write an execution trace of the searches to this file (go tool trace)")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: vfsgrep [flags] DIR PATTERN")
@@ -71,6 +73,14 @@ func main() {
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fail(err)
+		}
+		trace.Start(f)
+		defer trace.Stop()
 	}
 	out := bufio.NewWriterSize(os.Stdout, 256<<10)
 	defer out.Flush()
