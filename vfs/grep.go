@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
 	"iter"
 	"math"
 	"math/bits"
@@ -721,6 +722,25 @@ type GrepFile struct {
 	// even after the stream has stopped (then with a cancelled context),
 	// so a source may release per-file resources in Load.
 	Load func(ctx context.Context, buf *[]byte) ([]byte, error)
+	// Open, when set, is called instead of Load: it opens the file for
+	// reading and returns its size (-1 when unknown). GrepScan reads it
+	// in pieces of at most grepChunk bytes (whole lines), so a large file
+	// needs no buffer of its size, and closes it. The same rules hold as
+	// for Load: it is called exactly once for every file taken from the
+	// source, after the stream has stopped with a cancelled context (it
+	// must then release what it holds and fail).
+	Open func(ctx context.Context) (r io.ReadCloser, size int64, err error)
+}
+
+// release lets go of a file the stream will not scan.
+func (f GrepFile) release(dead context.Context) {
+	if f.Open != nil {
+		if r, _, err := f.Open(dead); err == nil {
+			r.Close()
+		}
+		return
+	}
+	f.Load(dead, nil)
 }
 
 // GrepScan scans files (in path order) with m, loading up to GOMAXPROCS of
@@ -786,7 +806,7 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 				return b
 			case <-ctx.Done():
 				for _, f := range b.files {
-					f.Load(dead, nil) // releases it; the stream has stopped
+					f.release(dead) // the stream has stopped
 				}
 				ended = true
 				return nil
@@ -866,7 +886,7 @@ func (b *grepBatch) run(ctx, dead context.Context, m *GrepMatcher, w *grepWorker
 	for i, f := range b.files {
 		if b.err != nil || (max > 0 && len(b.hits) >= max) {
 			for _, f := range b.files[i:] {
-				f.Load(dead, nil)
+				f.release(dead)
 			}
 			break
 		}
@@ -891,6 +911,9 @@ type grepWorker struct {
 // when hits holds max (0: no limit). It returns the hits and the error
 // that ends the stream (nil to go on).
 func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, max int, hits []GrepResult) ([]GrepResult, error) {
+	if f.Open != nil {
+		return w.grepStream(ctx, m, f, max, hits)
+	}
 	data, err := f.Load(ctx, &w.buf)
 	if cap(w.buf) > maxKeptBuffer {
 		w.buf = nil
@@ -908,16 +931,135 @@ func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, ma
 	if len(data) == 0 || hasNUL(data) {
 		return hits, nil
 	}
+	w.reset()
+	w.scan(m, data, 0, room(max, hits))
+	return w.flush(f.Path, hits), nil
+}
+
+// grepChunk is the most a streamed file's scan holds at once (more only
+// for a longer line). A variable for tests.
+var grepChunk = 256 << 10
+
+// grepStream scans a file GrepScan opens, a piece of whole lines at a
+// time through the worker's buffer.
+func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile, max int, hits []GrepResult) ([]GrepResult, error) {
+	r, size, err := f.Open(ctx)
+	if cerr := ctx.Err(); cerr != nil {
+		if err == nil {
+			r.Close()
+		}
+		return hits, cerr
+	}
+	if err != nil {
+		switch KindOf(err) {
+		case KindNotFound, KindIsDir:
+			return hits, nil
+		}
+		return hits, err
+	}
+	defer r.Close()
+	if cap(w.buf) < grepChunk || cap(w.buf) > maxKeptBuffer {
+		w.buf = make([]byte, 0, grepChunk)
+	}
+	w.reset()
+	limit := room(max, hits)
+	buf, base := w.buf[:0], 0 // buf: the unscanned bytes; base: lines before them
+	full := false             // limit hits are in
+	var read int64
+	for {
+		// Fill the buffer, up to size when it is known.
+		eof := false
+		for len(buf) < cap(buf) && !eof {
+			want := cap(buf)
+			if size >= 0 {
+				want = min(want, len(buf)+int(size-read))
+			}
+			if want == len(buf) {
+				eof = true
+				break
+			}
+			n, err := r.Read(buf[len(buf):want])
+			buf = buf[:len(buf)+n]
+			read += int64(n)
+			switch {
+			case err == io.EOF:
+				eof = true
+			case err != nil:
+				return hits, NewError(KindOther, f.Path, err)
+			case n == 0:
+				eof = true // a reader that returns nothing has nothing more
+			}
+		}
+		data, rest := buf, buf[len(buf):]
+		if !eof {
+			cut := bytes.LastIndexByte(buf, '\n')
+			if cut < 0 { // a line longer than the buffer: grow it
+				buf = slices.Grow(buf, cap(buf))
+				continue
+			}
+			data, rest = buf[:cut+1], buf[cut+1:]
+		}
+		if hasNUL(data) {
+			w.reset() // binary: skipped whole, hits found so far too
+			w.keep(buf)
+			return hits, nil
+		}
+		// Once the hits are in (full), the rest is only read to be sure the
+		// file holds no NUL.
+		if !full {
+			full = !w.scan(m, data, base, limit)
+		}
+		if eof {
+			w.keep(buf)
+			return w.flush(f.Path, hits), nil
+		}
+		if !full {
+			base += bytes.Count(data, []byte{'\n'})
+		}
+		buf = buf[:copy(buf, rest)]
+	}
+}
+
+// keep keeps buf as the worker's buffer unless it grew too large.
+func (w *grepWorker) keep(buf []byte) {
+	if cap(buf) <= maxKeptBuffer {
+		w.buf = buf[:0]
+	} else {
+		w.buf = nil
+	}
+}
+
+// room is how many hits a file may add to hits under max (0: no limit).
+func room(max int, hits []GrepResult) int {
+	if max <= 0 {
+		return 0
+	}
+	return max - len(hits)
+}
+
+func (w *grepWorker) reset() {
 	w.nums, w.lines, w.ends = w.nums[:0], w.lines[:0], w.ends[:0]
-	room := max - len(hits)
+}
+
+// scan collects the matching lines of data, numbered after base lines,
+// until the worker holds room hits (0: no limit). It reports whether there
+// may be room for more.
+func (w *grepWorker) scan(m *GrepMatcher, data []byte, base, room int) bool {
+	more := true
 	m.Scan(data, func(n int, line []byte) bool {
-		w.nums = append(w.nums, n)
+		w.nums = append(w.nums, base+n)
 		w.lines = append(w.lines, line...)
 		w.ends = append(w.ends, len(w.lines))
-		return max <= 0 || len(w.nums) < room
+		more = room <= 0 || len(w.nums) < room
+		return more
 	})
+	return more
+}
+
+// flush appends the collected hits of the file at path to hits.
+func (w *grepWorker) flush(path string, hits []GrepResult) []GrepResult {
 	if len(w.nums) == 0 {
-		return hits, nil
+		return hits
 	}
 	// The hits' lines share one string per file: one allocation, not one
 	// per hit.
@@ -928,8 +1070,8 @@ func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, ma
 	hits = slices.Grow(hits, len(w.nums))
 	start := 0
 	for i, n := range w.nums {
-		hits = append(hits, GrepResult{Path: f.Path, LineNumber: n, Line: s[start:w.ends[i]]})
+		hits = append(hits, GrepResult{Path: path, LineNumber: n, Line: s[start:w.ends[i]]})
 		start = w.ends[i]
 	}
-	return hits, nil
+	return hits
 }

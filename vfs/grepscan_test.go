@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -249,4 +251,99 @@ func TestPairIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readCloser is a file opened by a streaming GrepFile: it reads at most
+// step bytes per call, and counts its closes.
+type readCloser struct {
+	r      *strings.Reader
+	step   int
+	closed *atomic.Int32
+}
+
+func (r *readCloser) Read(p []byte) (int, error) { return r.r.Read(p[:min(len(p), r.step)]) }
+func (r *readCloser) Close() error               { r.closed.Add(1); return nil }
+
+// TestGrepScanStreams checks files read through Open, in pieces of whole
+// lines, against the same files loaded whole: line numbers across pieces,
+// lines longer than a piece, a NUL after the first piece (the file is
+// binary and skipped whole), max inside a file, sizes known and not, short
+// reads; and that every opened file is closed.
+func TestGrepScanStreams(t *testing.T) {
+	defer func(n int) { grepChunk = n }(grepChunk)
+	r := rand.New(rand.NewPCG(5, 6))
+	var texts []string
+	for i := range 40 {
+		texts = append(texts, string(randomText(r, i*23)))
+	}
+	texts = append(texts, strings.Repeat("kiss ", 100), "a\x00b\nkiss\n", strings.Repeat("kiss\n", 50)+"\x00",
+		strings.Repeat("x", 300)+"kiss\n"+strings.Repeat("y", 70), "", "\n", "kiss")
+	for _, pattern := range []string{"kiss", "s", "^$", "[0-9]{2,}", "K|é"} {
+		m, err := CompileGrep(pattern, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, max := range []int{0, 1, 7} {
+			grepChunk = 1 << 20
+			want := collectScan(t, m, texts, max)
+			for _, chunk := range []int{1, 2, 7, 64} {
+				for _, step := range []int{1, 5, 1 << 20} {
+					grepChunk = chunk
+					var opened, closed atomic.Int32
+					files := func(yield func(GrepFile, error) bool) {
+						for i, text := range texts {
+							size := int64(len(text))
+							if i%2 == 1 {
+								size = -1
+							}
+							if !yield(GrepFile{Path: fmt.Sprintf("/f%03d", i), Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+								if err := ctx.Err(); err != nil {
+									return nil, 0, err
+								}
+								opened.Add(1)
+								return &readCloser{strings.NewReader(text), step, &closed}, size, nil
+							}}, nil) {
+								return
+							}
+						}
+					}
+					var got []string
+					for h, err := range GrepScan(t.Context(), m, files, max) {
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, fmt.Sprintf("%s:%d:%s", h.Path, h.LineNumber, h.Line))
+					}
+					if strings.Join(got, "\n") != strings.Join(want, "\n") {
+						t.Fatalf("pattern %q max %d chunk %d step %d:\n got %q\nwant %q", pattern, max, chunk, step, got, want)
+					}
+					if opened.Load() != closed.Load() {
+						t.Fatalf("opened %d files, closed %d", opened.Load(), closed.Load())
+					}
+				}
+			}
+		}
+	}
+}
+
+// collectScan greps texts (file i at /f%03d) loaded whole.
+func collectScan(t *testing.T, m *GrepMatcher, texts []string, max int) []string {
+	t.Helper()
+	files := func(yield func(GrepFile, error) bool) {
+		for i, text := range texts {
+			if !yield(GrepFile{Path: fmt.Sprintf("/f%03d", i), Load: func(context.Context, *[]byte) ([]byte, error) {
+				return []byte(text), nil
+			}}, nil) {
+				return
+			}
+		}
+	}
+	var out []string
+	for h, err := range GrepScan(t.Context(), m, files, max) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s:%d:%s", h.Path, h.LineNumber, h.Line))
+	}
+	return out
 }

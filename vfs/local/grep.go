@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"iter"
 
@@ -56,6 +57,18 @@ func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRes
 	}
 }
 
+// releaser closes a file, then releases the directory it was opened from.
+type releaser struct {
+	io.ReadCloser
+	d *dir
+}
+
+func (r releaser) Close() error {
+	err := r.ReadCloser.Close()
+	r.d.release()
+	return err
+}
+
 // grepFiles walks the directory scope and yields its files that pass
 // filter, each loaded through its directory's handle.
 func (fsys *FS) grepFiles(ctx context.Context, scope string, filter *vfs.GrepFilter) iter.Seq2[vfs.GrepFile, error] {
@@ -73,25 +86,22 @@ func (fsys *FS) grepFiles(ctx context.Context, scope string, filter *vfs.GrepFil
 			if e.kind != vfs.KindFile || !filter.Match(path) {
 				return true
 			}
-			pd.acquire() // released by Load, which GrepScan always calls
+			pd.acquire() // released by Open, which GrepScan always calls
 			name, link := e.name, e.link
-			return yield(vfs.GrepFile{Path: path, Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
-				defer pd.release()
+			return yield(vfs.GrepFile{Path: path, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					pd.release()
+					return nil, 0, err
 				}
-				var scratch []byte
-				if buf != nil {
-					scratch = *buf
+				r, size, err := pd.openFile(name, link)
+				if err != nil {
+					pd.release()
+					if errors.Is(err, fs.ErrPermission) {
+						return nil, 0, vfs.NotFound(path) // unreadable: skipped
+					}
+					return nil, 0, err
 				}
-				data, err := pd.readFile(name, link, scratch)
-				if buf != nil && cap(data) > cap(scratch) {
-					*buf = data[:0]
-				}
-				if err != nil && errors.Is(err, fs.ErrPermission) {
-					return nil, nil // unreadable: skipped
-				}
-				return data, err
+				return releaser{r, pd}, size, nil
 			}}, nil)
 		})
 		if err != nil {

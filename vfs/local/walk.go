@@ -138,43 +138,45 @@ func (d *dir) child(name string) string {
 	return d.path + "/" + name
 }
 
-// readFile reads the regular file name in d into buf[:0], growing it as
-// needed. A link (known from the listing) is resolved inside the root.
-func (d *dir) readFile(name string, link bool, buf []byte) ([]byte, error) {
+// openFile opens the regular file name in d for reading and returns its
+// size. A link (known from the listing) is resolved inside the root.
+func (d *dir) openFile(name string, link bool) (io.ReadCloser, int64, error) {
 	if link {
 		f, fi, err := d.fsys.open(d.child(name))
 		if err != nil {
-			return buf, err
+			return nil, 0, err
 		}
-		defer f.Close()
-		return readAll(f, fi.Size(), buf)
+		return f, fi.Size(), nil
 	}
 	p := d.child(name)
 	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
-			return buf, vfs.NotFound(p) // vanished or replaced by a link since the listing
+			return nil, 0, vfs.NotFound(p) // vanished or replaced by a link since the listing
 		}
-		return buf, vfs.NewError(vfs.KindOther, p, err)
+		return nil, 0, vfs.NewError(vfs.KindOther, p, err)
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return buf, vfs.NewError(vfs.KindOther, p, err)
+		unix.Close(fd)
+		return nil, 0, vfs.NewError(vfs.KindOther, p, err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
+		return fdFile(fd), st.Size, nil
 	case unix.S_IFDIR:
-		return buf, vfs.IsDir(p)
-	default:
-		return buf, vfs.NotFound(p)
+		unix.Close(fd)
+		return nil, 0, vfs.IsDir(p)
 	}
-	data, err := readAll(fdReader(fd), st.Size, buf)
-	if err != nil {
-		return data, vfs.NewError(vfs.KindOther, p, err)
-	}
-	return data, nil
+	unix.Close(fd)
+	return nil, 0, vfs.NotFound(p)
 }
+
+// fdFile is an open raw descriptor, read and closed.
+type fdFile int
+
+func (f fdFile) Read(p []byte) (int, error) { return fdReader(f).Read(p) }
+func (f fdFile) Close() error               { return unix.Close(int(f)) }
 
 // fdReader reads a raw descriptor.
 type fdReader int
