@@ -9,7 +9,11 @@
 // target and however it was swapped in: such a path behaves as missing for
 // the read verbs and fails for the write verbs. Exact-path verbs (Stat,
 // Read, ReadAt, List of a named directory, and the scope of Grep and Glob)
-// follow links while the target stays inside the root.
+// follow links while the target stays inside the root, whether the target
+// is relative or absolute: os.Root refuses every absolute target, so one
+// naming a place under the root's real host path is rewritten relative to
+// the root (by hand, link by link; see FS.resolve) and opened through the
+// os.Root again.
 //
 // The walking verbs (List's entries, Glob, Grep) do not follow directory
 // links, as native LS, Glob and Grep do not: a link to a directory is not
@@ -65,8 +69,10 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -76,7 +82,11 @@ import (
 // FS is the host directory tree under a root, confined to it.
 type FS struct {
 	root *os.Root
-	name string     // the host path of the root, for Root only
+	name string // the host path of the root, for Root only
+	// real is the root's absolute host path with its links resolved, for
+	// links with an absolute target inside the root (see resolve); ""
+	// when it could not be found out.
+	real string
 	mu   sync.Mutex // serializes check-and-rename in WriteIf and Delete
 	vfs.Watchers
 }
@@ -96,7 +106,110 @@ func New(root string) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FS{root: r, name: root}, nil
+	fsys := &FS{root: r, name: root}
+	if abs, err := filepath.Abs(root); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			fsys.real = real
+		}
+	}
+	return fsys, nil
+}
+
+// maxLinks bounds the links resolve follows for one name, as the kernel's
+// own limit (40) does.
+const maxLinks = 40
+
+// resolve follows the links along name (relative to the root) by hand, as
+// os.Root will not follow a link whose target is an absolute path: such a
+// target that lies under the root's real host path becomes a name under
+// the root; one outside the root, a ".." above it, or more than maxLinks
+// links fail (ok false). The result holds no link up to its first missing
+// component; whatever opens it still does so through os.Root, which keeps
+// every open inside the root whatever changes meanwhile.
+func (fsys *FS) resolve(name string) (string, bool) {
+	if fsys.real == "" {
+		return "", false
+	}
+	todo := strings.Split(name, "/")
+	var done []string
+	for hops := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", false
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cur := strings.Join(append(done, c), "/")
+		fi, err := fsys.root.Lstat(cur)
+		if err != nil {
+			done = append(append(done, c), todo...) // missing: the caller's open says so
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		if hops++; hops > maxLinks {
+			return "", false
+		}
+		target, err := fsys.root.Readlink(cur)
+		if err != nil {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			r, err := filepath.Rel(fsys.real, filepath.Clean(target))
+			if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+				return "", false
+			}
+			done = nil
+			target = filepath.ToSlash(r)
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	if len(done) == 0 {
+		return ".", true
+	}
+	return strings.Join(done, "/"), true
+}
+
+// retry reports the name to try again when an operation on name failed
+// because os.Root refused a link with an absolute target (see resolve).
+func (fsys *FS) retry(name string, err error) (string, bool) {
+	if err == nil || errno(err).Error() != errEscapes {
+		return "", false
+	}
+	r, ok := fsys.resolve(name)
+	return r, ok && r != name
+}
+
+// errEscapes is the message of os.Root's (unexported) error for a name
+// that leaves the root.
+const errEscapes = "path escapes from parent"
+
+// stat is os.Root's Stat, following links with an absolute target inside
+// the root.
+func (fsys *FS) stat(name string) (fs.FileInfo, error) {
+	fi, err := fsys.root.Stat(name)
+	if r, ok := fsys.retry(name, err); ok {
+		return fsys.root.Stat(r)
+	}
+	return fi, err
+}
+
+// openFile is os.Root's OpenFile, following links with an absolute target
+// inside the root.
+func (fsys *FS) openFile(name string, flag int) (*os.File, error) {
+	f, err := fsys.root.OpenFile(name, flag, 0)
+	if r, ok := fsys.retry(name, err); ok {
+		return fsys.root.OpenFile(r, flag, 0)
+	}
+	return f, err
 }
 
 // Root returns the host directory the tree was opened on.
@@ -136,7 +249,7 @@ func isMissing(err error) bool {
 		return true
 	}
 	// os.Root reports an escape with an unexported error value.
-	return errno(err).Error() == "path escapes from parent"
+	return errno(err).Error() == errEscapes
 }
 
 // otherError wraps an unexpected OS error about p.
@@ -188,7 +301,7 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
-	fi, err := fsys.root.Stat(rel(p))
+	fi, err := fsys.stat(rel(p))
 	if err != nil {
 		if isMissing(err) {
 			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
@@ -246,7 +359,7 @@ func (fsys *FS) open(p string) (*os.File, fs.FileInfo, error) {
 	if p == "/" {
 		return nil, nil, vfs.IsDir(p)
 	}
-	f, err := fsys.root.OpenFile(rel(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := fsys.openFile(rel(p), os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		if isMissing(err) {
 			return nil, nil, vfs.NotFound(p)

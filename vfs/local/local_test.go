@@ -511,3 +511,75 @@ func TestTempFilesHidden(t *testing.T) {
 		t.Errorf("Grep = %v", hits)
 	}
 }
+
+// TestAbsoluteLinksInside checks that links whose target is an absolute
+// host path inside the root are followed like relative ones (os.Root
+// refuses them; the tree resolves them by hand), through a link to the
+// root's own directory too, and that such a resolution never leaves the
+// root.
+func TestAbsoluteLinksInside(t *testing.T) {
+	ctx := context.Background()
+	fsys, dir := newTree(t, map[string][]byte{"/in.txt": []byte("inside\n"), "/d/x.txt": []byte("x\n"), "/d/e/y.txt": []byte("y\n")})
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	seed(t, outside, map[string][]byte{"/secret.txt": []byte("secret\n")})
+	links := map[string]string{
+		"absfile":  filepath.Join(real, "in.txt"),               // file inside
+		"absdir":   filepath.Join(real, "d"),                    // directory inside
+		"self":     real,                                        // the root itself
+		"d/chain":  filepath.Join(real, "absdir", "e"),          // absolute, through another absolute link
+		"d/mixed":  "../absdir/e/y.txt",                         // relative, through an absolute link
+		"dotdot":   filepath.Join(real, "d", "..", "..", "etc"), // cleans to outside the root
+		"absout":   filepath.Join(outside, "secret.txt"),        // outside
+		"viaself":  filepath.Join(real, "self", "absout"),       // inside, then outside
+		"absloop1": filepath.Join(real, "absloop2"),             // a loop of absolute links
+		"absloop2": filepath.Join(real, "absloop1"),             //
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := map[string]string{
+		"/absfile": "inside\n", "/absdir/x.txt": "x\n", "/self/in.txt": "inside\n", "/self/self/d/x.txt": "x\n",
+		"/d/chain/y.txt": "y\n", "/d/mixed": "y\n", "/self/absfile": "inside\n",
+	}
+	for p, want := range reads {
+		if data, err := fsys.Read(ctx, p); err != nil || string(data) != want {
+			t.Errorf("Read(%q) = %q, %v; want %q", p, data, err, want)
+		}
+		if st, err := fsys.Stat(ctx, p); err != nil || st.Kind != vfs.KindFile {
+			t.Errorf("Stat(%q) = %v, %v; want a file", p, st, err)
+		}
+	}
+	if got := paths(collect(t, fsys.List(ctx, "/absdir"))); !slices.Equal(got, []string{"/absdir/e", "/absdir/mixed", "/absdir/x.txt"}) {
+		t.Errorf("List(/absdir) = %q", got)
+	}
+	// A link to a file inside lists, globs and greps as a file.
+	if got := paths(collect(t, fsys.Glob(ctx, "abs*", "/"))); !slices.Equal(got, []string{"/absfile"}) {
+		t.Errorf("Glob(abs*) = %q, want [/absfile]", got)
+	}
+	hits := 0
+	for h, err := range fsys.Grep(ctx, vfs.GrepQuery{Pattern: "inside", Path: "/"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Path == "/absfile" {
+			hits++
+		}
+	}
+	if hits != 1 {
+		t.Errorf("Grep found /absfile %d times, want 1", hits)
+	}
+	for _, p := range []string{"/dotdot", "/absout", "/viaself", "/self/absout", "/absloop1", "/absdir/../absout"} {
+		if st, err := fsys.Stat(ctx, p); err != nil || st.Kind != vfs.KindMissing {
+			t.Errorf("Stat(%q) = %v, %v; want missing", p, st, err)
+		}
+		if data, err := fsys.Read(ctx, p); !errors.Is(err, vfs.ErrNotFound) {
+			t.Errorf("Read(%q) = %q, %v; want not found", p, data, err)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func (d *dir) entries() ([]entry, error) {
 		return nil, err
 	}
 	for _, name := range links {
-		fi, err := d.fsys.root.Stat(rel(d.child(name)))
+		fi, err := d.fsys.stat(rel(d.child(name)))
 		if err == nil && fi.Mode().IsRegular() {
 			out = append(out, entry{name: name, kind: vfs.KindFile, link: true})
 		}
@@ -270,6 +270,9 @@ func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 // is missing or a file.
 func (fsys *FS) openTree(p string) (d *dir, ok bool, err error) {
 	d, err = openDir(fsys.root, rel(p))
+	if r, ok := fsys.retry(rel(p), err); ok {
+		d, err = openDir(fsys.root, r)
+	}
 	if err != nil {
 		if isMissing(err) || errors.Is(err, errNotDir) {
 			return nil, false, nil
