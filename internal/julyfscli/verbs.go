@@ -1,4 +1,4 @@
-package main
+package julyfscli
 
 import (
 	"errors"
@@ -30,9 +30,9 @@ Examples:
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usagef(c, "ls takes one PATH, got %d arguments", c.NArg())
+				return Usagef(c, "ls takes one PATH, got %d arguments", c.NArg())
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -115,9 +115,9 @@ Examples:
 		Flags: treeFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usagef(c, "stat takes one PATH, got %d arguments", c.NArg())
+				return Usagef(c, "stat takes one PATH, got %d arguments", c.NArg())
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -164,9 +164,9 @@ Examples:
 		Flags: treeFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef(c, "cat needs at least one PATH")
+				return Usagef(c, "cat needs at least one PATH")
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -206,9 +206,9 @@ Examples:
 		Flags: treeFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
-				return usagef(c, "glob takes PATTERN [DIR], got %d arguments", c.NArg())
+				return Usagef(c, "glob takes PATTERN [DIR], got %d arguments", c.NArg())
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -257,7 +257,7 @@ Examples:
 			if err := checkQueryArgs(c, "grep takes PATTERN [PATH]"); err != nil {
 				return err
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -313,9 +313,9 @@ Examples:
 		Flags: treeFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usagef(c, "write takes one PATH (the contents come from standard input), got %d arguments", c.NArg())
+				return Usagef(c, "write takes one PATH (the contents come from standard input), got %d arguments", c.NArg())
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -344,9 +344,9 @@ Examples:
 		Flags: treeFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef(c, "rm needs at least one PATH")
+				return Usagef(c, "rm needs at least one PATH")
 			}
-			fsys, closeTree, err := openTree(c)
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
@@ -362,7 +362,7 @@ Examples:
 	}
 }
 
-func searchCommand() *cli.Command {
+func searchCommand(h Heavy) *cli.Command {
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "ranked full-text search (needs an index)",
@@ -389,16 +389,23 @@ Examples:
 			if err := checkQueryArgs(c, "search takes QUERY [PATH]"); err != nil {
 				return err
 			}
-			fsys, closeTree, err := openTree(c)
+			dir := c.String("index")
+			if dir != "" && h.OpenIndex == nil {
+				return h.delegate(c, "julyfs search --index")
+			}
+			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
 				return err
 			}
 			defer closeTree()
-			fsys, closeIndex, err := openIndex(c, fsys)
-			if err != nil {
-				return err
+			if dir != "" {
+				f, closeIndex, err := h.OpenIndex(c, fsys, dir)
+				if err != nil {
+					return err
+				}
+				defer closeIndex()
+				fsys = f
 			}
-			defer closeIndex()
 			q := vfs.SearchQuery{
 				Query:      c.Args().Get(0),
 				Path:       vfs.Clean(c.Args().Get(1)),
@@ -449,10 +456,10 @@ func oneLine(s string) string {
 // an optional path (usage names them), and a --max that is not negative.
 func checkQueryArgs(c *cli.Context, usage string) error {
 	if c.NArg() < 1 || c.NArg() > 2 {
-		return usagef(c, "%s, got %d arguments", usage, c.NArg())
+		return Usagef(c, "%s, got %d arguments", usage, c.NArg())
 	}
 	if c.Int("max") < 0 {
-		return usagef(c, "--max must not be negative")
+		return Usagef(c, "--max must not be negative")
 	}
 	return nil
 }

@@ -1,18 +1,18 @@
-package main
+package julyfscli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -94,52 +94,6 @@ func TestEPIPEStops(t *testing.T) {
 	}
 }
 
-// TestPipeToHead runs julyfs as a process whose stdout is a pipe closed
-// after one line, as `julyfs grep ... | head -1` does: it must not print an
-// error, and must end (by exit 0 or SIGPIPE, as other Unix tools do).
-func TestPipeToHead(t *testing.T) {
-	bin, err := exec.LookPath("julyfs") // installed on PATH by testscript.Main
-	if err != nil {
-		t.Skipf("julyfs not on PATH: %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat("x\n", 200000)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "grep", "x", "/", "--mount", "/=local:"+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "/big.txt:1:x\n" {
-		t.Errorf("first line = %q, %v", line, err)
-	}
-	out.Close()
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		ws, ok := ee.Sys().(syscall.WaitStatus)
-		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
-			t.Errorf("julyfs grep | head: %v, want exit 0 or SIGPIPE", err)
-		}
-	default:
-		t.Fatal(err)
-	}
-	if stderr.Len() != 0 {
-		t.Errorf("julyfs grep | head printed %q on stderr", stderr.String())
-	}
-}
-
 func TestSearchLine(t *testing.T) {
 	tests := []struct {
 		r    vfs.SearchResult
@@ -171,7 +125,7 @@ func TestShellQuote(t *testing.T) {
 // TestTourSteps checks that every tour step names a command that exists,
 // so the tour stays in step with the command list.
 func TestTourSteps(t *testing.T) {
-	app := newApp(nil, nil, nil)
+	app := NewApp(nil, nil, nil, Heavy{})
 	for _, s := range tourSteps {
 		if app.Command(s.args[0]) == nil {
 			t.Errorf("tour step %q: no such command", s.args)
@@ -196,4 +150,13 @@ func TestInterrupted(t *testing.T) {
 	if code != 130 || stderr.Len() != 0 {
 		t.Errorf("interrupted grep: exit %d, stderr %q; want 130 and nothing", code, stderr.String())
 	}
+}
+
+// run runs julyfs in-process with no heavy commands: one that would be
+// handed to julyfsd fails the test.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h := Heavy{Delegate: func(c *cli.Context, args []string) error {
+		return fmt.Errorf("unexpected delegation to julyfsd: %q", args)
+	}}
+	return Run(ctx, args, stdin, stdout, stderr, h)
 }

@@ -1,4 +1,4 @@
-package main
+package julyfscli
 
 import (
 	"encoding/json"
@@ -58,11 +58,11 @@ Examples:
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef(c, "mounts takes no arguments, got %q", c.Args().First())
+				return Usagef(c, "mounts takes no arguments, got %q", c.Args().First())
 			}
 			table, err := tourTable(c)
 			if table == nil {
-				table, err = loadTable(c)
+				table, err = LoadTable(c)
 			}
 			if err != nil {
 				return err

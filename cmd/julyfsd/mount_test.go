@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/julyfs/julyfs/internal/julyfscli"
+	"github.com/julyfs/julyfs/internal/julyfscli/full"
 )
+
+// run runs julyfsd in-process, its heavy commands included.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return julyfscli.Run(ctx, args, stdin, stdout, stderr, full.Heavy())
+}
 
 // canMount says why this machine cannot mount FUSE, or "" when it can.
 func canMount() string {

@@ -1,4 +1,4 @@
-package main
+package julyfscli
 
 import (
 	"bufio"
@@ -33,8 +33,8 @@ func withTreeFlags(flags ...cli.Flag) []cli.Flag { return append(flags, treeFlag
 // commands it runs.
 type treeKey struct{}
 
-// loadTable returns the mount table described by the tree flags of c.
-func loadTable(c *cli.Context) (rootspec.Table, error) {
+// LoadTable returns the mount table described by the tree flags of c.
+func LoadTable(c *cli.Context) (rootspec.Table, error) {
 	var table rootspec.Table
 	if file := c.String("config"); file != "" {
 		t, err := rootspec.LoadFile(file)
@@ -55,18 +55,18 @@ func loadTable(c *cli.Context) (rootspec.Table, error) {
 		table = table.Override(flags)
 	}
 	if len(table) == 0 {
-		return nil, usagef(c, "%v", rootspec.ErrNoMounts)
+		return nil, Usagef(c, "%v", rootspec.ErrNoMounts)
 	}
 	return table, nil
 }
 
-// openTree builds the tree of c's flags (or takes the tour's). The caller
+// OpenTree builds the tree of c's flags (or takes the tour's). The caller
 // calls close when done.
-func openTree(c *cli.Context) (fsys vfs.FileSystem, close func(), err error) {
+func OpenTree(c *cli.Context) (fsys vfs.FileSystem, close func(), err error) {
 	if t, ok := c.Context.Value(treeKey{}).(*tourTree); ok {
 		return t.fsys, func() {}, nil
 	}
-	table, err := loadTable(c)
+	table, err := LoadTable(c)
 	if err != nil {
 		return nil, nil, err
 	}

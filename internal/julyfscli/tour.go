@@ -1,4 +1,4 @@
-package main
+package julyfscli
 
 import (
 	"bytes"
@@ -99,7 +99,7 @@ var tourSteps = []tourStep{
 		args: []string{"cat", "/elsewhere/x.md"}},
 }
 
-func tourCommand() *cli.Command {
+func tourCommand(h Heavy) *cli.Command {
 	return &cli.Command{
 		Name:  "tour",
 		Usage: "run every verb on a small tree built into julyfs (start here)",
@@ -112,7 +112,7 @@ Example:
    julyfs tour`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef(c, "tour takes no arguments")
+				return Usagef(c, "tour takes no arguments")
 			}
 			table, err := demoTable()
 			if err != nil {
@@ -124,14 +124,14 @@ Example:
 			}
 			defer root.Close()
 			ctx := context.WithValue(c.Context, treeKey{}, &tourTree{table: table, fsys: root.FS})
-			return runTour(ctx, c.App.Writer)
+			return runTour(ctx, c.App.Writer, h)
 		},
 	}
 }
 
 // runTour runs the tour's steps against the tree in ctx, writing each
 // command and its output (stderr included, in order) to w.
-func runTour(ctx context.Context, w io.Writer) error {
+func runTour(ctx context.Context, w io.Writer, h Heavy) error {
 	var b bytes.Buffer
 	b.WriteString("julyfs tour: every command below runs on a tree built from files inside\njulyfs. Nothing on your disk is read or changed.\n")
 	for _, s := range tourSteps {
@@ -149,7 +149,7 @@ func runTour(ctx context.Context, w io.Writer) error {
 		}
 		b.Reset()
 		out := &indentWriter{w: w, prefix: "  "}
-		code := run(ctx, append([]string{"julyfs"}, s.args...), strings.NewReader(s.stdin), out, out)
+		code := Run(ctx, append([]string{"julyfs"}, s.args...), strings.NewReader(s.stdin), out, out, h)
 		if out.err != nil {
 			return out.err
 		}

@@ -1,0 +1,103 @@
+package full
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/julyfs/julyfs/internal/julyfscli"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/index"
+)
+
+// openIndex wraps fsys with the index in dir (search --index DIR, mount
+// --index DIR). The caller calls close when done (it waits until the index
+// is on disk).
+func openIndex(c *cli.Context, fsys vfs.FileSystem, dir string) (vfs.FileSystem, func() error, error) {
+	opts := index.Options{
+		Rebuild: c.Bool("rebuild"),
+		Log:     func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+	}
+	f, err := index.Open(c.Context, fsys, dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// indexBuild is 'julyfs index build', its arguments checked.
+func indexBuild(c *cli.Context) error {
+	fsys, closeTree, err := julyfscli.OpenTree(c)
+	if err != nil {
+		return err
+	}
+	defer closeTree()
+	progress, finish := progressReporter(c.App.ErrWriter)
+	opts := index.Options{
+		Rebuild:     c.Bool("rebuild"),
+		MaxFileSize: c.Int64("max-file-size"),
+		Progress:    progress,
+		Log:         func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+	}
+	f, err := index.Open(c.Context, fsys, c.String("index"), opts)
+	finish()
+	if err != nil {
+		return err
+	}
+	st := f.Stats()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.App.Writer, st)
+	return err
+}
+
+// progressReporter returns an index.Options.Progress that draws a progress
+// bar on w when w is a terminal, and a function that clears it.
+func progressReporter(w io.Writer) (func(index.Progress), func()) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	var bar *progressbar.ProgressBar
+	newBar := func(max int, desc string) *progressbar.ProgressBar {
+		return progressbar.NewOptions(max,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(desc),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("files"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	report := func(p index.Progress) {
+		switch p.Phase {
+		case index.PhaseScan:
+			if bar == nil {
+				bar = newBar(-1, "scanning")
+			}
+			bar.Set(p.Done)
+		case index.PhaseIndex:
+			if p.Done == 0 || bar == nil {
+				if bar != nil {
+					bar.Finish()
+				}
+				bar = newBar(p.Total, "indexing")
+			}
+			bar.Set(p.Done)
+		}
+	}
+	finish := func() {
+		if bar != nil {
+			bar.Finish()
+			bar = nil
+		}
+	}
+	return report, finish
+}

@@ -1,0 +1,80 @@
+package full
+
+import (
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/julyfs/julyfs/fusemount"
+	"github.com/julyfs/julyfs/internal/julyfscli"
+	"github.com/julyfs/julyfs/rootspec"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// mount is 'julyfs mount DIR', its arguments checked.
+func mount(c *cli.Context, dir string) error {
+	table, err := julyfscli.LoadTable(c)
+	if err != nil {
+		return err
+	}
+	// Check the mountpoint before opening any tree.
+	if _, err := fusemount.CheckMountpoint(dir); err != nil {
+		return err
+	}
+	root, err := table.Open(c.Context)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	// --index: the index serves Search and follows the mount's writes.
+	fsys, closeIndex := vfs.FileSystem(root.FS), func() error { return nil }
+	if idx := c.String("index"); idx != "" {
+		if fsys, closeIndex, err = openIndex(c, root.FS, idx); err != nil {
+			return err
+		}
+	}
+	defer closeIndex()
+	logger := log.New(c.App.ErrWriter, "julyfs: ", log.LstdFlags)
+	opts := fusemount.Options{
+		ReadOnly:        c.Bool("read-only") || !writable(table),
+		Debug:           c.Bool("debug"),
+		Logger:          logger,
+		EntryTimeout:    cacheTimeout(c.Duration("entry-timeout")),
+		AttrTimeout:     cacheTimeout(c.Duration("attr-timeout")),
+		NegativeTimeout: c.Duration("negative-timeout"),
+		AllowOther:      c.Bool("allow-other"),
+	}
+	return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
+		mode := "read-write"
+		if opts.ReadOnly {
+			mode = "read-only"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "julyfs: serving %d mount(s) on %s (%s); stop with Ctrl-C or 'julyfs unmount %s'\n",
+			len(table), s.Dir(), mode, s.Dir())
+	})
+}
+
+// unmount is 'julyfs unmount [--lazy] DIR'.
+func unmount(_ *cli.Context, dir string, lazy bool) error {
+	return fusemount.Unmount(dir, lazy)
+}
+
+// writable reports whether any mount of the table accepts writes.
+func writable(t rootspec.Table) bool {
+	for _, m := range t {
+		if m.Spec.Writable() {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheTimeout maps the flag's 0 ("no caching") to fusemount's negative.
+func cacheTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
