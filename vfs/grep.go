@@ -918,15 +918,8 @@ func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, ma
 	if cap(w.buf) > maxKeptBuffer {
 		w.buf = nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		return hits, cerr
-	}
-	if err != nil {
-		switch KindOf(err) {
-		case KindNotFound, KindIsDir:
-			return hits, nil
-		}
-		return hits, err
+	if err != nil || ctx.Err() != nil {
+		return hits, loadErr(ctx, err)
 	}
 	if len(data) == 0 || hasNUL(data) {
 		return hits, nil
@@ -934,6 +927,20 @@ func (w *grepWorker) grepOne(ctx context.Context, m *GrepMatcher, f GrepFile, ma
 	w.reset()
 	w.scan(m, data, 0, room(max, hits))
 	return w.flush(f.Path, hits), nil
+}
+
+// loadErr decides what a file's failed load (or open) means for the
+// stream: the context's error once it is done, nil for a file that
+// vanished or became a directory (skipped), else err.
+func loadErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	switch KindOf(err) {
+	case KindNotFound, KindIsDir:
+		return nil
+	}
+	return err
 }
 
 // grepChunk is the most a streamed file's scan holds at once (more only
@@ -944,20 +951,13 @@ var grepChunk = 256 << 10
 // time through the worker's buffer.
 func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile, max int, hits []GrepResult) ([]GrepResult, error) {
 	r, size, err := f.Open(ctx)
-	if cerr := ctx.Err(); cerr != nil {
-		if err == nil {
-			r.Close()
-		}
-		return hits, cerr
-	}
 	if err != nil {
-		switch KindOf(err) {
-		case KindNotFound, KindIsDir:
-			return hits, nil
-		}
-		return hits, err
+		return hits, loadErr(ctx, err)
 	}
 	defer r.Close()
+	if err := ctx.Err(); err != nil {
+		return hits, err
+	}
 	if cap(w.buf) < grepChunk || cap(w.buf) > maxKeptBuffer {
 		w.buf = make([]byte, 0, grepChunk)
 	}
