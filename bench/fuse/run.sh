@@ -25,6 +25,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$BIN/julyfs" ./cmd/julyfs
+go build -o "$BIN/julyfsd" ./cmd/julyfsd # julyfs mount runs it from beside itself
 go build -o "$BIN/loopback" ./bench/fuse/loopback
 go build -o "$BIN/metaops" ./bench/fuse/metaops
 mount -t tmpfs -o size=6g tmpfs "$T"
