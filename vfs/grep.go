@@ -133,8 +133,24 @@ func nonASCII(r rune) bool { return r >= utf8.RuneSelf }
 // hasOddFold reports whether data holds the Kelvin sign or the long s, the
 // non-ASCII runes that fold with ASCII letters.
 func hasOddFold(data []byte) bool {
-	return bytes.Contains(data, []byte("\u212a")) || bytes.Contains(data, []byte("\u017f"))
+	for _, f := range oddFolds {
+		st := [2]int{-1, -1}
+		if f.index(data, 0, &st) != none {
+			return true
+		}
+	}
+	return false
 }
+
+// oddFolds find the Kelvin sign and the long s by their bytes (by pairs
+// where the AVX2 scan runs): bytes.Contains stops at every 0xE2, the lead
+// byte of common punctuation (’ — …) in source comments.
+var oddFolds = func() (fs [2]*litFinder) {
+	for i, r := range []string{"\u212a", "\u017f"} {
+		fs[i], _ = newLitFinder(reqLit{s: r}, nil)
+	}
+	return fs
+}()
 
 // isLiteralSet reports whether re is a literal or an alternation of
 // literals, so that holding one of them is the same as matching.

@@ -347,3 +347,37 @@ func collectScan(t *testing.T, m *GrepMatcher, texts []string, max int) []string
 	}
 	return out
 }
+
+// TestHasOddFold finds the Kelvin sign and the long s at every position of
+// texts long enough for the AVX2 scan, among near misses (the same lead
+// bytes in other runes: ’ — ſ's neighbours).
+func TestHasOddFold(t *testing.T) {
+	filler := "a’b—cŁdő\u2129\u212b"
+	for size := 0; size < 200; size += 7 {
+		base := strings.Repeat(filler, size/len(filler)+1)[:size]
+		base = strings.ToValidUTF8(base, "")
+		if hasOddFold([]byte(base)) {
+			t.Fatalf("hasOddFold(%q) = true", base)
+		}
+		for _, odd := range []string{"\u212a", "\u017f"} {
+			for at := 0; at <= len(base); at += 3 {
+				text := base[:at] + odd + base[at:]
+				if !hasOddFold([]byte(text)) {
+					t.Fatalf("hasOddFold(%q) = false, holds %q at %d", text, odd, at)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkHasOddFold scans prose dense in the lead bytes of the Kelvin
+// sign and the long s (’ — Ł), where a search by the lead byte stops often.
+func BenchmarkHasOddFold(b *testing.B) {
+	data := []byte(strings.Repeat("It’s a test — of Łódź’s prose, isn’t it? ", 50000))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if hasOddFold(data) {
+			b.Fatal("found")
+		}
+	}
+}
