@@ -440,6 +440,18 @@ func (f *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int,
 	return vfs.ReadAt(ctx, f.inner, path, p, off)
 }
 
+// MakeDir forwards to the wrapped tree (vfs.DirMaker): an empty directory
+// holds nothing to index.
+func (f *FS) MakeDir(ctx context.Context, path string) error {
+	return vfs.MakeDir(ctx, f.inner, path)
+}
+
+// RemoveDir forwards to the wrapped tree (vfs.DirRemover): only an empty
+// directory goes, so the index loses nothing.
+func (f *FS) RemoveDir(ctx context.Context, path string) error {
+	return vfs.RemoveDir(ctx, f.inner, path)
+}
+
 // Grep forwards to the wrapped tree.
 func (f *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return f.inner.Grep(ctx, q)

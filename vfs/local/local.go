@@ -96,6 +96,8 @@ var (
 	_ vfs.RangeReader       = (*FS)(nil)
 	_ vfs.ConditionalWriter = (*FS)(nil)
 	_ vfs.Notifier          = (*FS)(nil)
+	_ vfs.DirMaker          = (*FS)(nil)
+	_ vfs.DirRemover        = (*FS)(nil)
 )
 
 // New opens the directory root as a tree. root must exist and be a
@@ -605,6 +607,64 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 		return otherError(p, err)
 	}
 	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
+	return nil
+}
+
+// MakeDir makes the directory at path and its missing parents on the host
+// (vfs.DirMaker), following links inside the root as Write does. A file in
+// the way fails with "write failed" and its cause (EEXIST at path, ENOTDIR
+// at a parent). Making a directory is not a change to a file, so watchers
+// hear nothing.
+func (fsys *FS) MakeDir(ctx context.Context, path string) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := fsys.root.MkdirAll(rel(p), 0o777); err != nil {
+		cause := errno(err)
+		if errors.Is(cause, syscall.EEXIST) {
+			if fi, serr := fsys.stat(rel(p)); serr == nil && fi.IsDir() {
+				return nil // a link to a directory inside the root
+			}
+		}
+		return vfs.WriteFailed(p, cause)
+	}
+	return nil
+}
+
+// RemoveDir removes the empty directory at path from the host
+// (vfs.DirRemover). It never follows a link: a link at path is not a
+// directory (ENOTDIR). A directory holding anything, even a write in
+// flight, fails with ENOTEMPTY; the root with EBUSY.
+func (fsys *FS) RemoveDir(ctx context.Context, path string) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p == "/" {
+		return vfs.NewError(vfs.KindOther, p, syscall.EBUSY)
+	}
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	fi, err := fsys.root.Lstat(rel(p))
+	if err != nil {
+		if isMissing(err) {
+			return vfs.NotFound(p)
+		}
+		return otherError(p, err)
+	}
+	if !fi.IsDir() {
+		if fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular() {
+			return vfs.NotFound(p) // a FIFO, socket or device: missing everywhere
+		}
+		return vfs.NewError(vfs.KindOther, p, syscall.ENOTDIR)
+	}
+	if err := fsys.root.Remove(rel(p)); err != nil {
+		if isMissing(err) {
+			return vfs.NotFound(p)
+		}
+		return otherError(p, err)
+	}
 	return nil
 }
 

@@ -409,3 +409,14 @@ func (o *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 		}
 	}
 }
+
+// MakeDir fails: an overlay is read-only (so a mount refuses mkdir at
+// once rather than holding a directory nothing can be written under).
+func (o *FS) MakeDir(_ context.Context, path string) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// RemoveDir fails: an overlay is read-only.
+func (o *FS) RemoveDir(_ context.Context, path string) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

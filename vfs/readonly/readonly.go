@@ -95,5 +95,16 @@ func (r *FS) Delete(_ context.Context, path string) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
 
+// MakeDir fails: the tree is read-only (so a mount refuses mkdir at once
+// rather than holding a directory nothing can be written under).
+func (r *FS) MakeDir(_ context.Context, path string) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// RemoveDir fails: the tree is read-only.
+func (r *FS) RemoveDir(_ context.Context, path string) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
 // Watch subscribes to the tree's changes.
 func (n notifyingFS) Watch(fn func(vfs.Change)) (cancel func()) { return n.n.Watch(fn) }

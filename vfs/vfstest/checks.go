@@ -68,6 +68,7 @@ func Checks(opts Options) []Check {
 	add("Capability/watch", func(t T, newFS NewFunc) { checkWatch(t, newFS, opts) })
 	add("Capability/openFile", func(t T, newFS NewFunc) { checkOpenFile(t, newFS, opts) })
 	add("Capability/stage", func(t T, newFS NewFunc) { checkStage(t, newFS, opts) })
+	add("Capability/dirs", func(t T, newFS NewFunc) { checkDirs(t, newFS, opts) })
 	add("Stream/breakEarly", func(t T, newFS NewFunc) { checkBreakEarly(t, newFS, opts) })
 	add("Stream/cancelled", func(t T, newFS NewFunc) { checkCancelled(t, newFS, opts) })
 	if !opts.NoFiles {
