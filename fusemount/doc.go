@@ -25,10 +25,13 @@
 // and commits by rename; other trees stage in memory and commit through
 // Write, so there a file being written is held whole in memory. unlink is Delete. rename is a copy through Read
 // and Write followed by Delete, file by file for a directory: it is not
-// atomic (see Node.Rename in the docs). The contract has no mkdir: a
-// directory made by mkdir is held by the mount, empty, until something is
-// written under it, and stays until rmdir even when emptied; a directory
-// the mount emptied (rm of its last file) stays the same way. Permission
+// atomic (see Node.Rename in the docs). mkdir and rmdir make and remove
+// directories in the tree when it has directories of its own
+// (vfs.DirMaker, vfs.DirRemover: a local: mount, on the host). Elsewhere,
+// as the contract has no mkdir, a directory made by mkdir is held by the
+// mount, empty, until something is written under it, and stays until
+// rmdir even when emptied; a directory the mount emptied (rm of its last
+// file) stays the same way. Permission
 // bits, owners and times set by chmod, chown and utimes are held by the
 // mount in memory, by path, and are lost when it is unmounted.
 //

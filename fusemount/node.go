@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -354,9 +355,10 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	return fs.NewListDirStream(out), 0
 }
 
-// Mkdir makes an empty directory that the mount holds until rmdir; the
-// contract has no mkdir, so the tree learns of the directory only when a
-// file is written under it.
+// Mkdir makes an empty directory: in the tree when it can (vfs.DirMaker:
+// a local: mount makes it on the host at once); otherwise the mount holds
+// it until rmdir, as the contract has no mkdir and the tree learns of the
+// directory only when a file is written under it.
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if n.m.opts.ReadOnly {
 		return nil, syscall.EROFS
@@ -370,7 +372,12 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, syscall.EEXIST
 	}
 	now := time.Now()
-	n.m.addPending(p, now)
+	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, p); {
+	case errors.Is(err, errors.ErrUnsupported):
+		n.m.addPending(p, now)
+	case err != nil:
+		return nil, n.m.errno("mkdir", p, err)
+	}
 	n.forgetSubdirs()
 	if perm := mode & 0o7777; perm != 0o755 {
 		n.m.setMeta(p, func(md *meta) { md.mode = perm })
@@ -380,8 +387,10 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return ch, 0
 }
 
-// Rmdir removes an empty directory: one the mount holds is dropped, one the
-// tree still reports (an empty host directory) is hidden while it stays
+// Rmdir removes an empty directory: from the tree when it can
+// (vfs.DirRemover: a local: mount removes it from the host); otherwise one
+// the mount holds is dropped, and one the tree still reports (an empty
+// directory of a tree that cannot remove it) is hidden while it stays
 // empty.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if n.m.opts.ReadOnly {
@@ -408,9 +417,14 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	}
 	n.m.removePending(p)
 	if tf, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && tf.Kind == vfs.KindDir {
-		n.m.mu.Lock()
-		n.m.hidden[p] = true
-		n.m.mu.Unlock()
+		switch err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p); {
+		case errors.Is(err, errors.ErrUnsupported):
+			n.m.mu.Lock()
+			n.m.hidden[p] = true
+			n.m.mu.Unlock()
+		case err != nil:
+			return n.m.errno("rmdir", p, err)
+		}
 	}
 	n.m.forget(p)
 	n.m.holdParents(p)

@@ -61,13 +61,13 @@ func seedUnder(t testing.TB, fsys vfs.FileSystem, dir string) {
 func TestShellTemp(t *testing.T) {
 	fsys := temp.MustNew(nil)
 	seedUnder(t, fsys, "/")
-	testShellAgrees(t, fsys, "/", true)
+	testShellAgrees(t, fsys, "/", true, false)
 }
 
 func TestShellLocal(t *testing.T) {
 	fsys := newLocal(t, t.TempDir())
 	seedUnder(t, fsys, "/")
-	testShellAgrees(t, fsys, "/", true)
+	testShellAgrees(t, fsys, "/", true, true)
 }
 
 func TestShellUnion(t *testing.T) {
@@ -78,7 +78,7 @@ func TestShellUnion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testShellAgrees(t, u, "/repo", true)
+	testShellAgrees(t, u, "/repo", true, true)
 }
 
 func TestShellOverlay(t *testing.T) {
@@ -86,14 +86,14 @@ func TestShellOverlay(t *testing.T) {
 	lower := newLocal(t, t.TempDir())
 	seedUnder(t, lower, "/")
 	ov := overlay.New(upper, lower)
-	testShellAgrees(t, ov, "/", false)
+	testShellAgrees(t, ov, "/", false, false)
 
 	// Without --read-only the mount learns the tree is read-only only
 	// when it writes: creating fails at once, rewriting a file fails at
 	// close (which cp reports).
 	s := mountT(t, ov, Options{})
 	env := []string{"D=" + s.Dir()}
-	for _, script := range []string{`echo x > "$D/new.txt"`, `echo x | cp /dev/stdin "$D/README.md"`, `rm "$D/README.md"`} {
+	for _, script := range []string{`echo x > "$D/new.txt"`, `echo x | cp /dev/stdin "$D/README.md"`, `rm "$D/README.md"`, `mkdir "$D/newdir"`} {
 		_, stderr, err := shErr(t, script, env...)
 		if err == nil || !strings.Contains(stderr, "Read-only file system") {
 			t.Errorf("%s on a read-only tree: %v, %q; want EROFS", script, err, stderr)
@@ -115,8 +115,9 @@ func newLocal(t testing.TB, dir string) *local.FS {
 // processes, see what the API answers, for a tree holding the fixture under
 // dir. When writable, it also checks that the tools' changes under dir
 // reach the API at once and the API's reach the tools; otherwise that
-// changes fail with EROFS.
-func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable bool) {
+// changes fail with EROFS. realDirs says the tree makes and removes
+// directories of its own (vfs.DirMaker and DirRemover) under dir.
+func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, realDirs bool) {
 	ctx := context.Background()
 	s := mountT(t, fsys, Options{ReadOnly: !writable})
 	mnt := s.Dir()
@@ -324,12 +325,25 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable boo
 		t.Errorf("rm -r: /moved still there")
 	}
 
-	// mkdir is held by the mount until something is written under it.
+	// mkdir makes a real directory in a tree with directories of its own
+	// (local:); elsewhere the mount holds it until something is written
+	// under it.
 	sh(t, `mkdir "$D/held" && test -d "$D/held" && ls -f "$D" | grep -qx held`, env...)
-	if kind(j("/held")) != vfs.KindMissing {
-		t.Errorf("mkdir: the tree has /held before anything is written under it")
+	wantHeld := vfs.KindMissing
+	if realDirs {
+		wantHeld = vfs.KindDir
+	}
+	if got := kind(j("/held")); got != wantHeld {
+		t.Errorf("mkdir: the tree has /held as %v, want %v", got, wantHeld)
 	}
 	sh(t, `echo x > "$D/held/f" && rm "$D/held/f" && test -d "$D/held" && rmdir "$D/held" && test ! -e "$D/held"`, env...)
+	if got := kind(j("/held")); got != vfs.KindMissing {
+		t.Errorf("rmdir: the tree still has /held as %v", got)
+	}
+	sh(t, `mkdir -p "$D/p/q" && rmdir "$D/p/q" "$D/p" && test ! -e "$D/p"`, env...)
+	if got := kind(j("/p")); got != vfs.KindMissing {
+		t.Errorf("mkdir -p; rmdir: the tree still has /p as %v", got)
+	}
 	if _, _, err := shErr(t, `rmdir "$D/src"`, env...); err == nil {
 		t.Errorf("rmdir of a non-empty directory succeeded")
 	}
