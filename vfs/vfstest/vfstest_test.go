@@ -199,6 +199,7 @@ func TestSuiteCatches(t *testing.T) {
 		{"ReadAt off by one", mutant{}, vfstest.Options{}, "Capability/readAt"},
 		{"WriteIf ignores its precondition", mutant{}, vfstest.Options{}, "Capability/writeIf"},
 		{"Watch reports nothing", mutant{}, vfstest.Options{}, "Capability/watch"},
+		{"MakeDir makes nothing", mutant{}, vfstest.Options{}, "Capability/dirs"},
 		{"constant etag", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
 			info, err := r.Stat(ctx, p)
 			if info.Kind == vfs.KindFile {
@@ -329,7 +330,13 @@ var capabilityMutants = map[string]func(*vfstest.Reference) vfs.FileSystem{
 	"ReadAt off by one":                func(r *vfstest.Reference) vfs.FileSystem { return offByOne{r} },
 	"WriteIf ignores its precondition": func(r *vfstest.Reference) vfs.FileSystem { return blindCAS{r} },
 	"Watch reports nothing":            func(r *vfstest.Reference) vfs.FileSystem { return deafWatch{r} },
+	"MakeDir makes nothing":            func(r *vfstest.Reference) vfs.FileSystem { return hollowDirs{r} },
 }
+
+// hollowDirs claims directories of its own but makes none.
+type hollowDirs struct{ *vfstest.Reference }
+
+func (hollowDirs) MakeDir(context.Context, string) error { return nil }
 
 type offByOne struct{ *vfstest.Reference }
 
