@@ -253,6 +253,18 @@ func CheckMountpoint(dir string) (string, error) {
 	return abs, nil
 }
 
+// Mounted reports whether a filesystem is mounted at dir (made absolute),
+// from the mount table, without touching dir itself (a dead FUSE server
+// would hang a stat of it).
+func Mounted(dir string) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	ok, _, err := mountedAt(abs)
+	return ok, err
+}
+
 // mountedAt reports whether a filesystem is mounted at the absolute path
 // dir, and its type, from /proc/self/mountinfo.
 func mountedAt(dir string) (bool, string, error) {

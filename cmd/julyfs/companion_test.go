@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/julyfs/julyfs/fusemount"
 )
 
 // TestDeps checks that julyfs links neither FUSE nor the search index:
@@ -249,11 +251,6 @@ func TestMountSignal(t *testing.T) {
 // isMounted reports whether dir is a mountpoint, from the mount table
 // (never touching dir itself).
 func isMounted(dir string) bool {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
-			return true
-		}
-	}
-	return false
+	ok, _ := fusemount.Mounted(dir)
+	return ok
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/julyfs/julyfs/fusemount"
 	"github.com/julyfs/julyfs/internal/julyfscli"
 	"github.com/julyfs/julyfs/internal/julyfscli/full"
 )
@@ -37,13 +38,8 @@ func canMount() string {
 // isMounted reports whether dir is a mountpoint, from the mount table
 // (never touching dir itself).
 func isMounted(dir string) bool {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
-			return true
-		}
-	}
-	return false
+	ok, _ := fusemount.Mounted(dir)
+	return ok
 }
 
 // mountRun is a `julyfs mount` running in this process.
