@@ -17,15 +17,22 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-// TestExitCodes checks the exit status and stderr of run: 0 on success, 1
-// for a contract error (its message as is) and for grep without a match
-// (silently), 2 for usage errors.
-func TestExitCodes(t *testing.T) {
+// alphaMount returns a --mount flag for a host directory holding a.txt
+// ("alpha\n").
+func alphaMount(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mount := "--mount=/=local:" + dir
+	return "--mount=/=local:" + dir
+}
+
+// TestExitCodes checks the exit status and stderr of run: 0 on success, 1
+// for a contract error (its message as is) and for grep without a match
+// (silently), 2 for usage errors.
+func TestExitCodes(t *testing.T) {
+	mount := alphaMount(t)
 	tests := []struct {
 		args   []string
 		code   int

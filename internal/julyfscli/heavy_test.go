@@ -16,11 +16,7 @@ import (
 // the arguments as typed) and which it runs itself: help, usage errors and
 // search without --index stay in-process.
 func TestDelegation(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mount := "--mount=/=local:" + dir
+	mount := alphaMount(t)
 	tests := []struct {
 		args      []string
 		delegated bool
