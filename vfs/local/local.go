@@ -87,7 +87,10 @@ type FS struct {
 	// links with an absolute target inside the root (see resolve); ""
 	// when it could not be found out.
 	real string
-	mu   sync.Mutex // serializes check-and-rename in WriteIf and Delete
+	// rootDir is the root directory open for openat2 (Linux), or nil;
+	// os.Root resolves every name then.
+	rootDir *os.File
+	mu      sync.Mutex // serializes check-and-rename in WriteIf and Delete
 	vfs.Watchers
 }
 
@@ -108,7 +111,7 @@ func New(root string) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := &FS{root: r, name: root}
+	fsys := &FS{root: r, name: root, rootDir: openRootFD(r)}
 	if abs, err := filepath.Abs(root); err == nil {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			fsys.real = real
@@ -195,8 +198,16 @@ func (fsys *FS) retry(name string, err error) (string, bool) {
 const errEscapes = "path escapes from parent"
 
 // stat is os.Root's Stat, following links with an absolute target inside
-// the root.
+// the root; one openat2 where the kernel can resolve the name beneath the
+// root itself.
 func (fsys *FS) stat(name string) (fs.FileInfo, error) {
+	if f, ok, err := fsys.openBeneath(name, oPath); ok {
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return f.Stat()
+	}
 	fi, err := fsys.root.Stat(name)
 	if r, ok := fsys.retry(name, err); ok {
 		return fsys.root.Stat(r)
@@ -205,8 +216,12 @@ func (fsys *FS) stat(name string) (fs.FileInfo, error) {
 }
 
 // openFile is os.Root's OpenFile, following links with an absolute target
-// inside the root.
+// inside the root; one openat2 where the kernel can resolve the name
+// beneath the root itself.
 func (fsys *FS) openFile(name string, flag int) (*os.File, error) {
+	if f, ok, err := fsys.openBeneath(name, flag); ok {
+		return f, err
+	}
 	f, err := fsys.root.OpenFile(name, flag, 0)
 	if r, ok := fsys.retry(name, err); ok {
 		return fsys.root.OpenFile(r, flag, 0)
@@ -218,7 +233,12 @@ func (fsys *FS) openFile(name string, flag int) (*os.File, error) {
 func (fsys *FS) Root() string { return fsys.name }
 
 // Close releases the root directory handle. Verbs called after Close fail.
-func (fsys *FS) Close() error { return fsys.root.Close() }
+func (fsys *FS) Close() error {
+	if fsys.rootDir != nil {
+		fsys.rootDir.Close()
+	}
+	return fsys.root.Close()
+}
 
 // rel maps a clean posix path to a name relative to the root.
 func rel(p string) string {

@@ -32,13 +32,13 @@ type dir struct {
 // errNotDir reports that an exact path names a file, not a directory.
 var errNotDir = errors.New("not a directory")
 
-// openDir opens the directory at name (relative to root), following links
-// inside the root. A file yields errNotDir.
-func openDir(root *os.Root, name string) (*dir, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+// openDir opens the directory at name (relative to the root), following
+// links inside the root. A file yields errNotDir.
+func (fsys *FS) openDir(name string) (*dir, error) {
+	f, err := fsys.openFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) {
-			if fi, serr := root.Stat(name); serr == nil && !fi.IsDir() {
+			if fi, serr := fsys.stat(name); serr == nil && !fi.IsDir() {
 				return nil, errNotDir
 			}
 		}
@@ -269,10 +269,7 @@ func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 // openTree opens the directory at clean p for a walk. ok is false when p
 // is missing or a file.
 func (fsys *FS) openTree(p string) (d *dir, ok bool, err error) {
-	d, err = openDir(fsys.root, rel(p))
-	if r, ok := fsys.retry(rel(p), err); ok {
-		d, err = openDir(fsys.root, r)
-	}
+	d, err = fsys.openDir(rel(p))
 	if err != nil {
 		if isMissing(err) || errors.Is(err, errNotDir) {
 			return nil, false, nil
