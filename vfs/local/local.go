@@ -13,7 +13,9 @@
 // is relative or absolute: os.Root refuses every absolute target, so one
 // naming a place under the root's real host path is rewritten relative to
 // the root (by hand, link by link; see FS.resolve) and opened through the
-// os.Root again.
+// os.Root again. On Linux an exact path is first resolved by the kernel in
+// one openat2 with RESOLVE_BENEATH, which refuses anything os.Root would
+// and is much cheaper for deep paths; what it refuses goes to os.Root.
 //
 // The walking verbs (List's entries, Glob, Grep) do not follow directory
 // links, as native LS, Glob and Grep do not: a link to a directory is not
