@@ -114,14 +114,23 @@ type staged struct {
 
 func (s *staged) closedError() error { return vfs.NewError(vfs.KindOther, s.path, fs.ErrClosed) }
 
+// usable reports why a read or write at off cannot go on: the staging is
+// committed or aborted, or off is negative. Callers hold s.mu.
+func (s *staged) usable(off int64) error {
+	switch {
+	case s.done:
+		return s.closedError()
+	case off < 0:
+		return vfs.NewError(vfs.KindOther, s.path, errors.New("negative offset"))
+	}
+	return nil
+}
+
 func (s *staged) ReadAt(b []byte, off int64) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	switch {
-	case s.done:
-		return 0, s.closedError()
-	case off < 0:
-		return 0, vfs.NewError(vfs.KindOther, s.path, errors.New("negative offset"))
+	if err := s.usable(off); err != nil {
+		return 0, err
 	}
 	n, err := s.f.ReadAt(b, off)
 	if err != nil && err != io.EOF {
@@ -133,11 +142,8 @@ func (s *staged) ReadAt(b []byte, off int64) (int, error) {
 func (s *staged) WriteAt(b []byte, off int64) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	switch {
-	case s.done:
-		return 0, s.closedError()
-	case off < 0:
-		return 0, vfs.NewError(vfs.KindOther, s.path, errors.New("negative offset"))
+	if err := s.usable(off); err != nil {
+		return 0, err
 	}
 	n, err := s.f.WriteAt(b, off)
 	for end := off + int64(n); ; {
