@@ -2,6 +2,7 @@ package diskstore_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,7 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/hostfiles"
 	"github.com/julyfs/julyfs/vfs/hostfiles/diskstore"
+	"github.com/julyfs/julyfs/vfs/hostfiles/storetest"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
 
@@ -31,4 +33,21 @@ func TestConformance(t *testing.T) {
 		require.NoError(t, err)
 		return fsys
 	}, vfstest.Options{})
+}
+
+func TestStore(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	storetest.Run(t, storetest.Options{
+		Open: func(t *testing.T) hostfiles.Store {
+			s, err := diskstore.Open(dir, diskstore.Options{MaxFileSize: 4096})
+			require.NoError(t, err)
+			return s
+		},
+		Scope: func(t *testing.T) hostfiles.Scope {
+			n++
+			return hostfiles.Scope("t" + strconv.Itoa(n))
+		},
+		MaxFileSize: 4096,
+	})
 }

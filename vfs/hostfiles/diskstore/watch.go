@@ -23,6 +23,7 @@ type scope struct {
 	// serializes processes) and the watcher's comparisons with them.
 	mu    sync.Mutex
 	known map[string]string // key -> etag last reported ("" deleted); nil when not watching
+	dirs  map[string]bool   // directory keys being watched
 
 	smu  sync.RWMutex // held for reading while delivering
 	subs map[int]func(hostfiles.Event)
@@ -101,6 +102,7 @@ func (st *scope) startWatching() {
 	}
 	st.mu.Lock()
 	st.known = map[string]string{}
+	st.dirs = map[string]bool{}
 	st.mu.Unlock()
 	st.fsw = w
 	st.done = make(chan struct{})
@@ -123,6 +125,7 @@ func (st *scope) stopWatching() {
 	<-done
 	st.mu.Lock()
 	st.known = nil
+	st.dirs = nil
 	st.mu.Unlock()
 }
 
@@ -130,8 +133,14 @@ func (st *scope) stopWatching() {
 func (st *scope) addTree(d string) {
 	base := st.hostDir()
 	filepath.WalkDir(filepath.Join(base, d), func(p string, e fs.DirEntry, err error) error {
-		if err == nil && e.IsDir() {
-			st.fsw.Add(p)
+		if err == nil && e.IsDir() && st.fsw.Add(p) == nil {
+			if r, err := filepath.Rel(base, p); err == nil && r != "." {
+				st.mu.Lock()
+				if st.dirs != nil {
+					st.dirs["/"+filepath.ToSlash(r)] = true
+				}
+				st.mu.Unlock()
+			}
 		}
 		return nil
 	})
@@ -202,6 +211,11 @@ func (st *scope) check(key string, created bool) {
 	}
 	cur, err := st.store.state(r)
 	if err != nil || cur.dir || cur.empty {
+		st.mu.Unlock()
+		return
+	}
+	if !cur.exists && st.dirs[key] {
+		delete(st.dirs, key) // a directory went away, not a file
 		st.mu.Unlock()
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/julyfs/julyfs/vfs/hostfiles"
 	"github.com/julyfs/julyfs/vfs/hostfiles/pgstore"
 	"github.com/julyfs/julyfs/vfs/hostfiles/pgstore/pgtest"
+	"github.com/julyfs/julyfs/vfs/hostfiles/storetest"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
 
@@ -42,4 +43,18 @@ func TestConformance(t *testing.T) {
 		require.NoError(t, err)
 		return fsys
 	}, vfstest.Options{})
+}
+
+func TestStore(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.Run(t, storetest.Options{
+		Open: func(t *testing.T) hostfiles.Store {
+			// A distinct URL gives a distinct pool: another "host".
+			s, err := pgstore.Open(context.Background(), url+"&application_name="+string(freshScope(t)), pgstore.Options{MaxFileSize: 4096})
+			require.NoError(t, err)
+			return s
+		},
+		Scope:       func(t *testing.T) hostfiles.Scope { return freshScope(t) },
+		MaxFileSize: 4096,
+	})
 }
