@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -116,4 +117,80 @@ func waitContent(t *testing.T, p, want string) {
 	}
 	assert.Failf(t, "stale file", "%s = %q 10 s later, want %q", p, got, want)
 	t.FailNow()
+}
+
+// BenchmarkHostfilesInvalidation measures, through two FUSE mounts of two
+// store values (two "hosts"), the time from a write through mount A until
+// a read through mount B returns it (B polled every 0.5 ms), p50 and p99.
+func BenchmarkHostfilesInvalidation(b *testing.B) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		b.Skip("needs /dev/fuse and root")
+	}
+	for _, name := range []string{"disk", "pg"} {
+		b.Run(name, func(b *testing.B) {
+			var a, bs hostfiles.Store
+			var err error
+			switch name {
+			case "disk":
+				dir := b.TempDir()
+				a, err = diskstore.Open(dir, diskstore.Options{})
+				require.NoError(b, err)
+				bs, err = diskstore.Open(dir, diskstore.Options{})
+				require.NoError(b, err)
+			case "pg":
+				url := os.Getenv(pgtest.EnvURL)
+				if url == "" {
+					b.Skip(pgtest.EnvURL + " is not set")
+				}
+				a, err = pgstore.Open(context.Background(), url+"&application_name=fbench-a", pgstore.Options{})
+				require.NoError(b, err)
+				bs, err = pgstore.Open(context.Background(), url+"&application_name=fbench-b", pgstore.Options{})
+				require.NoError(b, err)
+			}
+			b.Cleanup(func() { a.Close(); bs.Close() })
+			sc := hostfiles.Scope("fbench-" + name + "-" + time.Now().Format("150405.000000"))
+			fa, err := hostfiles.New(a, sc)
+			require.NoError(b, err)
+			fb, err := hostfiles.New(bs, sc)
+			require.NoError(b, err)
+			opts := fusemount.Options{EntryTimeout: time.Minute, AttrTimeout: time.Minute}
+			ma, mb := mountBench(b, fa, opts), mountBench(b, fb, opts)
+			pa, pb := filepath.Join(ma.Dir(), "f"), filepath.Join(mb.Dir(), "f")
+			var lat []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				want := []byte("version " + time.Now().Format(time.RFC3339Nano) + "\n")
+				t0 := time.Now()
+				require.NoError(b, os.WriteFile(pa, want, 0o644))
+				for {
+					got, _ := os.ReadFile(pb)
+					if bytes.Equal(got, want) {
+						break
+					}
+					if time.Since(t0) > 10*time.Second {
+						b.Fatalf("B did not see A's write within 10 s")
+					}
+					time.Sleep(500 * time.Microsecond)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "visible-p50-µs")
+			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "visible-p99-µs")
+		})
+	}
+}
+
+func mountBench(b *testing.B, fsys *hostfiles.FS, opts fusemount.Options) *fusemount.Server {
+	dir := filepath.Join(b.TempDir(), "mnt")
+	require.NoError(b, os.Mkdir(dir, 0o755))
+	s, err := fusemount.Mount(dir, fsys, opts)
+	require.NoError(b, err)
+	b.Cleanup(func() {
+		if s.Unmount() != nil {
+			fusemount.Unmount(dir, true)
+		}
+	})
+	return s
 }
