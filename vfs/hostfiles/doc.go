@@ -7,7 +7,8 @@
 // [Deployment] shares them across sessions, [SessionScope] keys them by a
 // session id. Two stores ship: vfs/hostfiles/diskstore (a host directory,
 // the embedded default) and vfs/hostfiles/pgstore (PostgreSQL, for many
-// hosts on one database). [Open] picks one from a URL.
+// hosts on one database); rootspec's hostfiles: kind picks one from a
+// directory or a postgres:// URL. docs/hostfiles.md is the user's guide.
 //
 // # Compare-and-swap
 //
