@@ -1,12 +1,14 @@
 package hostfiles_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/hostfiles"
 	"github.com/julyfs/julyfs/vfs/hostfiles/diskstore"
@@ -50,4 +52,49 @@ func collect(t *testing.T, seq func(func(vfs.DirEntry, error) bool)) []vfs.DirEn
 		out = append(out, e)
 	}
 	return out
+}
+
+// racingStore changes /notes.md through another tree right after the
+// first Get of it returns: a concurrent writer between a read and the
+// write-back.
+type racingStore struct {
+	hostfiles.Store
+	other *hostfiles.FS
+	done  bool
+}
+
+func (r *racingStore) Get(ctx context.Context, sc hostfiles.Scope, key string) ([]byte, hostfiles.Meta, error) {
+	data, m, err := r.Store.Get(ctx, sc, key)
+	if !r.done && key == "/notes.md" {
+		r.done = true
+		if werr := r.other.Write(ctx, key, []byte("milk and eggs\n")); werr != nil {
+			return nil, hostfiles.Meta{}, werr
+		}
+	}
+	return data, m, err
+}
+
+// TestStrReplaceIsCAS: the synthesized StrReplace on a hostfiles tree
+// fails with a conflict when the file changes between its read and its
+// write, and the other writer's change stays.
+func TestStrReplaceIsCAS(t *testing.T) {
+	ctx := t.Context()
+	s, err := diskstore.Open(t.TempDir(), diskstore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	other, err := hostfiles.New(s, hostfiles.Deployment)
+	require.NoError(t, err)
+	require.NoError(t, other.Write(ctx, "/notes.md", []byte("milk\n")))
+	fsys, err := hostfiles.New(&racingStore{Store: s, other: other}, hostfiles.Deployment)
+	require.NoError(t, err)
+	_, err = tools.StrReplace(ctx, fsys, "/notes.md", "milk", "bread", false)
+	require.Error(t, err)
+	assert.EqualError(t, err, "conflict: /notes.md")
+	got, err := other.Read(ctx, "/notes.md")
+	require.NoError(t, err)
+	assert.Equal(t, "milk and eggs\n", string(got), "the concurrent change is kept, not overwritten")
+	// Without the race the edit goes through.
+	n, err := tools.StrReplace(ctx, fsys, "/notes.md", "eggs", "bread", false)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 }
