@@ -121,7 +121,7 @@ func (l *listener) run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-prune.C:
-				l.s.pool.Exec(ctx, `DELETE FROM julyfs_changes WHERE at < now() - interval '`+retention+`'`)
+				l.s.prune(ctx)
 			}
 		}
 	}()

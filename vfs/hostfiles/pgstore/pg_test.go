@@ -180,3 +180,21 @@ func waitChange(t *testing.T, changes <-chan vfs.Change, path string) {
 		}
 	}
 }
+
+// TestChangesPruned: changes older than the retention period are deleted
+// (here at Open), so the change table does not grow without bound.
+func TestChangesPruned(t *testing.T) {
+	url := pgtest.URL(t)
+	s := openStore(t, url)
+	ctx := t.Context()
+	sc := freshScope(t)
+	_, err := s.Pool().Exec(ctx, `INSERT INTO julyfs_changes (scope, key, deleted, etag, origin, at)
+		VALUES ($1, '/old', false, 'e', 'test', now() - interval '2 hours'), ($1, '/new', false, 'e', 'test', now())`, string(sc))
+	require.NoError(t, err)
+	openStore(t, url+"&application_name=prune")
+	keys, err := s.Pool().Query(ctx, `SELECT key FROM julyfs_changes WHERE scope = $1 ORDER BY key`, string(sc))
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(keys, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/new"}, got)
+}

@@ -36,8 +36,9 @@
 // for transactions that took a number earlier but committed later) and
 // drops the ones it has already delivered, so a reconnecting listener
 // catches up and never misses a change. Changes older than an hour are
-// pruned; a listener away for longer misses them, and a FUSE mount then
-// revalidates by etag after its entry timeout.
+// pruned (at Open, every 1024 writes of a store, and every ten minutes by
+// a listener); a listener away for longer misses them, and a FUSE mount
+// then revalidates by etag after its entry timeout.
 //
 // # Connections and errors
 //
@@ -58,6 +59,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,6 +100,8 @@ type Store struct {
 	smu    sync.RWMutex // held for reading while delivering
 	listen *listener
 	closed bool
+
+	writes atomic.Int64 // counts writes, to prune the change table now and then
 }
 
 var _ hostfiles.Store = (*Store)(nil)
@@ -162,7 +166,29 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, s.fail("open", err)
 	}
+	s.prune(ctx)
 	return s, nil
+}
+
+// pruneEvery is how many writes of a store pass between two prunings of
+// the change table (also pruned at Open and by listeners every ten
+// minutes), so it stays small even when nobody listens.
+const pruneEvery = 1024
+
+// prune deletes changes older than the retention period.
+func (s *Store) prune(ctx context.Context) {
+	s.pool.Exec(ctx, `DELETE FROM julyfs_changes WHERE at < now() - interval '`+retention+`'`)
+}
+
+// wrote counts a write and prunes in the background every pruneEvery.
+func (s *Store) wrote() {
+	if s.writes.Add(1)%pruneEvery == 0 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			s.prune(ctx)
+		}()
+	}
 }
 
 // Name returns the server and database, without the password.
@@ -403,6 +429,7 @@ func (s *Store) Put(ctx context.Context, sc hostfiles.Scope, key string, data []
 	if err != nil {
 		return hostfiles.Meta{}, s.fail("put "+key, err)
 	}
+	s.wrote()
 	s.publish(sc, hostfiles.Event{Key: key, ETag: etag})
 	return m, nil
 }
@@ -475,6 +502,7 @@ func (s *Store) Delete(ctx context.Context, sc hostfiles.Scope, key string, cond
 	if err != nil {
 		return s.fail("delete "+key, err)
 	}
+	s.wrote()
 	s.publish(sc, hostfiles.Event{Key: key, Deleted: true})
 	return nil
 }
