@@ -51,3 +51,22 @@ func TestStore(t *testing.T) {
 		MaxFileSize: 4096,
 	})
 }
+
+// TestStorePolling runs the suite with the change feed polling instead of
+// inotify (Options.Poll).
+func TestStorePolling(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	storetest.Run(t, storetest.Options{
+		Open: func(t *testing.T) hostfiles.Store {
+			s, err := diskstore.Open(dir, diskstore.Options{MaxFileSize: 4096, Poll: true})
+			require.NoError(t, err)
+			return s
+		},
+		Scope: func(t *testing.T) hostfiles.Scope {
+			n++
+			return hostfiles.Scope("p" + strconv.Itoa(n))
+		},
+		MaxFileSize: 4096,
+	})
+}

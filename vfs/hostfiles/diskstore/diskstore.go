@@ -33,7 +33,9 @@
 // drops the echo of this store's own writes (those are reported
 // synchronously by Put and Delete). When the kernel's queue overflows it
 // rescans the scope and reports every difference, so a burst loses no
-// change.
+// change. Where inotify is unavailable, refuses a directory, or cannot see
+// the writers (Options.Poll, for NFS), the scope is rescanned every second
+// instead.
 package diskstore
 
 import (
@@ -63,6 +65,12 @@ type Options struct {
 	// MaxFileSize refuses puts of more bytes with hostfiles.ErrTooLarge;
 	// 0 means no limit.
 	MaxFileSize int64
+	// Poll watches for changes by rescanning the scope every second
+	// instead of with inotify: for a directory on a network filesystem
+	// (NFS), where inotify does not see other hosts' writes. Without it,
+	// polling is used only where inotify is unavailable or refuses a
+	// directory (the per-user watch limit).
+	Poll bool
 }
 
 // Store is a directory of host files. It is safe for concurrent use by

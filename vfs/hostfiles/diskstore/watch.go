@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -29,10 +30,18 @@ type scope struct {
 	subs map[int]func(hostfiles.Event)
 	next int
 
-	wmu  sync.Mutex // guards fsw and done
+	wmu  sync.Mutex // guards fsw, stop, done and poll
 	fsw  *fsnotify.Watcher
+	stop chan struct{}
 	done chan struct{}
+	// poll is set when inotify is unavailable or refused a directory (the
+	// per-user watch limit): the scope is then rescanned every second.
+	poll bool
 }
+
+// pollInterval is how often a scope inotify cannot fully watch is
+// rescanned.
+const pollInterval = time.Second
 
 // noteKnown records key's etag after this process wrote it, so the
 // watcher does not report the echo. Callers hold mu.
@@ -90,38 +99,46 @@ func (st *scope) hostDir() string { return filepath.Join(st.store.dir, string(st
 func (st *scope) startWatching() {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
-	if st.fsw != nil {
+	if st.done != nil {
 		return
 	}
-	if err := st.store.root.MkdirAll(string(st.name), 0o755); err != nil {
-		return
+	st.store.root.MkdirAll(string(st.name), 0o755)
+	var w *fsnotify.Watcher
+	if !st.store.opts.Poll {
+		var err error
+		if w, err = fsnotify.NewWatcher(); err != nil {
+			w = nil
+		}
 	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return // no inotify: changes from elsewhere go unreported
-	}
+	st.poll = w == nil
 	st.mu.Lock()
 	st.known = map[string]string{}
 	st.dirs = map[string]bool{}
 	st.mu.Unlock()
 	st.fsw = w
+	st.stop = make(chan struct{})
 	st.done = make(chan struct{})
-	st.addTree("")
+	if w != nil {
+		st.addTree("")
+	}
 	st.mu.Lock()
 	st.snapshot()
 	st.mu.Unlock()
-	go st.loop(w, st.done)
+	go st.loop(w, st.stop, st.done)
 }
 
 func (st *scope) stopWatching() {
 	st.wmu.Lock()
-	w, done := st.fsw, st.done
-	st.fsw, st.done = nil, nil
+	w, stop, done := st.fsw, st.stop, st.done
+	st.fsw, st.stop, st.done = nil, nil, nil
 	st.wmu.Unlock()
-	if w == nil {
+	if done == nil {
 		return
 	}
-	w.Close()
+	close(stop)
+	if w != nil {
+		w.Close()
+	}
 	<-done
 	st.mu.Lock()
 	st.known = nil
@@ -129,11 +146,17 @@ func (st *scope) stopWatching() {
 	st.mu.Unlock()
 }
 
-// addTree watches the directory key d and every directory under it.
+// addTree watches the directory key d and every directory under it; a
+// directory inotify refuses turns on polling. Callers hold wmu.
 func (st *scope) addTree(d string) {
 	base := st.hostDir()
 	filepath.WalkDir(filepath.Join(base, d), func(p string, e fs.DirEntry, err error) error {
-		if err == nil && e.IsDir() && st.fsw.Add(p) == nil {
+		if err != nil || !e.IsDir() {
+			return nil
+		}
+		if aerr := st.fsw.Add(p); aerr != nil {
+			st.poll = true
+		} else {
 			if r, err := filepath.Rel(base, p); err == nil && r != "." {
 				st.mu.Lock()
 				if st.dirs != nil {
@@ -157,12 +180,28 @@ func (st *scope) snapshot() {
 	}
 }
 
-func (st *scope) loop(w *fsnotify.Watcher, done chan struct{}) {
+func (st *scope) loop(w *fsnotify.Watcher, stop, done chan struct{}) {
 	defer close(done)
 	base := st.hostDir()
+	var events chan fsnotify.Event
+	var errs chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
 	for {
 		select {
-		case ev, ok := <-w.Events:
+		case <-stop:
+			return
+		case <-tick.C:
+			st.wmu.Lock()
+			poll := st.poll
+			st.wmu.Unlock()
+			if poll {
+				st.rescan()
+			}
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}
@@ -171,7 +210,7 @@ func (st *scope) loop(w *fsnotify.Watcher, done chan struct{}) {
 				continue
 			}
 			st.check("/"+filepath.ToSlash(rel), ev.Has(fsnotify.Create))
-		case err, ok := <-w.Errors:
+		case err, ok := <-errs:
 			if !ok {
 				return
 			}
