@@ -43,7 +43,8 @@ type Store interface {
 	// List yields the files whose key starts with prefix (a plain string
 	// prefix) and is >= start, in byte order of the key. It streams: a
 	// consumer that stops early stops the listing. An error is the last
-	// element.
+	// element. A store may leave Meta.ETag empty here when computing it
+	// costs a read of the file (the disk store does); Stat has it.
 	List(ctx context.Context, scope Scope, prefix, start string) iter.Seq2[Meta, error]
 	// Watch calls fn for each change to scope: synchronously, before Put
 	// or Delete returns, for changes made through this Store value; and

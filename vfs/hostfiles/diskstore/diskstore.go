@@ -544,7 +544,8 @@ func (st *scope) delete(key string, cond vfs.Precondition) error {
 }
 
 // List yields the files under prefix from start, in key order, walking
-// one directory at a time.
+// one directory at a time. It leaves Meta.ETag empty: computing it would
+// read every file.
 func (s *Store) List(ctx context.Context, sc hostfiles.Scope, prefix, start string) iter.Seq2[hostfiles.Meta, error] {
 	return func(yield func(hostfiles.Meta, error) bool) {
 		if err := ctx.Err(); err != nil {
@@ -607,14 +608,15 @@ func (w *walker) walk(d string) bool {
 		sort string
 		name string
 		dir  bool
+		ent  fs.DirEntry
 	}
 	items := make([]item, 0, len(ents))
 	for _, e := range ents {
 		switch {
 		case e.IsDir():
-			items = append(items, item{e.Name() + "/", e.Name(), true})
+			items = append(items, item{e.Name() + "/", e.Name(), true, e})
 		case e.Type().IsRegular():
-			items = append(items, item{e.Name(), e.Name(), false})
+			items = append(items, item{e.Name(), e.Name(), false, e})
 		}
 	}
 	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.sort, b.sort) })
@@ -629,11 +631,15 @@ func (w *walker) walk(d string) bool {
 		if key < w.start || !strings.HasPrefix(key, w.prefix) {
 			continue
 		}
-		m, err := w.s.Stat(w.ctx, w.scope, key)
-		if errors.Is(err, hostfiles.ErrNotFound) {
+		info, err := it.ent.Info()
+		if notFound(err) {
 			continue // removed since the directory was read
 		}
-		if !w.yield(m, err) || err != nil {
+		if err != nil {
+			w.yield(hostfiles.Meta{}, w.s.fail("list "+w.prefix, err))
+			return false
+		}
+		if !w.yield(hostfiles.Meta{Key: key, Size: info.Size(), ModTime: info.ModTime()}, nil) {
 			return false
 		}
 	}

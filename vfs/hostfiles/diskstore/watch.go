@@ -172,11 +172,14 @@ func (st *scope) addTree(d string) {
 // snapshot records the etag of every file now in the scope. Callers hold
 // mu.
 func (st *scope) snapshot() {
-	for m, err := range st.store.List(context.Background(), st.name, "/", "") {
+	ctx := context.Background()
+	for m, err := range st.store.List(ctx, st.name, "/", "") {
 		if err != nil {
 			return
 		}
-		st.known[m.Key] = m.ETag
+		if full, err := st.store.Stat(ctx, st.name, m.Key); err == nil {
+			st.known[m.Key] = full.ETag
+		}
 	}
 }
 
@@ -290,10 +293,15 @@ func (st *scope) rescan() {
 		return
 	}
 	seen := map[string]bool{}
-	for m, err := range st.store.List(context.Background(), st.name, "/", "") {
+	ctx := context.Background()
+	for m, err := range st.store.List(ctx, st.name, "/", "") {
 		if err != nil {
 			st.mu.Unlock()
 			return
+		}
+		m, err := st.store.Stat(ctx, st.name, m.Key) // the etag, cached by inode
+		if err != nil {
+			continue
 		}
 		seen[m.Key] = true
 		if prev, ok := st.known[m.Key]; !ok || prev != m.ETag {
