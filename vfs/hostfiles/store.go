@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -235,4 +236,18 @@ func Ancestors(key string) []string {
 		}
 	}
 	return out
+}
+
+// Printable returns s as is, or quoted with Go escapes when it holds a
+// control character or invalid UTF-8, for keys put into messages.
+func Printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

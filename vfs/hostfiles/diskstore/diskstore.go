@@ -338,7 +338,7 @@ func (s *Store) Get(ctx context.Context, sc hostfiles.Scope, key string) ([]byte
 	case notFound(err):
 		return nil, hostfiles.Meta{}, hostfiles.ErrNotFound
 	case err != nil:
-		return nil, hostfiles.Meta{}, s.fail("get "+key, err)
+		return nil, hostfiles.Meta{}, s.fail("get "+hostfiles.Printable(key), err)
 	}
 	etag := s.noteETag(r, info, data)
 	return data, hostfiles.Meta{Key: key, Size: int64(len(data)), ETag: etag, ModTime: info.ModTime()}, nil
@@ -365,7 +365,7 @@ func (s *Store) Stat(ctx context.Context, sc hostfiles.Scope, key string) (hostf
 	case notFound(err):
 		return hostfiles.Meta{}, hostfiles.ErrNotFound
 	case err != nil:
-		return hostfiles.Meta{}, s.fail("stat "+key, err)
+		return hostfiles.Meta{}, s.fail("stat "+hostfiles.Printable(key), err)
 	case !info.Mode().IsRegular():
 		return hostfiles.Meta{}, hostfiles.ErrNotFound
 	}
@@ -374,7 +374,7 @@ func (s *Store) Stat(ctx context.Context, sc hostfiles.Scope, key string) (hostf
 	case notFound(err):
 		return hostfiles.Meta{}, hostfiles.ErrNotFound
 	case err != nil:
-		return hostfiles.Meta{}, s.fail("stat "+key, err)
+		return hostfiles.Meta{}, s.fail("stat "+hostfiles.Printable(key), err)
 	}
 	return hostfiles.Meta{Key: key, Size: info.Size(), ETag: etag, ModTime: info.ModTime()}, nil
 }
@@ -417,7 +417,7 @@ func (st *scope) put(key string, data []byte, cond vfs.Precondition) (hostfiles.
 	cur, err := s.state(r)
 	switch {
 	case err != nil:
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	case cur.dir:
 		return hostfiles.Meta{}, hostfiles.ErrIsDir
 	}
@@ -429,25 +429,25 @@ func (st *scope) put(key string, data []byte, cond vfs.Precondition) (hostfiles.
 		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) {
 			return hostfiles.Meta{}, hostfiles.ErrNotDir
 		}
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	tmp, err := s.writeTemp(data)
 	if err != nil {
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	if cur.empty {
 		s.root.RemoveAll(r) // an empty directory tree: nothing visible lost
 	}
 	if err := s.root.Rename(tmp, r); err != nil {
 		s.root.Remove(tmp)
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	if err := s.syncDir(parent); err != nil {
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	info, err := s.root.Lstat(r)
 	if err != nil {
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	etag := s.noteETag(r, info, data)
 	st.noteKnown(key, etag)
@@ -517,7 +517,7 @@ func (st *scope) delete(key string, cond vfs.Precondition) error {
 	cur, err := s.state(r)
 	switch {
 	case err != nil:
-		return s.fail("delete "+key, err)
+		return s.fail("delete "+hostfiles.Printable(key), err)
 	case cur.dir:
 		return hostfiles.ErrIsDir
 	case !cur.exists:
@@ -527,11 +527,11 @@ func (st *scope) delete(key string, cond vfs.Precondition) error {
 		return err
 	}
 	if err := s.root.Remove(r); err != nil {
-		return s.fail("delete "+key, err)
+		return s.fail("delete "+hostfiles.Printable(key), err)
 	}
 	parent := filepath.Dir(r)
 	if err := s.syncDir(parent); err != nil {
-		return s.fail("delete "+key, err)
+		return s.fail("delete "+hostfiles.Printable(key), err)
 	}
 	// Remove the directories the file leaves empty, up to the scope.
 	for d := parent; d != string(st.name) && strings.Contains(d, "/"); d = filepath.Dir(d) {
@@ -595,13 +595,13 @@ func (w *walker) walk(d string) bool {
 		return true
 	}
 	if err != nil {
-		w.yield(hostfiles.Meta{}, w.s.fail("list "+w.prefix, err))
+		w.yield(hostfiles.Meta{}, w.s.fail("list "+hostfiles.Printable(w.prefix), err))
 		return false
 	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil && !notFound(err) {
-		w.yield(hostfiles.Meta{}, w.s.fail("list "+w.prefix, err))
+		w.yield(hostfiles.Meta{}, w.s.fail("list "+hostfiles.Printable(w.prefix), err))
 		return false
 	}
 	type item struct {
@@ -636,7 +636,7 @@ func (w *walker) walk(d string) bool {
 			continue // removed since the directory was read
 		}
 		if err != nil {
-			w.yield(hostfiles.Meta{}, w.s.fail("list "+w.prefix, err))
+			w.yield(hostfiles.Meta{}, w.s.fail("list "+hostfiles.Printable(w.prefix), err))
 			return false
 		}
 		if !w.yield(hostfiles.Meta{Key: key, Size: info.Size(), ModTime: info.ModTime()}, nil) {

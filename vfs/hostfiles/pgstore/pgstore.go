@@ -332,7 +332,7 @@ func (s *Store) Get(ctx context.Context, sc hostfiles.Scope, key string) ([]byte
 		return nil, hostfiles.Meta{}, hostfiles.ErrNotFound
 	}
 	if err != nil {
-		return nil, hostfiles.Meta{}, s.fail("get "+key, err)
+		return nil, hostfiles.Meta{}, s.fail("get "+hostfiles.Printable(key), err)
 	}
 	if data == nil {
 		data = []byte{}
@@ -352,7 +352,7 @@ func (s *Store) Stat(ctx context.Context, sc hostfiles.Scope, key string) (hostf
 		return hostfiles.Meta{}, hostfiles.ErrNotFound
 	}
 	if err != nil {
-		return hostfiles.Meta{}, s.fail("stat "+key, err)
+		return hostfiles.Meta{}, s.fail("stat "+hostfiles.Printable(key), err)
 	}
 	return m, nil
 }
@@ -427,7 +427,7 @@ func (s *Store) Put(ctx context.Context, sc hostfiles.Scope, key string, data []
 		return hostfiles.Meta{}, s.why(ctx, sc, key, cond)
 	}
 	if err != nil {
-		return hostfiles.Meta{}, s.fail("put "+key, err)
+		return hostfiles.Meta{}, s.fail("put "+hostfiles.Printable(key), err)
 	}
 	s.wrote()
 	s.publish(sc, hostfiles.Event{Key: key, ETag: etag})
@@ -441,7 +441,7 @@ func (s *Store) why(ctx context.Context, sc hostfiles.Scope, key string, cond vf
 	err := s.pool.QueryRow(ctx, `SELECT etag FROM julyfs_files WHERE scope = $1 AND key = $2`, string(sc), key).Scan(&have)
 	exists := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return s.fail("put "+key, err)
+		return s.fail("put "+hostfiles.Printable(key), err)
 	}
 	if err := hostfiles.CheckCond(key, cond, exists, have); err != nil {
 		return err
@@ -457,7 +457,7 @@ func (s *Store) why(ctx context.Context, sc hostfiles.Scope, key string, cond vf
 		string(sc), lo, hi, hostfiles.Ancestors(key)).Scan(&dir, &below)
 	switch {
 	case err != nil:
-		return s.fail("put "+key, err)
+		return s.fail("put "+hostfiles.Printable(key), err)
 	case dir:
 		return hostfiles.ErrIsDir
 	case below:
@@ -487,12 +487,12 @@ func (s *Store) Delete(ctx context.Context, sc hostfiles.Scope, key string, cond
 		case err == nil:
 			return &hostfiles.ConflictError{Key: key, Want: cond.IfMatch, Have: have}
 		case !errors.Is(err, pgx.ErrNoRows):
-			return s.fail("delete "+key, err)
+			return s.fail("delete "+hostfiles.Printable(key), err)
 		}
 		var dir bool
 		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM julyfs_files WHERE scope = $1 AND key >= $2 AND key < $3)`,
 			string(sc), lo, hi).Scan(&dir); err != nil {
-			return s.fail("delete "+key, err)
+			return s.fail("delete "+hostfiles.Printable(key), err)
 		}
 		if dir {
 			return hostfiles.ErrIsDir
@@ -500,7 +500,7 @@ func (s *Store) Delete(ctx context.Context, sc hostfiles.Scope, key string, cond
 		return hostfiles.ErrNotFound
 	}
 	if err != nil {
-		return s.fail("delete "+key, err)
+		return s.fail("delete "+hostfiles.Printable(key), err)
 	}
 	s.wrote()
 	s.publish(sc, hostfiles.Event{Key: key, Deleted: true})
@@ -528,7 +528,7 @@ func (s *Store) List(ctx context.Context, sc hostfiles.Scope, prefix, start stri
 		for {
 			page, err := s.page(ctx, sc, lo, after, hi, bounded)
 			if err != nil {
-				yield(hostfiles.Meta{}, s.fail("list "+prefix, err))
+				yield(hostfiles.Meta{}, s.fail("list "+hostfiles.Printable(prefix), err))
 				return
 			}
 			for _, m := range page {
