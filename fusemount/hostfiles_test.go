@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,4 +194,42 @@ func mountBench(b *testing.B, fsys *hostfiles.FS, opts fusemount.Options) *fusem
 		}
 	})
 	return s
+}
+
+// TestHostfilesMountConflict: a save through mount B of a file host A
+// changed after B read it fails with EEXIST and A's change stays; an
+// append (which reads the file first) works on A's version.
+func TestHostfilesMountConflict(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	dir := t.TempDir()
+	a, err := diskstore.Open(dir, diskstore.Options{})
+	require.NoError(t, err)
+	b, err := diskstore.Open(dir, diskstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close(); b.Close() })
+	fa, err := hostfiles.New(a, hostfiles.Deployment)
+	require.NoError(t, err)
+	fb, err := hostfiles.New(b, hostfiles.Deployment)
+	require.NoError(t, err)
+	opts := fusemount.Options{EntryTimeout: time.Minute, AttrTimeout: time.Minute}
+	ma, mb := mountHostfiles(t, fa, opts), mountHostfiles(t, fb, opts)
+	pa, pb := filepath.Join(ma.Dir(), "n"), filepath.Join(mb.Dir(), "n")
+	require.NoError(t, os.WriteFile(pa, []byte("one\n"), 0o644))
+	waitContent(t, pb, "one\n") // B has read version one
+	require.NoError(t, os.WriteFile(pa, []byte("two\n"), 0o644))
+	err = os.WriteFile(pb, []byte("three from b\n"), 0o644)
+	require.ErrorIs(t, err, syscall.EEXIST, "B's save over A's change")
+	got, err := os.ReadFile(pa)
+	require.NoError(t, err)
+	assert.Equal(t, "two\n", string(got), "A's change is kept")
+	f, err := os.OpenFile(pb, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("appended\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err = os.ReadFile(pa)
+	require.NoError(t, err)
+	assert.Equal(t, "two\nappended\n", string(got))
 }
