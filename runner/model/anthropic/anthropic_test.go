@@ -573,6 +573,7 @@ func TestUnreachableServer(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 0, pe.Status)
 	assert.Contains(t, pe.Error(), "connection refused")
+	assert.Regexp(t, `^anthropic: Post "http://127\.0\.0\.1:\d+/v1/messages": dial tcp .*: connect: connection refused$`, pe.Error())
 	assert.Equal(t, 1, waits)
 	assert.False(t, errors.Is(err, context.Canceled))
 }

@@ -550,6 +550,7 @@ func TestUnreachableServer(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 0, pe.Status)
 	assert.Contains(t, pe.Error(), "connection refused")
+	assert.Regexp(t, `^openai: Post "http://127\.0\.0\.1:\d+/v1/chat/completions": dial tcp .*: connect: connection refused$`, pe.Error())
 	assert.Equal(t, 1, waits, "refused connections are retried")
 	assert.False(t, errors.Is(err, context.Canceled))
 }
