@@ -56,7 +56,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -179,8 +178,11 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 	stream := m.client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	var (
-		text  strings.Builder
-		calls = map[int64]*model.ToolCall{}
+		text strings.Builder
+		// calls in the order they started; open maps a chunk's index to
+		// the call it continues.
+		calls []*model.ToolCall
+		open  = map[int64]*model.ToolCall{}
 		stop  string
 		usage model.Usage
 	)
@@ -188,7 +190,6 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
 			usage = convertUsage(chunk.Usage)
-
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
@@ -206,10 +207,14 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 				}
 			}
 			for _, tc := range d.ToolCalls {
-				c := calls[tc.Index]
-				if c == nil {
+				// A new id at an index already in use starts another
+				// call: servers that leave out the index (older ollama)
+				// send every call as index 0.
+				c := open[tc.Index]
+				if c == nil || tc.ID != "" && c.ID != "" && tc.ID != c.ID {
 					c = &model.ToolCall{}
-					calls[tc.Index] = c
+					open[tc.Index] = c
+					calls = append(calls, c)
 				}
 				if tc.ID != "" {
 					c.ID = tc.ID
@@ -234,13 +239,8 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 	if text.Len() > 0 {
 		msg.Content = []model.Part{model.TextPart(text.String())}
 	}
-	idx := make([]int64, 0, len(calls))
-	for i := range calls {
-		idx = append(idx, i)
-	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	for n, i := range idx {
-		c := *calls[i]
+	for n, cp := range calls {
+		c := *cp
 		if c.ID == "" {
 			c.ID = fmt.Sprintf("call_%d", n)
 		}

@@ -261,6 +261,24 @@ func TestTwoToolCallsInOneMessage(t *testing.T) {
 	}, resp.Message.ToolCalls)
 }
 
+func TestWholeToolCallsWithoutIndex(t *testing.T) {
+	// Servers that send each call whole in one chunk and leave out the
+	// index (older ollama) give every call index 0; a new id is a new
+	// call. A call without an id gets one to be answered by.
+	f := newFake(t, sse(roleChunk,
+		chunk(`{"index":0,"delta":{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"Read","arguments":"{\"path\":\"/a\"}"}},{"id":"call_b","type":"function","function":{"name":"Read","arguments":"{\"path\":\"/b\"}"}}]},"finish_reason":null}`),
+		chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"LS","arguments":""}}]},"finish_reason":null}`),
+		finish("tool_calls")))
+	m, _ := newModel(t, f, nil, 0)
+	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []model.ToolCall{
+		{ID: "call_a", Name: "Read", Args: json.RawMessage(`{"path":"/a"}`)},
+		{ID: "call_b", Name: "Read", Args: json.RawMessage(`{"path":"/b"}`)},
+		{ID: "call_2", Name: "LS", Args: json.RawMessage(`{}`)},
+	}, resp.Message.ToolCalls)
+}
+
 func TestUsageWithCacheAndReasoningTokens(t *testing.T) {
 	f := newFake(t, sse(roleChunk, textChunk("ok"), finish("stop"), usageChunk(2006, 1920, 300, 192)))
 	m, _ := newModel(t, f, nil, 0)
