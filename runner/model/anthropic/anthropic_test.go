@@ -550,6 +550,7 @@ func TestNewNeedsAKey(t *testing.T) {
 }
 
 func TestProxyWithoutKey(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-from-the-process")
 	f := newFake(t, textReply("proxied"))
 	m, _ := newModel(t, f, map[string]string{}, 0)
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)

@@ -117,9 +117,9 @@ func New(name string, opts model.Options) (model.Model, error) {
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 	}
-	if key != "" {
-		ropts = append(ropts, option.WithAPIKey(key))
-	}
+	// Always set: the SDK's defaults read OPENAI_API_KEY from the process
+	// environment, and an empty key must stay empty (no Authorization).
+	ropts = append(ropts, option.WithAPIKey(key))
 	return &Model{
 		model:  name,
 		client: openai.NewClient(ropts...),

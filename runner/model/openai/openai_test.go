@@ -546,6 +546,9 @@ func TestNewNeedsAKey(t *testing.T) {
 }
 
 func TestLocalServerWithoutKey(t *testing.T) {
+	// Only Options.Getenv is read: a key in the process environment is
+	// not sent either.
+	t.Setenv("OPENAI_API_KEY", "sk-from-the-process")
 	f := newFake(t, sse(roleChunk, textChunk("local"), finish("stop")))
 	m, _ := newModel(t, f, map[string]string{}, 0)
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
