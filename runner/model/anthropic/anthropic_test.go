@@ -578,3 +578,15 @@ func TestUnreachableServer(t *testing.T) {
 	assert.Equal(t, 1, waits)
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+func TestBadRequestsFailBeforeSending(t *testing.T) {
+	f := newFake(t, textReply("x"))
+	m, _ := newModel(t, f, nil, 0)
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleTool}}}, nil)
+	assert.EqualError(t, err, "anthropic: message 0: a tool message without results")
+	_, err = m.Generate(context.Background(), &model.Request{Tools: []model.ToolSpec{{Name: "X", Schema: json.RawMessage(`"s"`)}}}, nil)
+	assert.ErrorContains(t, err, "anthropic: tool X: schema is not a JSON object")
+	_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: "system"}}}, nil)
+	assert.EqualError(t, err, `anthropic: message 0: unknown role "system"`)
+	assert.Zero(t, f.attempts())
+}

@@ -417,6 +417,9 @@ func convertMessage(msg model.Message) ([]openai.ChatCompletionMessageParamUnion
 			}
 			out = append(out, openai.ToolMessage(text.String(), r.CallID))
 		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("a tool message without results")
+		}
 		if len(images) > 0 {
 			out = append(out, openai.UserMessage(images))
 		}

@@ -575,3 +575,35 @@ func TestUnreachableServer(t *testing.T) {
 	assert.Equal(t, 1, waits, "refused connections are retried")
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+func TestConcurrentGenerate(t *testing.T) {
+	f := newFake(t, sse(roleChunk, textChunk("a"), textChunk("b"), finish("stop"), usageChunk(3, 0, 2, 0)))
+	m, _ := newModel(t, f, nil, 0)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var got strings.Builder
+			resp, err := m.Generate(context.Background(), simpleRequest(), func(d model.Delta) { got.WriteString(d.Text) })
+			if assert.NoError(t, err, "call %d", i) {
+				assert.Equal(t, "ab", resp.Message.Text())
+				assert.Equal(t, "ab", got.String())
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 8, f.attempts())
+}
+
+func TestBadRequestsFailBeforeSending(t *testing.T) {
+	f := newFake(t, sse(roleChunk, finish("stop")))
+	m, _ := newModel(t, f, nil, 0)
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleTool}}}, nil)
+	assert.EqualError(t, err, "openai: message 0: a tool message without results")
+	_, err = m.Generate(context.Background(), &model.Request{Tools: []model.ToolSpec{{Name: "X", Schema: json.RawMessage(`[1]`)}}}, nil)
+	assert.ErrorContains(t, err, "openai: tool X: schema is not a JSON object")
+	_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: "system"}}}, nil)
+	assert.EqualError(t, err, `openai: message 0: unknown role "system"`)
+	assert.Zero(t, f.attempts())
+}
