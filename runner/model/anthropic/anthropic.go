@@ -354,15 +354,27 @@ func providerError(err error) *model.ProviderError {
 		pe.Status = httpStatus(ae)
 		pe.Message = ae.Message
 		if pe.Message == "" {
-			pe.Message = strings.TrimSpace(ae.RawJSON())
-		}
-		if pe.Message == "" {
-			pe.Message = http.StatusText(pe.Status)
+			pe.Message = bodyMessage(pe.Status, ae.RawJSON())
 		}
 		return pe
 	}
 	pe.Message = err.Error()
 	return pe
+}
+
+// bodyMessage is the message for an error response without one in the
+// API's error shape: its body when that is a short line of text (a
+// gateway's "upstream connect error"), else the status text (an HTML error
+// page says no more than that).
+func bodyMessage(status int, body string) string {
+	body = strings.TrimSpace(body)
+	if body == "" || strings.HasPrefix(body, "<") || strings.ContainsAny(body, "\r\n") || len(body) > 200 {
+		if t := http.StatusText(status); t != "" {
+			return t
+		}
+		return "no message"
+	}
+	return body
 }
 
 // params converts a request to the SDK's.

@@ -590,3 +590,31 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 	assert.EqualError(t, err, `anthropic: message 0: unknown role "system"`)
 	assert.Zero(t, f.attempts())
 }
+
+func TestGatewayErrorPage(t *testing.T) {
+	html := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprint(w, "<html>\n<body><h1>502 Bad Gateway</h1></body>\n</html>\n")
+	}
+	text := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "upstream connect error or disconnect/reset before headers\n")
+	}
+	f := newFake(t, html, text)
+	m, waits := newModel(t, f, nil, 1)
+	_, err := m.Generate(context.Background(), simpleRequest(), nil)
+	var pe *model.ProviderError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 503, pe.Status)
+	assert.Equal(t, "upstream connect error or disconnect/reset before headers", pe.Message)
+	assert.Len(t, *waits, 1, "a gateway's 502 is retried")
+
+	f = newFake(t, html)
+	m, _ = newModel(t, f, nil, -1)
+	_, err = m.Generate(context.Background(), simpleRequest(), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 502, pe.Status)
+	assert.Equal(t, "Bad Gateway", pe.Message)
+}

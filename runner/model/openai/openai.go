@@ -53,6 +53,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -175,7 +176,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 
 // once is one attempt; streamed reports whether onDelta saw any text.
 func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(model.Delta)) (resp *model.Response, streamed bool, err error) {
-	stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+	var res *http.Response
+	stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
 	var (
 		text strings.Builder
@@ -230,6 +232,13 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 		}
 	}
 	if err := stream.Err(); err != nil {
+		var ae *openai.Error
+		if !errors.As(err, &ae) && res != nil && res.StatusCode >= 400 {
+			// The SDK could not read the error body (a compatible server's
+			// own shape, {"error":"..."}): keep the status and the body.
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+			return nil, streamed, &statusError{status: res.StatusCode, header: res.Header, body: body, err: err}
+		}
 		return nil, streamed, err
 	}
 	if stop == "" {
@@ -251,6 +260,17 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 	}
 	return &model.Response{Message: msg, Usage: usage, StopReason: stop}, streamed, nil
 }
+
+// statusError is an error response the SDK could not decode.
+type statusError struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %v", e.status, e.err) }
+func (e *statusError) Unwrap() error { return e.err }
 
 // errTruncated is a stream that ended without a finish_reason.
 var errTruncated = errors.New("the stream ended before the model finished (no finish_reason)")
@@ -283,6 +303,10 @@ func verdict(err error) retry.Verdict {
 		}
 		return retry.Verdict{Retry: retry.Status(ae.StatusCode), Header: h}
 	}
+	var he *statusError
+	if errors.As(err, &he) {
+		return retry.Verdict{Retry: retry.Status(he.status), Header: he.header}
+	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) || errors.Is(err, errTruncated) {
 		return retry.Verdict{Retry: true}
@@ -295,15 +319,29 @@ func providerError(err error) *model.ProviderError {
 	pe := &model.ProviderError{Provider: Provider, Err: err}
 	var ae *openai.Error
 	var se *ssestream.StreamError
+	var he *statusError
 	switch {
+	case errors.As(err, &he):
+		pe.Status = he.status
+		pe.Message = foreignMessage(he.body)
+		if pe.Message == "" {
+			pe.Message = bodyMessage(he.status, string(he.body))
+		}
 	case errors.As(err, &ae):
 		pe.Status = ae.StatusCode
 		pe.Message = ae.Message
-		if pe.Message == "" {
-			pe.Message = strings.TrimSpace(ae.RawJSON())
+		if pe.Message == "" && ae.Response != nil && ae.Response.Body != nil {
+			// Not OpenAI's error shape: vLLM's {"object":"error",
+			// "message":...}, {"error":"..."}, FastAPI's {"detail":...},
+			// a gateway's text or HTML page.
+			body, _ := io.ReadAll(io.LimitReader(ae.Response.Body, 64<<10))
+			pe.Message = foreignMessage(body)
+			if pe.Message == "" {
+				pe.Message = bodyMessage(pe.Status, string(body))
+			}
 		}
-		if pe.Message == "" && ae.Response != nil {
-			pe.Message = http.StatusText(ae.StatusCode)
+		if pe.Message == "" {
+			pe.Message = bodyMessage(pe.Status, "")
 		}
 	case errors.As(err, &se):
 		var body struct {
@@ -320,6 +358,50 @@ func providerError(err error) *model.ProviderError {
 		pe.Message = err.Error()
 	}
 	return pe
+}
+
+// foreignMessage finds the message in the error bodies of compatible
+// servers that do not use OpenAI's {"error":{"message":...}}.
+func foreignMessage(body []byte) string {
+	var v struct {
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	if v.Message != "" {
+		return v.Message
+	}
+	for _, raw := range []json.RawMessage{v.Error, v.Detail} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+		var o struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &o) == nil && o.Message != "" {
+			return o.Message
+		}
+	}
+	return ""
+}
+
+// bodyMessage is the message for an error response without one in the
+// API's error shape: its body when that is a short line of text (a
+// gateway's "upstream connect error"), else the status text (an HTML error
+// page says no more than that).
+func bodyMessage(status int, body string) string {
+	body = strings.TrimSpace(body)
+	if body == "" || strings.HasPrefix(body, "<") || strings.ContainsAny(body, "\r\n") || len(body) > 200 {
+		if t := http.StatusText(status); t != "" {
+			return t
+		}
+		return "no message"
+	}
+	return body
 }
 
 // params converts a request to the SDK's.

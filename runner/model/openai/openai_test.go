@@ -607,3 +607,53 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 	assert.EqualError(t, err, `openai: message 0: unknown role "system"`)
 	assert.Zero(t, f.attempts())
 }
+
+func TestGatewayErrorPage(t *testing.T) {
+	html := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprint(w, "<html>\n<body><h1>502 Bad Gateway</h1></body>\n</html>\n")
+	}
+	text := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "upstream connect error or disconnect/reset before headers\n")
+	}
+	f := newFake(t, html, text)
+	m, waits := newModel(t, f, nil, 1)
+	_, err := m.Generate(context.Background(), simpleRequest(), nil)
+	var pe *model.ProviderError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 503, pe.Status)
+	assert.Equal(t, "upstream connect error or disconnect/reset before headers", pe.Message)
+	assert.Len(t, *waits, 1, "a gateway's 502 is retried")
+
+	f = newFake(t, html)
+	m, _ = newModel(t, f, nil, -1)
+	_, err = m.Generate(context.Background(), simpleRequest(), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 502, pe.Status)
+	assert.Equal(t, "Bad Gateway", pe.Message)
+}
+
+func TestCompatibleServerErrorShapes(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"object":"error","message":"The model ` + "`llama9`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`, "The model `llama9` does not exist."}, // vLLM
+		{`{"error":"model \"llama9\" not found, try pulling it first"}`, `model "llama9" not found, try pulling it first`},                                                   // ollama's native shape
+		{`{"detail":"Not authenticated"}`, "Not authenticated"},                                                                                                              // FastAPI
+		{`{"error":{"code":404,"message":"model not found","type":"not_found_error"}}`, "model not found"},                                                                   // llama.cpp
+	} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, tc.body)
+		})
+		m, _ := newModel(t, f, nil, 0)
+		_, err := m.Generate(context.Background(), simpleRequest(), nil)
+		var pe *model.ProviderError
+		if assert.ErrorAs(t, err, &pe, tc.body) {
+			assert.Equal(t, 404, pe.Status, tc.body)
+			assert.Equal(t, tc.want, pe.Message, tc.body)
+		}
+	}
+}
