@@ -551,6 +551,8 @@ func TestNewNeedsAKey(t *testing.T) {
 
 func TestProxyWithoutKey(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-from-the-process")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "from-the-process")
 	f := newFake(t, textReply("proxied"))
 	m, _ := newModel(t, f, map[string]string{}, 0)
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)

@@ -549,6 +549,7 @@ func TestLocalServerWithoutKey(t *testing.T) {
 	// Only Options.Getenv is read: a key in the process environment is
 	// not sent either.
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-process")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	f := newFake(t, sse(roleChunk, textChunk("local"), finish("stop")))
 	m, _ := newModel(t, f, map[string]string{}, 0)
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
