@@ -183,12 +183,15 @@ func textReply(text string) http.HandlerFunc {
 }
 
 func split(s string, n int) []string {
+	// Cut on rune boundaries: each piece travels as a JSON string, which
+	// holds whole characters.
 	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
+	r := []rune(s)
+	for len(r) > n {
+		out = append(out, string(r[:n]))
+		r = r[n:]
 	}
-	return append(out, s)
+	return append(out, string(r))
 }
 
 var readTool = model.ToolSpec{
@@ -253,19 +256,21 @@ func TestStreamsText(t *testing.T) {
 }
 
 func TestToolCallSplitAcrossChunks(t *testing.T) {
-	args := `{"path": "/notes/a.txt", "limit": 20}`
-	groups := [][]string{msgStart(40, 0, 0), textStart(0), textDelta(0, "Let me read it."), blockStop(0), toolStart(1, "toolu_01A09q90qw90lq917835lq9", "Read"), jsonDelta(1, "")}
-	for _, frag := range split(args, 2) {
-		groups = append(groups, jsonDelta(1, frag))
+	args := `{"path": "/notes/a \"b\".txt", "limit": 20, "note": "héllo ✓"}`
+	for _, n := range []int{1, 2, 5, len(args)} {
+		groups := [][]string{msgStart(40, 0, 0), textStart(0), textDelta(0, "Let me read it."), blockStop(0), toolStart(1, "toolu_01A09q90qw90lq917835lq9", "Read"), jsonDelta(1, "")}
+		for _, frag := range split(args, n) {
+			groups = append(groups, jsonDelta(1, frag))
+		}
+		groups = append(groups, blockStop(1), msgDelta("tool_use", 89), msgStop)
+		f := newFake(t, events(groups...))
+		m, _ := newModel(t, f, nil, 0)
+		resp, err := m.Generate(context.Background(), simpleRequest(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, "tool_use", resp.StopReason)
+		assert.Equal(t, "Let me read it.", resp.Message.Text())
+		assert.Equal(t, []model.ToolCall{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "Read", Args: json.RawMessage(args)}}, resp.Message.ToolCalls, "pieces of %d characters", n)
 	}
-	groups = append(groups, blockStop(1), msgDelta("tool_use", 89), msgStop)
-	f := newFake(t, events(groups...))
-	m, _ := newModel(t, f, nil, 0)
-	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
-	require.NoError(t, err)
-	assert.Equal(t, "tool_use", resp.StopReason)
-	assert.Equal(t, "Let me read it.", resp.Message.Text())
-	assert.Equal(t, []model.ToolCall{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "Read", Args: json.RawMessage(args)}}, resp.Message.ToolCalls)
 }
 
 func TestTwoToolCallsInOneMessage(t *testing.T) {

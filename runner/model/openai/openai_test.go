@@ -161,14 +161,17 @@ func toolArgs(index int, frag string) string {
 	return chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]},"logprobs":null,"finish_reason":null}`, index, b))
 }
 
-// split cuts s into pieces of at most n bytes.
+// split cuts s into pieces of at most n characters.
 func split(s string, n int) []string {
+	// Cut on rune boundaries: each piece travels as a JSON string, which
+	// holds whole characters.
 	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
+	r := []rune(s)
+	for len(r) > n {
+		out = append(out, string(r[:n]))
+		r = r[n:]
 	}
-	return append(out, s)
+	return append(out, string(r))
 }
 
 var readTool = model.ToolSpec{
@@ -226,21 +229,23 @@ func TestStreamsText(t *testing.T) {
 }
 
 func TestToolCallSplitAcrossChunks(t *testing.T) {
-	args := `{"path":"/notes/a.txt","limit":20}`
-	chunks := []string{roleChunk, toolStart(0, "call_abc", "Read")}
-	for _, frag := range split(args, 3) {
-		chunks = append(chunks, toolArgs(0, frag))
+	args := `{"path":"/notes/a \"b\".txt","limit":20,"note":"héllo ✓"}`
+	for _, n := range []int{1, 2, 3, 7, len(args)} {
+		chunks := []string{roleChunk, toolStart(0, "call_abc", "Read")}
+		for _, frag := range split(args, n) {
+			chunks = append(chunks, toolArgs(0, frag))
+		}
+		chunks = append(chunks, finish("tool_calls"), usageChunk(50, 0, 12, 0))
+		f := newFake(t, sse(chunks...))
+		m, _ := newModel(t, f, nil, 0)
+		var deltas int
+		resp, err := m.Generate(context.Background(), simpleRequest(), func(model.Delta) { deltas++ })
+		require.NoError(t, err)
+		assert.Zero(t, deltas, "a tool call streams no text")
+		assert.Equal(t, "tool_calls", resp.StopReason)
+		assert.Empty(t, resp.Message.Content)
+		assert.Equal(t, []model.ToolCall{{ID: "call_abc", Name: "Read", Args: json.RawMessage(args)}}, resp.Message.ToolCalls, "pieces of %d characters", n)
 	}
-	chunks = append(chunks, finish("tool_calls"), usageChunk(50, 0, 12, 0))
-	f := newFake(t, sse(chunks...))
-	m, _ := newModel(t, f, nil, 0)
-	var deltas int
-	resp, err := m.Generate(context.Background(), simpleRequest(), func(model.Delta) { deltas++ })
-	require.NoError(t, err)
-	assert.Zero(t, deltas, "a tool call streams no text")
-	assert.Equal(t, "tool_calls", resp.StopReason)
-	assert.Empty(t, resp.Message.Content)
-	assert.Equal(t, []model.ToolCall{{ID: "call_abc", Name: "Read", Args: json.RawMessage(args)}}, resp.Message.ToolCalls)
 }
 
 func TestTwoToolCallsInOneMessage(t *testing.T) {
