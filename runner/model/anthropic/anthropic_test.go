@@ -625,3 +625,22 @@ func TestGatewayErrorPage(t *testing.T) {
 	assert.Equal(t, 502, pe.Status)
 	assert.Equal(t, "Bad Gateway", pe.Message)
 }
+
+func TestServerSaysWhetherToRetry(t *testing.T) {
+	f := newFake(t, status(500, map[string]string{"X-Should-Retry": "false"}, "do not retry this"))
+	m, waits := newModel(t, f, nil, 0)
+	_, err := m.Generate(context.Background(), simpleRequest(), nil)
+	var pe *model.ProviderError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 500, pe.Status)
+	assert.Equal(t, 1, f.attempts())
+	assert.Empty(t, *waits)
+
+	f = newFake(t, status(400, map[string]string{"X-Should-Retry": "true", "Retry-After": "2"}, "try again"), status(400, nil, "now it is final"))
+	m, waits = newModel(t, f, nil, 0)
+	_, err = m.Generate(context.Background(), simpleRequest(), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "now it is final", pe.Message)
+	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, []time.Duration{2 * time.Second}, *waits)
+}
