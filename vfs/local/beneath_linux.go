@@ -54,7 +54,7 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 		case unix.ENOSYS:
 			noOpenat2.Store(true)
 			return nil, false, nil
-		case unix.EXDEV, unix.EAGAIN, unix.EPERM:
+		case unix.EXDEV, unix.EAGAIN, unix.EPERM, unix.ENAMETOOLONG:
 			return nil, false, nil
 		}
 		return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
