@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -187,7 +188,7 @@ func FuzzEscape(f *testing.F) {
 		}
 		for range b.next() % 24 {
 			p := b.apiPath()
-			switch op := b.next() % 16; op {
+			switch op := b.next() % 20; op {
 			case 0:
 				st, _ := fsys.Stat(ctx, p)
 				leak("Stat("+p+")", st.Path)
@@ -251,6 +252,15 @@ func FuzzEscape(f *testing.F) {
 				host.Symlink(b.linkTarget(real, realBase), hp)
 			case 15:
 				fsys.Sweep(ctx)
+			case 16:
+				fsys.Symlink(ctx, b.linkTarget(real, realBase), p)
+			case 17:
+				target, _ := fsys.Readlink(ctx, p)
+				leak("Readlink("+p+")", target)
+			case 18:
+				fsys.SetMode(ctx, p, fs.FileMode(b.next()%8)<<6|0o7)
+			case 19:
+				fsys.SetModTime(ctx, p, time.Unix(int64(b.next()), 0))
 			}
 		}
 		if after := snapshot(t, base, root); !maps.Equal(before, after) {
