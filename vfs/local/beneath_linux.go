@@ -64,6 +64,9 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 // oPath opens a name for its metadata only.
 const oPath = unix.O_PATH
 
+// keepAtime is the utimensat time that leaves the access time as it is.
+func keepAtime() unix.Timespec { return unix.Timespec{Nsec: unix.UTIME_OMIT} }
+
 // openat2 runs openat2 relative to the root directory, holding it open
 // for the call (a Close racing a verb cannot free the descriptor number
 // for reuse under it).

@@ -110,7 +110,7 @@ func (fsys *FS) SetMode(ctx context.Context, path string, mode fs.FileMode) erro
 // on the host (vfs.TimeSetter), following links inside the root; the
 // access time is left as it is. A file's etag changes with it.
 func (fsys *FS) SetModTime(ctx context.Context, path string, mtime time.Time) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	ts := []unix.Timespec{keepAtime(), unix.NsecToTimespec(mtime.UnixNano())}
 	return fsys.setMeta(ctx, path, func(procPath string, f *os.File) error {
 		if procPath != "" {
 			return unix.UtimesNanoAt(unix.AT_FDCWD, procPath, ts, 0)
@@ -129,7 +129,7 @@ func (fsys *FS) setMeta(ctx context.Context, path string, set func(procPath stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := fsys.openFile(rel(p), unix.O_PATH)
+	f, err := fsys.openFile(rel(p), oPath)
 	if err != nil {
 		if isMissing(err) {
 			return vfs.NotFound(p)
