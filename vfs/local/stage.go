@@ -98,14 +98,19 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 }
 
 // openUnnamedIn opens an unnamed file (see openUnnamed) in the directory
-// at clean posix path d.
+// at clean posix path d, holding a shared flock on it as createTemp does:
+// once Commit links it under a temporary name, a sweep leaves it alone.
 func (fsys *FS) openUnnamedIn(d string) (*os.File, error) {
 	w, err := fsys.openWriteDir(d, false)
 	if err != nil {
 		return nil, err
 	}
 	defer w.close()
-	return openUnnamed(w.fd)
+	f, err := openUnnamed(w.fd)
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	}
+	return f, err
 }
 
 // staged is a staging made by Stage.
