@@ -157,6 +157,11 @@ func Load(dir string) (*Agent, error) {
 	}
 	c := &a.Config
 	rootSet := c.Root.Kind != 0 && !(c.Root.Kind == yaml.ScalarNode && c.Root.Tag == "!!null")
+	if c.Tools == nil && topLevelNull(data, "tools") {
+		// A tools: key whose entries are all commented out must not fail
+		// open into the whole default catalog.
+		add("tools", "is empty (null): list the tools the agent may use, write tools: [] for none, or remove tools: for the default set")
+	}
 
 	if strings.TrimSpace(c.Name) == "" {
 		add("name", "required: give the agent a name")
@@ -255,6 +260,25 @@ func Load(dir string) (*Agent, error) {
 		return nil, invalid()
 	}
 	return a, nil
+}
+
+// topLevelNull reports that the YAML document data has the top-level key
+// with a null value ("tools:" with nothing after it, or "tools: ~").
+func topLevelNull(data []byte, key string) bool {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return false
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k, v := m.Content[i], m.Content[i+1]; k.Value == key {
+			return v.Kind == yaml.ScalarNode && v.Tag == "!!null"
+		}
+	}
+	return false
 }
 
 // checkSeedPath refuses a workspace file under the reserved memory/ (after

@@ -237,7 +237,6 @@ func TestLoadToolsOmittedVersusEmpty(t *testing.T) {
 		want []string
 	}{
 		{"", hostSeven},
-		{"tools:\n", hostSeven}, // null is omitted
 		{"tools: []\n", nil},
 	} {
 		a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\n"+tt.yaml))
