@@ -1,10 +1,17 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
 )
 
 // TestLoadNullToolsRefused: a tools: key whose entries are all commented
@@ -26,4 +33,37 @@ func TestLoadNullToolsRefused(t *testing.T) {
 	assert.Empty(t, a.Plan.Served())
 	assert.False(t, a.Plan.Shell)
 	assert.Empty(t, a.Plan.Harness)
+}
+
+// FuzzToolsNoPanic sends arbitrary argument objects to every file tool through
+// the dispatcher: whatever the arguments, the result is a value, and never
+// the "internal error" a recovered panic becomes.
+func FuzzToolsNoPanic(f *testing.F) {
+	f.Add(uint8(2), `{"pattern":"x","output_mode":"content","offset":9223372036854775807,"head_limit":9223372036854775807}`)
+	f.Add(uint8(2), `{"pattern":"x","-C":9223372036854775807,"output_mode":"content"}`)
+	f.Add(uint8(0), `{"path":"/a.txt","offset":9223372036854775807,"limit":9223372036854775807}`)
+	f.Add(uint8(3), `{"pattern":"**/**/**/*"}`)
+	f.Add(uint8(1), `{"path":"/","ignore":["["]}`)
+	f.Add(uint8(5), `{"path":"/a.txt","oldText":"x","newText":"y","replaceAll":true}`)
+	f.Add(uint8(7), `{"query":"x","numResults":9223372036854775807}`)
+	f.Fuzz(func(t *testing.T, which uint8, args string) {
+		fsys := fuzzTree(t)
+		ts := tools.Synthesize(fsys, tools.FileToolNames, tools.Options{MaxOutputBytes: 4096})
+		d, err := NewDispatcher(ts, DispatchOptions{})
+		require.NoError(t, err)
+		name := tools.FileToolNames[int(which)%len(tools.FileToolNames)]
+		r := d.Call(context.Background(), name, json.RawMessage(args))
+		require.NotNil(t, r)
+		assert.False(t, strings.HasPrefix(r.String(), "internal error"), "%s %s: %s", name, args, r)
+	})
+}
+
+func fuzzTree(t *testing.T) vfs.FileSystem {
+	fsys, err := temp.New(map[string][]byte{
+		"/a.txt":     []byte("x\ny\nx\n"),
+		"/d/b.go":    []byte("package x\n"),
+		"/d/e/c.txt": []byte("xx"),
+	})
+	require.NoError(t, err)
+	return fsys
 }

@@ -1,0 +1,113 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs/temp"
+)
+
+// runNoPanic calls tool.Run directly (not through the runner's
+// dispatcher, which would turn a panic into an error result), so a panic
+// anywhere in the tool fails the test.
+func runNoPanic(t *testing.T, tool *Tool, args string) (r *Result) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Fatalf("%s %s panicked: %v", tool.Name, args, v)
+		}
+	}()
+	r, err := tool.Run(context.Background(), json.RawMessage(args))
+	if err != nil {
+		return Error(err)
+	}
+	require.NotNil(t, r)
+	return r
+}
+
+// TestGrepOverflowingPagination: offset and head_limit near math.MaxInt
+// used to overflow offset+head_limit+1 and panic on a slice bound.
+func TestGrepOverflowingPagination(t *testing.T) {
+	fs := temp.MustNew(map[string]string{"/a.txt": "x\nx\nx\n", "/b.txt": "x\n"})
+	g := NewGrep(fs, Options{})
+	huge := math.MaxInt
+	for _, mode := range []string{GrepContent, GrepFiles, GrepCount} {
+		for _, args := range []string{
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"offset":%d}`, mode, huge),
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"head_limit":%d}`, mode, huge),
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"offset":%d,"head_limit":%d}`, mode, huge, huge),
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"offset":1,"head_limit":%d}`, mode, huge),
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"-C":%d,"head_limit":%d}`, mode, huge, huge),
+			fmt.Sprintf(`{"pattern":"x","output_mode":%q,"-A":%d,"-B":%d}`, mode, huge, huge),
+		} {
+			r := runNoPanic(t, g, args)
+			assert.False(t, r.IsError, "%s: %s", args, r)
+		}
+	}
+	r := runNoPanic(t, g, fmt.Sprintf(`{"pattern":"x","output_mode":"content","offset":%d}`, huge))
+	assert.Equal(t, fmt.Sprintf("No matches at offset %d.", huge), r.String())
+	r = runNoPanic(t, g, fmt.Sprintf(`{"pattern":"x","output_mode":"content","offset":1,"head_limit":%d}`, huge))
+	assert.Equal(t, "/a.txt:2:x\n/a.txt:3:x\n/b.txt:1:x", r.String())
+	r = runNoPanic(t, g, fmt.Sprintf(`{"pattern":"x","output_mode":"content","-A":%d,"path":"/b.txt"}`, huge))
+	assert.Equal(t, "/b.txt:1:x", r.String())
+}
+
+// TestGrepOutputModes: the spec's native kinds are content, files and
+// count; files_with_matches is an alias of files.
+func TestGrepOutputModes(t *testing.T) {
+	fs := temp.MustNew(map[string]string{"/a.txt": "x\nx\n", "/b.txt": "x\n"})
+	g := NewGrep(fs, Options{})
+	files := runNoPanic(t, g, `{"pattern":"x","output_mode":"files"}`)
+	assert.Equal(t, "/a.txt\n/b.txt", files.String())
+	assert.Equal(t, files.String(), runNoPanic(t, g, `{"pattern":"x","output_mode":"files_with_matches"}`).String())
+	assert.Equal(t, files.String(), runNoPanic(t, g, `{"pattern":"x"}`).String())
+	assert.Equal(t, "/a.txt:2\n/b.txt:1", runNoPanic(t, g, `{"pattern":"x","output_mode":"count"}`).String())
+	var enum []string
+	for _, v := range g.Schema.Properties["output_mode"].Enum {
+		enum = append(enum, v.(string))
+	}
+	assert.Equal(t, []string{GrepContent, GrepFiles, GrepCount, GrepFilesWithMatches}, enum)
+}
+
+// TestToolsHostileArguments calls every synthesized tool with extreme
+// integers, empty and odd strings: none may panic.
+func TestToolsHostileArguments(t *testing.T) {
+	fs := temp.MustNew(map[string]string{"/a.txt": "one\ntwo\n", "/d/b.txt": "x"})
+	huge, neg := math.MaxInt, math.MinInt
+	ints := []int{0, 1, -1, huge, neg, huge - 1}
+	strs := []string{"", "/", "..", "../..", "/a.txt", "/d", "\x00", "\n", "[", "{", "**/**/**", strings.Repeat("a/", 300), "\xff"}
+	for _, tool := range Synthesize(fs, FileToolNames, Options{}) {
+		for _, s := range strs {
+			for _, n := range ints {
+				var args string
+				switch tool.Name {
+				case NameRead:
+					args = fmt.Sprintf(`{"path":%q,"offset":%d,"limit":%d}`, s, n, n)
+				case NameLS:
+					args = fmt.Sprintf(`{"path":%q,"ignore":[%q]}`, s, s)
+				case NameGrep:
+					args = fmt.Sprintf(`{"pattern":%q,"glob":%q,"offset":%d,"head_limit":%d,"-C":%d,"output_mode":"content"}`, s, s, n, n, n)
+				case NameGlob:
+					args = fmt.Sprintf(`{"pattern":%q,"path":%q}`, s, s)
+				case NameWrite:
+					args = fmt.Sprintf(`{"path":%q,"contents":%q}`, s, s)
+				case NameStrReplace:
+					args = fmt.Sprintf(`{"path":%q,"oldText":%q,"newText":"y"}`, s, s)
+				case NameDelete:
+					args = fmt.Sprintf(`{"path":%q}`, s)
+				case NameSemanticSearch:
+					args = fmt.Sprintf(`{"query":%q,"path":%q,"numResults":%d}`, s, s, n)
+				}
+				r := runNoPanic(t, tool, args)
+				assert.False(t, strings.HasPrefix(r.String(), "internal error"), "%s %s: %s", tool.Name, args, r)
+			}
+		}
+	}
+}
