@@ -85,6 +85,9 @@ type Agent struct {
 	// IndexDir is the index directory from agent.yaml's index, absolute;
 	// "" for none.
 	IndexDir string
+	// Warnings are legal but probably unintended settings (a root mount
+	// the turn scratch /tmp shadows), for july validate to print.
+	Warnings []Problem
 
 	root *rootTable // the decoded root; nil for the host default
 }
@@ -237,6 +240,9 @@ func Load(dir string) (*Agent, error) {
 		t, ps := decodeRoot(&c.Root, abs)
 		problems = append(problems, ps...)
 		a.root = t
+		if t != nil && plan.ScratchTmp {
+			a.Warnings = append(a.Warnings, t.shadowedTmp()...)
+		}
 	}
 
 	for _, p := range slices.Sorted(maps.Keys(c.WorkspaceFiles)) {

@@ -67,3 +67,30 @@ func fuzzTree(t *testing.T) vfs.FileSystem {
 	require.NoError(t, err)
 	return fsys
 }
+
+// TestEmptyRootAndShadowedTmp: root: {} is an empty virtual workspace, and
+// a root mount under /tmp is a warning (when scratch shadows it), not a
+// refusal.
+func TestEmptyRootAndShadowedTmp(t *testing.T) {
+	ctx := context.Background()
+	a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nroot: {}\n"))
+	require.NoError(t, err)
+	assert.True(t, a.Plan.Root)
+	assert.Empty(t, a.Warnings)
+	s, err := a.Open(ctx, SessionOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	turn, err := s.Turn()
+	require.NoError(t, err)
+	assert.Equal(t, "/tmp/", turn.Call(ctx, "Glob", json.RawMessage(`{"pattern":"**"}`)).String(), "only the turn scratch")
+	assert.Equal(t, "read-only mount: /a.txt", turn.Call(ctx, "Write", json.RawMessage(`{"path":"/a.txt","contents":"x"}`)).String())
+
+	a, err = Load(agentDir(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp: {}\n  /tmp/cache:\n    temp: {}\n"))
+	require.NoError(t, err)
+	require.Len(t, a.Warnings, 1)
+	assert.Contains(t, a.Warnings[0].String(), "root: mount /tmp/cache is under /tmp, which each turn binds to an empty scratch tree")
+
+	a, err = Load(agentDir(t, "-- agent.yaml --\nname: x\ntools: [read]\nroot:\n  /:\n    temp: {}\n  /tmp/cache:\n    temp: {}\n"))
+	require.NoError(t, err)
+	assert.Empty(t, a.Warnings, "no scratch, nothing shadowed")
+}

@@ -43,8 +43,10 @@ func validateCommand() *cli.Command {
 fields or tool names, and the fail-closed combinations (a root with shell,
 task or readLints; a root with local.cwd, local.workspaceDir, local.sandbox or
 a cloud runtime; an authored tools/Read.* named like a synthesized tool;
-workspaceFiles under memory/ or, with a root, /tmp; a root mount under /tmp).
-On success it prints what the agent's model gets.`,
+workspaceFiles under memory/ or, with a root, /tmp). On success it prints
+what the agent's model gets, and on stderr a warning for each legal but
+probably unintended setting (a root mount under /tmp, shadowed each turn by
+the scratch /tmp).`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -60,6 +62,9 @@ On success it prints what the agent's model gets.`,
 			fmt.Fprintf(w, "harness (the agent loop's, not served by july): %s\n", list(a.Plan.Harness))
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
+			}
+			for _, p := range a.Warnings {
+				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
 			}
 			return nil
 		},
