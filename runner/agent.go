@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -174,7 +175,7 @@ func Load(dir string) (*Agent, error) {
 	if instr == "" {
 		instr = DefaultInstructions
 	}
-	text, err := os.ReadFile(filepath.Join(abs, instr))
+	text, err := readInstructions(abs, instr)
 	switch {
 	case err == nil:
 		a.Instructions = string(text)
@@ -266,6 +267,49 @@ func Load(dir string) (*Agent, error) {
 		return nil, invalid()
 	}
 	return a, nil
+}
+
+// MaxInstructionsBytes bounds the instructions file.
+const MaxInstructionsBytes = 1 << 20
+
+// readInstructions reads the instructions file name, which must be a
+// regular file inside the agent directory dir (symlinks may point within
+// it): os.Root refuses absolute names and any path that leaves dir, the
+// file is opened non-blocking (a FIFO must not hang july validate) and
+// checked to be regular on the open descriptor, and at most
+// MaxInstructionsBytes are read.
+func readInstructions(dir, name string) ([]byte, error) {
+	if filepath.IsAbs(name) {
+		return nil, fmt.Errorf("an absolute path; name a file inside the agent directory")
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			return nil, fmt.Errorf("outside the agent directory; name a file inside it")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > MaxInstructionsBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d allowed", fi.Size(), MaxInstructionsBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxInstructionsBytes+1))
+	if err == nil && len(data) > MaxInstructionsBytes {
+		err = fmt.Errorf("more than the %d bytes allowed", MaxInstructionsBytes)
+	}
+	return data, err
 }
 
 // topLevelNull reports that the YAML document data has the top-level key

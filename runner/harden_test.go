@@ -3,8 +3,12 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,4 +97,43 @@ func TestEmptyRootAndShadowedTmp(t *testing.T) {
 	a, err = Load(agentDir(t, "-- agent.yaml --\nname: x\ntools: [read]\nroot:\n  /:\n    temp: {}\n  /tmp/cache:\n    temp: {}\n"))
 	require.NoError(t, err)
 	assert.Empty(t, a.Warnings, "no scratch, nothing shadowed")
+}
+
+// TestInstructionsConfined: instructions: names a regular file inside the
+// agent directory; a path outside it is refused, and a FIFO is refused
+// without blocking Load.
+func TestInstructionsConfined(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o644))
+	for _, tt := range []struct{ instr, want string }{
+		{outside, "instructions: cannot read " + outside + ": an absolute path; name a file inside the agent directory"},
+		{"../" + filepath.Base(filepath.Dir(outside)) + "/secret.md", "outside the agent directory"},
+		{"link.md", "outside the agent directory"},
+		{"sub", "not a regular file (d"},
+		{"fifo", "not a regular file (p"},
+	} {
+		dir := agentDir(t, "-- agent.yaml --\nname: x\ninstructions: "+tt.instr+"\n-- sub/x --\n")
+		require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link.md")))
+		require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+		done := make(chan error, 1)
+		go func() { _, err := Load(dir); done <- err }()
+		select {
+		case err := <-done:
+			require.Error(t, err, tt.instr)
+			assert.Contains(t, strings.Join(problemsOf(t, err), "\n"), tt.want, tt.instr)
+		case <-time.After(10 * time.Second):
+			// Unblock the FIFO so the goroutine ends, then fail.
+			f, _ := os.OpenFile(filepath.Join(dir, "fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if f != nil {
+				f.Close()
+			}
+			t.Fatalf("Load with instructions %s blocked", tt.instr)
+		}
+	}
+	// A symlink that stays inside the directory is fine.
+	dir := agentDir(t, "-- agent.yaml --\nname: x\ninstructions: in.md\n-- docs/real.md --\nhello\n")
+	require.NoError(t, os.Symlink("docs/real.md", filepath.Join(dir, "in.md")))
+	a, err := Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", a.Instructions)
 }
