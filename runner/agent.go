@@ -146,6 +146,10 @@ func Load(dir string) (*Agent, error) {
 	}
 	invalid := func() error { return &ValidationError{Dir: dir, Problems: problems} }
 
+	if msg := seedAliases(data); msg != "" {
+		add("workspaceFiles", "%s", msg)
+		return nil, invalid()
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&a.Config); err != nil && !errors.Is(err, io.EOF) {
@@ -312,23 +316,49 @@ func readInstructions(dir, name string) ([]byte, error) {
 	return data, err
 }
 
-// topLevelNull reports that the YAML document data has the top-level key
-// with a null value ("tools:" with nothing after it, or "tools: ~").
-func topLevelNull(data []byte, key string) bool {
+// topLevel returns the value of the top-level key of the YAML document
+// data, or nil. Aliases are not expanded.
+func topLevel(data []byte, key string) *yaml.Node {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-		return false
+		return nil
 	}
 	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
-		return false
+		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k, v := m.Content[i], m.Content[i+1]; k.Value == key {
-			return v.Kind == yaml.ScalarNode && v.Tag == "!!null"
+		if k := m.Content[i]; k.Value == key {
+			return m.Content[i+1]
 		}
 	}
-	return false
+	return nil
+}
+
+// topLevelNull reports that the YAML document data has the top-level key
+// with a null value ("tools:" with nothing after it, or "tools: ~").
+func topLevelNull(data []byte, key string) bool {
+	v := topLevel(data, key)
+	return v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!null"
+}
+
+// seedAliases refuses YAML aliases in workspaceFiles (as the mapping or as
+// a file's contents), before decoding would expand them: one anchor
+// referenced many times would multiply its size in memory.
+func seedAliases(data []byte) string {
+	v := topLevel(data, "workspaceFiles")
+	if v == nil {
+		return ""
+	}
+	if v.Kind == yaml.AliasNode {
+		return fmt.Sprintf("line %d: a YAML alias (*%s) is not allowed here; write the files out", v.Line, v.Value)
+	}
+	for i := 1; i < len(v.Content); i += 2 {
+		if c := v.Content[i]; c.Kind == yaml.AliasNode {
+			return fmt.Sprintf("line %d: %s: a YAML alias (*%s) is not allowed as seed contents; write the contents out", c.Line, v.Content[i-1].Value, c.Value)
+		}
+	}
+	return ""
 }
 
 // checkSeedPath refuses a workspace file under the reserved memory/ (after

@@ -137,3 +137,14 @@ func TestInstructionsConfined(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", a.Instructions)
 }
+
+// TestWorkspaceFilesAliasRefused: workspaceFiles contents may not be YAML
+// aliases (refused before decoding would expand them).
+func TestWorkspaceFilesAliasRefused(t *testing.T) {
+	_, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nmodel: &m hello\nworkspaceFiles:\n  a.txt: *m\n"))
+	require.Error(t, err)
+	assert.Equal(t, []string{"workspaceFiles: line 4: a.txt: a YAML alias (*m) is not allowed as seed contents; write the contents out"}, problemsOf(t, err))
+	_, err = Load(agentDir(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp:\n      /a.txt: &c hi\n      /b.txt: *c\n"))
+	require.Error(t, err)
+	assert.Contains(t, problemsOf(t, err)[0], "a YAML alias (*c) is not allowed as seed contents")
+}
