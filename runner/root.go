@@ -73,11 +73,15 @@ func hostTree(dir string) (vfs.FileSystem, func() error, error) {
 }
 
 // withScratch composes a turn's tree: the authored root at / with a fresh
-// empty tree at /tmp.
-func withScratch(authored vfs.FileSystem) (vfs.FileSystem, error) {
-	scratch, err := temp.New(nil)
+// empty tree at /tmp, holding at most quota bytes when quota > 0.
+func withScratch(authored vfs.FileSystem, quota int64) (vfs.FileSystem, error) {
+	tmp, err := temp.New(nil)
 	if err != nil {
 		return nil, err
+	}
+	var scratch vfs.FileSystem = tmp
+	if quota > 0 {
+		scratch = newQuotaFS(tmp, quota)
 	}
 	return union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
 }

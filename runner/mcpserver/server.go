@@ -27,7 +27,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"sync"
 
@@ -84,12 +83,6 @@ func (m *Server) MCP() *mcp.Server { return m.srv }
 // until the client disconnects or ctx is done.
 func (m *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return m.srv.Run(ctx, t)
-}
-
-// HTTPHandler returns the streamable HTTP handler: each MCP session it
-// accepts is a turn of this server's session.
-func (m *Server) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m.srv }, nil)
 }
 
 // handle is the tools/call handler of every tool.
