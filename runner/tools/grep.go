@@ -117,11 +117,12 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 		hits = hits[min(in.Offset, len(hits)):]
 	default:
 		var counts []int
+		last := "" // the raw path of the last entry
 		for h, err := range fsys.Grep(ctx, q) {
 			if err != nil {
 				return nil, err
 			}
-			if n := len(entries); n > 0 && entries[n-1] == h.Path {
+			if n := len(entries); n > 0 && last == h.Path {
 				counts[n-1]++
 				continue
 			}
@@ -129,7 +130,8 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 				more = true // every earlier file's count is complete
 				break
 			}
-			entries = append(entries, h.Path)
+			entries = append(entries, vfs.DisplayPath(h.Path))
+			last = h.Path
 			counts = append(counts, 1)
 		}
 		if mode == GrepCount {
@@ -205,6 +207,7 @@ func writeContent(ctx context.Context, fsys vfs.FileSystem, b *strings.Builder, 
 	// than maxContext.
 	before, after = min(max(before, 0), maxContext), min(max(after, 0), maxContext)
 	line := func(p string, n int, sep byte, text string) string {
+		p = vfs.DisplayPath(p)
 		text = cutLine(strings.TrimSuffix(text, "\r"), opts.MaxLineLength)
 		if numbers {
 			return fmt.Sprintf("%s%c%d%c%s", p, sep, n, sep, text)

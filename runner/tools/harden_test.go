@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/temp"
 )
 
@@ -110,4 +113,56 @@ func TestToolsHostileArguments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNamesCannotForgeOutput: a file name with a newline, a control
+// character or invalid UTF-8 is printed Go-quoted by every tool, so it
+// cannot forge a line, and the printed form reads the same file back.
+func TestNamesCannotForgeOutput(t *testing.T) {
+	dir := t.TempDir()
+	forged := "x.txt\nsecret.txt:1:root:FAKE"
+	names := []string{forged, "bad\xff.txt", "tab\tname.txt", "ok.txt"}
+	for _, n := range names {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("root\n"), 0o644))
+	}
+	fsys, err := local.New(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	tools := map[string]*Tool{}
+	for _, tl := range Synthesize(fsys, FileToolNames, Options{}) {
+		tools[tl.Name] = tl
+	}
+	quoted := map[string]string{
+		forged:          `"/x.txt\nsecret.txt:1:root:FAKE"`,
+		"bad\xff.txt":   `"/bad\xff.txt"`,
+		"tab\tname.txt": `"/tab\tname.txt"`,
+		"ok.txt":        "/ok.txt",
+	}
+
+	content := runNoPanic(t, tools[NameGrep], `{"pattern":"root","output_mode":"content"}`).String()
+	for _, line := range strings.Split(content, "\n") {
+		assert.False(t, strings.HasPrefix(line, "secret.txt"), "forged line %q in\n%s", line, content)
+	}
+	assert.Contains(t, content, quoted[forged]+":1:root")
+	assert.Equal(t, `"/bad\xff.txt"`+"\n/ok.txt\n"+`"/tab\tname.txt"`+"\n"+quoted[forged],
+		runNoPanic(t, tools[NameGrep], `{"pattern":"root"}`).String())
+	assert.Contains(t, runNoPanic(t, tools[NameGrep], `{"pattern":"root","output_mode":"count"}`).String(), `"/bad\xff.txt":1`)
+
+	glob := runNoPanic(t, tools[NameGlob], `{"pattern":"*"}`).String()
+	ls := runNoPanic(t, tools[NameLS], `{}`).String()
+	assert.Contains(t, ls, "\n  "+`"bad\xff.txt"`+" (5 bytes)")
+	assert.Contains(t, ls, "\n  "+`"x.txt\nsecret.txt:1:root:FAKE"`+" (5 bytes)")
+	assert.Equal(t, 5, len(strings.Split(ls, "\n")), ls) // "/" and one line per file: none forged
+	for n, q := range quoted {
+		assert.Contains(t, strings.Split(glob, "\n"), q)
+		// The printed form names the same file.
+		r := runNoPanic(t, tools[NameRead], fmt.Sprintf(`{"path":%q}`, q))
+		assert.False(t, r.IsError, "%s: %s", q, r)
+		assert.Equal(t, "     1\troot", r.String(), n)
+	}
+	r := runNoPanic(t, tools[NameRead], `{"path":"\"/missing\\nline\""}`)
+	assert.Equal(t, `not found: "/missing\nline"`, r.String())
+	assert.Equal(t, `Deleted "/bad\xff.txt"`, runNoPanic(t, tools[NameDelete], `{"path":"\"/bad\\xff.txt\""}`).String())
+	_, err = os.Stat(filepath.Join(dir, "bad\xff.txt"))
+	assert.True(t, os.IsNotExist(err))
 }

@@ -49,10 +49,10 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 		case vfs.KindMissing:
 			return nil, vfs.NotFound(dir)
 		case vfs.KindFile:
-			return Text(fmt.Sprintf("%s (%s)", dir, size(info.Size))), nil
+			return Text(fmt.Sprintf("%s (%s)", vfs.DisplayPath(dir), size(info.Size))), nil
 		}
 		var b strings.Builder
-		b.WriteString(withSlash(dir))
+		b.WriteString(vfs.DisplayPath(withSlash(dir)))
 		shown, total := 0, 0
 		for e, err := range fsys.List(ctx, dir) {
 			if err != nil {
@@ -69,14 +69,14 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 			shown++
 			b.WriteString("\n  ")
 			if e.Kind == vfs.KindDir {
-				b.WriteString(withSlash(vfs.Base(e.Path)))
+				b.WriteString(vfs.DisplayPath(withSlash(vfs.Base(e.Path))))
 				continue
 			}
 			child, err := fsys.Stat(ctx, e.Path)
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&b, "%s (%s)", vfs.Base(e.Path), size(child.Size))
+			fmt.Fprintf(&b, "%s (%s)", vfs.DisplayPath(vfs.Base(e.Path)), size(child.Size))
 		}
 		if total == 0 {
 			b.WriteString("\n  (empty)")

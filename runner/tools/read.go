@@ -45,7 +45,7 @@ func NewRead(fsys vfs.FileSystem, opts Options) *Tool {
 			return &Result{Content: []Part{{Type: "image", Data: data, MIMEType: mime}}}, nil
 		}
 		if vfs.IsBinary(data) {
-			return Errorf("%s is a binary file (%d bytes); Read shows text and jpeg/png/gif/webp images", p, len(data)), nil
+			return Errorf("%s is a binary file (%d bytes); Read shows text and jpeg/png/gif/webp images", vfs.DisplayPath(p), len(data)), nil
 		}
 		return Text(numberLines(p, data, in.Offset, in.Limit, opts)), nil
 	})
@@ -53,6 +53,7 @@ func NewRead(fsys vfs.FileSystem, opts Options) *Tool {
 
 // numberLines renders lines [offset, offset+limit) of data.
 func numberLines(p string, data []byte, offset, limit int, opts Options) string {
+	p = vfs.DisplayPath(p)
 	if len(data) == 0 {
 		return "[" + p + " is empty]"
 	}
