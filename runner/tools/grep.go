@@ -108,6 +108,9 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 			if err != nil {
 				return nil, err
 			}
+			// Keep only the part of the line that is shown, copied, so a
+			// long line (or the buffer it points into) is not retained.
+			h.Line = strings.Clone(cutLine(strings.TrimSuffix(h.Line, "\r"), opts.MaxLineLength))
 			hits = append(hits, h)
 		}
 		if len(hits) > end {
@@ -206,9 +209,9 @@ func writeContent(ctx context.Context, fsys vfs.FileSystem, b *strings.Builder, 
 	// Line numbers plus context must not overflow: no file has more lines
 	// than maxContext.
 	before, after = min(max(before, 0), maxContext), min(max(after, 0), maxContext)
+	// line renders one output line; text is already cut.
 	line := func(p string, n int, sep byte, text string) string {
 		p = vfs.DisplayPath(p)
-		text = cutLine(strings.TrimSuffix(text, "\r"), opts.MaxLineLength)
 		if numbers {
 			return fmt.Sprintf("%s%c%d%c%s", p, sep, n, sep, text)
 		}
@@ -232,49 +235,76 @@ func writeContent(ctx context.Context, fsys vfs.FileSystem, b *strings.Builder, 
 		}
 		return len(hits), nil
 	}
-	// With context: one read per file, groups of overlapping windows
-	// separated by "--" as grep and ripgrep print them.
+	// With context: one sequential read per file (ranged where the tree
+	// can, holding each line only up to the line cut), groups of
+	// overlapping windows separated by "--" as grep and ripgrep print
+	// them.
 	shown := 0
-	lastPath, lastLine := "", 0
-	var lines []string
+	lastPath, lastLine, cur := "", 0, 0 // cur: lines consumed from the file
+	var ls *lineScanner
+	closeFile := func() {}
+	defer func() { closeFile() }()
 	for i := 0; i < len(hits); {
 		p := hits[i].Path
 		if p != lastPath {
-			data, err := fsys.Read(ctx, p)
+			closeFile()
+			r, _, c, err := openText(ctx, fsys, p)
 			if err != nil {
+				closeFile = func() {}
 				return shown, err
 			}
-			lines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-			lastPath, lastLine = p, 0
+			ls, closeFile = &lineScanner{r: r, keep: opts.MaxLineLength + 8}, c
+			lastPath, lastLine, cur = p, 0, 0
 		}
 		// The window of hits i..j-1, whose context overlaps or touches.
 		j := i + 1
 		for j < len(hits) && hits[j].Path == p && hits[j].LineNumber-before <= hits[j-1].LineNumber+after+1 {
 			j++
 		}
-		from := max(1, hits[i].LineNumber-before)
-		to := min(len(lines), hits[j-1].LineNumber+after)
+		from := max(1, hits[i].LineNumber-before, lastLine+1)
+		to := hits[j-1].LineNumber + after
+		for cur < from-1 {
+			_, _, ok, err := ls.next()
+			if err != nil {
+				return shown, err
+			}
+			if !ok {
+				break
+			}
+			cur++
+		}
 		var group bytes.Buffer
 		if b.Len() > 0 {
 			group.WriteString("--\n")
 		}
 		k := i
-		for n := max(from, lastLine+1); n <= to; n++ {
+		for n := cur + 1; n <= to; n++ {
+			head, full, ok, err := ls.next()
+			if err != nil {
+				return shown, err
+			}
+			if !ok {
+				break
+			}
+			cur++
 			sep := byte('-')
+			for k < j && hits[k].LineNumber < n {
+				k++
+			}
 			if k < j && hits[k].LineNumber == n {
 				sep = ':'
 				k++
 			}
-			group.WriteString(line(p, n, sep, lines[n-1]))
-			if n < to {
+			if n > from {
 				group.WriteByte('\n')
 			}
+			group.WriteString(line(p, n, sep, cutHead(head, full, opts.MaxLineLength)))
 		}
 		if !emit(strings.TrimPrefix(group.String(), "\n")) {
 			return shown, nil
 		}
 		shown += j - i
-		lastLine = to
+		lastLine = cur
 		i = j
 	}
 	return shown, nil

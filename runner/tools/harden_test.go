@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -165,4 +166,53 @@ func TestNamesCannotForgeOutput(t *testing.T) {
 	assert.Equal(t, `Deleted "/bad\xff.txt"`, runNoPanic(t, tools[NameDelete], `{"path":"\"/bad\\xff.txt\""}`).String())
 	_, err = os.Stat(filepath.Join(dir, "bad\xff.txt"))
 	assert.True(t, os.IsNotExist(err))
+}
+
+// allocated returns the bytes allocated while f runs.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestReadStreamsLargeFile: Read with a limit reads through ranged reads
+// and holds one buffer and one cut line, not the file: a 32 MiB one-line
+// file used to be read whole (and its line copied) for one line.
+func TestReadStreamsLargeFile(t *testing.T) {
+	dir := t.TempDir()
+	const size = 32 << 20
+	line := "needle " + strings.Repeat("x", size)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(line+"\nsecond\nthird"), 0o644))
+	fsys, err := local.New(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	read := NewRead(fsys, Options{})
+	var r *Result
+	n := allocated(func() { r = runNoPanic(t, read, `{"path":"/big.txt","limit":1}`) })
+	assert.Less(t, n, uint64(2<<20), "Read of one line allocated %d bytes", n)
+	want := fmt.Sprintf("     1\tneedle %s... [line cut: %d bytes]\n\n[Showing lines 1-1 of 3 (limit). Use offset=2 to read more.]", strings.Repeat("x", 1993), len(line))
+	assert.Equal(t, want, r.String())
+	assert.Equal(t, "     3\tthird", runNoPanic(t, read, `{"path":"/big.txt","offset":3}`).String())
+	assert.Equal(t, "[offset 4 is past the end of /big.txt (3 lines)]", runNoPanic(t, read, `{"path":"/big.txt","offset":4}`).String())
+
+	// The same through a tree with only a RangeReader (temp).
+	tfs := temp.MustNew(map[string]string{"/big.txt": line + "\n"})
+	r = runNoPanic(t, NewRead(tfs, Options{}), `{"path":"/big.txt","limit":1}`)
+	assert.Equal(t, fmt.Sprintf("     1\tneedle %s... [line cut: %d bytes]", strings.Repeat("x", 1993), len(line)), r.String())
+}
+
+// TestGrepContextStreams: Grep with context reads each file sequentially
+// and cuts long context lines with a notice.
+func TestGrepContextStreams(t *testing.T) {
+	long := strings.Repeat("y", 5000)
+	fs := temp.MustNew(map[string]string{"/a.txt": "one\n" + long + "\nneedle\n" + long + "\nfive\nsix\nneedle again\r\n"})
+	g := NewGrep(fs, Options{MaxLineLength: 10})
+	cut := "yyyyyyyyyy... [line cut: 5000 bytes]"
+	got := runNoPanic(t, g, `{"pattern":"needle","output_mode":"content","-C":1}`).String()
+	assert.Equal(t, "/a.txt-2-"+cut+"\n/a.txt:3:needle\n/a.txt-4-"+cut+"\n--\n/a.txt-6-six\n/a.txt:7:needle aga... [line cut: 12 bytes]", got)
+	got = runNoPanic(t, g, `{"pattern":"needle","output_mode":"content","-B":5}`).String()
+	assert.Equal(t, "/a.txt-1-one\n/a.txt-2-"+cut+"\n/a.txt:3:needle\n/a.txt-4-"+cut+"\n/a.txt-5-five\n/a.txt-6-six\n/a.txt:7:needle aga... [line cut: 12 bytes]", got)
 }
