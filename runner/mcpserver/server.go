@@ -17,6 +17,16 @@
 // session's tree itself (the agent's root) is shared by all MCP sessions of
 // the process, as a static root is shared by all of an agent's sessions.
 //
+// # Hardening
+//
+// On stdio ([StdioTransport]) a bad line or a JSON-RPC batch gets an error
+// response and the server keeps serving, and requests read before stdin
+// ends are answered before the server sees the end. Over HTTP
+// ([Server.Handler]) requests pass cross-origin protection and, with a
+// token, bearer authentication; idle sessions are closed after
+// [HTTPOptions].IdleTimeout. A turn's /tmp quota is the session's
+// (runner.SessionOptions.ScratchQuota).
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use; calls of different MCP sessions run

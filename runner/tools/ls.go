@@ -24,7 +24,8 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 		Name: NameLS,
 		Description: fmt.Sprintf("Lists the files and directories directly inside a directory (default /), directories "+
 			"with a trailing slash and files with their size. ignore takes glob patterns matched against each entry's "+
-			"name or its path relative to the listed directory. At most %d entries.", opts.MaxEntries),
+			"name or its path relative to the listed directory. At most %d entries. A name with control characters or invalid "+
+			"UTF-8 is shown Go-quoted (\"bad\\xff.txt\"); to use it, quote the whole path the same way (\"/dir/bad\\xff.txt\").", opts.MaxEntries),
 		Schema: object(nil, map[string]*jsonschema.Schema{
 			"path":   str("Directory to list (default /)."),
 			"ignore": stringList("Glob patterns of entries to leave out."),

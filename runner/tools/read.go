@@ -31,7 +31,8 @@ func NewRead(fsys vfs.FileSystem, opts Options) *Tool {
 		Name: NameRead,
 		Description: fmt.Sprintf("Reads a file. Text comes back with numbered lines (cat -n style); at most %d lines "+
 			"unless limit says otherwise, lines longer than %d bytes are cut. Use offset (1-based line) and limit to page "+
-			"through large files. jpeg, png, gif and webp images come back as an image.", opts.MaxReadLines, opts.MaxLineLength),
+			"through large files. jpeg, png, gif and webp images come back as an image. A path that LS, Glob or Grep printed in "+
+			"double quotes (Go syntax, for names with control characters or invalid UTF-8) may be passed as printed.", opts.MaxReadLines, opts.MaxLineLength),
 		Schema: object([]string{"path"}, map[string]*jsonschema.Schema{
 			"path":   str("Path of the file to read."),
 			"offset": integer("1-based line number to start reading from (default 1).", 0),
