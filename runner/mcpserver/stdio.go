@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,12 +99,25 @@ func (l *lockedWriter) track(msg []byte) {
 	}
 }
 
-// drain waits until every tracked request is answered or the connection
-// closes.
+// DrainTimeout bounds how long the end of stdin waits for the answers to
+// requests already read (longer than any tool call may run: Shell's cap is
+// 10 minutes).
+var DrainTimeout = 15 * time.Minute
+
+// drain waits until every tracked request is answered, the connection
+// closes, or DrainTimeout passes.
 func (l *lockedWriter) drain() {
+	expired := false
+	t := time.AfterFunc(DrainTimeout, func() {
+		l.mu.Lock()
+		expired = true
+		l.idle.Broadcast()
+		l.mu.Unlock()
+	})
+	defer t.Stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for len(l.pending) > 0 && !l.closed {
+	for len(l.pending) > 0 && !l.closed && !expired {
 		l.idle.Wait()
 	}
 }
