@@ -186,7 +186,7 @@ func Load(dir string) (*Agent, error) {
 	case c.Instructions == "" && errors.Is(err, os.ErrNotExist):
 		// The default file is optional.
 	default:
-		add("instructions", "cannot read %s: %v", instr, unwrapPath(err))
+		add("instructions", "cannot read %s: %v", vfs.DisplayPath(instr), unwrapPath(err))
 	}
 
 	switch c.Runtime {
@@ -232,7 +232,7 @@ func Load(dir string) (*Agent, error) {
 			}
 			a.Cwd = filepath.Clean(cwd)
 			if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
-				add("local.cwd", "%s is not a directory", a.Cwd)
+				add("local.cwd", "%s is not a directory", vfs.DisplayPath(a.Cwd))
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func withScratch(authored vfs.FileSystem, quota int64) (vfs.FileSystem, error) {
 // disk at DIR" for the host default.
 func (a *Agent) TreeDescription() string {
 	if a.root == nil {
-		return "host disk at " + a.Cwd
+		return "host disk at " + vfs.DisplayPath(a.Cwd)
 	}
 	if len(a.root.table) == 0 {
 		return "empty (root: {})"
