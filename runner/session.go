@@ -31,6 +31,9 @@ type SessionOptions struct {
 	IndexDir string
 	// Index configures opening the index (progress, log, rebuild).
 	Index index.Options
+	// ScratchQuota, when positive, bounds the bytes of the files in each
+	// turn's /tmp scratch (july mcp sets it: one turn per MCP session).
+	ScratchQuota int64
 	// NoIndex binds the tree without its index (SemanticSearch then finds
 	// nothing), for callers that only list the tools: the index is
 	// neither built nor locked.
@@ -136,7 +139,7 @@ func (s *Session) Turn() (*Turn, error) {
 	fsys := s.fs
 	if s.agent.Plan.ScratchTmp {
 		var err error
-		if fsys, err = withScratch(fsys); err != nil {
+		if fsys, err = withScratch(fsys, s.opts.ScratchQuota); err != nil {
 			return nil, err
 		}
 	}
