@@ -21,9 +21,16 @@
 // file (vfs.Stage), shared by every handle on it, and are committed whole
 // on flush (each close), fsync and release; fsync succeeds only once the
 // tree has taken the data, and until then other readers see the previous
-// file. A local: tree stages in an unnamed temporary file on its own disk
-// and commits by rename; other trees stage in memory and commit through
-// Write, so there a file being written is held whole in memory. unlink is Delete. rename is a copy through Read
+// file. A local: tree stages in an unnamed temporary file on its own disk;
+// other trees stage in memory, so there a file being written is held whole
+// in memory. O_TRUNC (negotiated as atomic with the kernel) and a
+// truncate(2) while the file is open for writing only empty the staging.
+// The commit is a compare-and-swap (vfs.WriteIf, or the staging's own
+// CommitIf) on the tree's etag when the staging started: a file another
+// writer replaced meanwhile is kept and the writer's close fails with EIO.
+// A failed write poisons the staging: later writes fail, the next flush,
+// fsync or release returns the error and discards the staging, and the
+// tree's file stays as it was. unlink is Delete. rename is a copy through Read
 // and Write followed by Delete, file by file for a directory: it is not
 // atomic (see Node.Rename in the docs). mkdir and rmdir make and remove
 // directories in the tree when it has directories of its own
@@ -43,6 +50,13 @@
 // implements vfs.Notifier, a change made through the API (in the same
 // process) invalidates the kernel's caches for that path at once; changes
 // the tree does not report show once the timeouts pass.
+//
+// # Permissions
+//
+// Modes and owners are the tree's (vfs.FileInfo.Mode, UID, GID: the
+// host's on local:) or 0644/0755 owned by the mounting user; chmod, chown
+// and utimes are held in memory. With Options.AllowOther the mount adds
+// default_permissions, so the kernel enforces them for every user.
 //
 // # Errors
 //

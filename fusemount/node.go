@@ -24,13 +24,17 @@ type node struct {
 	m *mount
 
 	mu      sync.Mutex
-	stage   vfs.StagedFile // the file's next version, from the first write to the commit
-	dirty   bool           // stage has writes not yet committed
-	mtime   time.Time      // of the last write into stage
-	opens   int            // open handles
-	deleted bool           // unlinked or replaced by a rename: Nlink 0, commits dropped
-	last    fuse.Attr      // attributes last reported, for fstat of a deleted file
-	version string         // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	stage   vfs.StagedFile   // the file's next version, from the first write to the commit
+	dirty   bool             // stage has writes not yet committed
+	mtime   time.Time        // of the last write into stage
+	opens   int              // open handles
+	writers int              // open handles that may write
+	handles map[*handle]bool // the open handles
+	base    vfs.Precondition // the tree's version stage started from; the commit requires it
+	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
+	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
+	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
+	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -143,6 +147,11 @@ func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
+	}
+	if !fi.HasMode && n.statFI.HasMode && n.statFI.Kind == fi.Kind {
+		// A file being written keeps the mode and owner the tree last
+		// reported.
+		fi.Mode, fi.UID, fi.GID, fi.HasMode = n.statFI.Mode, n.statFI.UID, n.statFI.GID, true
 	}
 	n.mu.Unlock()
 	n.m.attr(fi, out)
@@ -284,7 +293,8 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		if errno := n.truncate(int64(size), f == nil); errno != 0 {
+		h, _ := f.(*handle)
+		if errno := n.truncate(int64(size), h); errno != 0 {
 			return errno
 		}
 	}
@@ -382,8 +392,15 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if perm := mode & 0o7777; perm != 0o755 {
 		n.m.setMeta(p, func(md *meta) { md.mode = perm })
 	}
+	n.m.ownByCaller(ctx, p)
+	fi = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}
+	if tf, err := n.m.stat(p); err == nil && tf.Kind == vfs.KindDir {
+		fi = tf
+	}
 	ch := n.child(ctx, name, p, vfs.KindDir)
-	ch.Operations().(*node).fill(vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}, &out.Attr)
+	cn := ch.Operations().(*node)
+	cn.remember(fi)
+	cn.fill(fi, &out.Attr)
 	return ch, 0
 }
 
@@ -481,6 +498,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		if perm := mode & 0o7777; perm != 0o644 {
 			n.m.setMeta(p, func(md *meta) { md.mode = perm })
 		}
+		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, vfs.KindFile)
 	cn := ch.Operations().(*node)
@@ -492,6 +510,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, n.m.errno("create", p, err)
 	}
+	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
 	return ch, h.handle, 0, 0
 }

@@ -63,7 +63,9 @@ type Options struct {
 	Logger *log.Logger
 
 	// AllowOther lets users other than the one mounting see the tree
-	// (fusermount3 needs user_allow_other in /etc/fuse.conf for non-root).
+	// (fusermount3 needs user_allow_other in /etc/fuse.conf for non-root),
+	// with default_permissions: the kernel checks each access against the
+	// mode and owner the mount shows (the host's, for local:).
 	AllowOther bool
 	// FsName is the source column of /proc/mounts and df; default "julyfs".
 	FsName string

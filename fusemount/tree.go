@@ -2,7 +2,9 @@ package fusemount
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
+	"io/fs"
 	"log"
 	"maps"
 	"slices"
@@ -50,6 +52,8 @@ type mount struct {
 	// path, so their change notifications do not invalidate what the
 	// kernel already knows.
 	self map[string]int
+	// inv sends kernel invalidations; nil until the mount is live.
+	inv *invalidator
 }
 
 // meta is what chmod, chown and utimes set on a path. The tree cannot store
@@ -212,9 +216,25 @@ func (m *mount) removePending(p string) {
 	}
 }
 
+// invalidate has the kernel drop what it caches of the file at p, from the
+// invalidator's goroutine (never from inside a request).
+func (m *mount) invalidate(p string) {
+	m.mu.Lock()
+	iv := m.inv
+	m.mu.Unlock()
+	if iv != nil {
+		iv.queueChange(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	}
+}
+
 // holdParents keeps the directories above p visible after the mount deleted
-// p: a tree drops a directory with its last file, but a directory emptied
-// through the mount stays until rmdir, as on any other filesystem.
+// p: a tree without directories of its own (temp:) drops a directory with
+// its last file, but a directory emptied through the mount stays until
+// rmdir, as on any other filesystem. Where the tree has directories of its
+// own (vfs.DirMaker: local:, or that part of a union) a parent that is
+// missing now was removed or replaced on the host (a directory swapped for
+// a symbolic link out of the root, say): the mount does not hold it, or it
+// would show a phantom empty directory the tree does not have.
 func (m *mount) holdParents(p string) {
 	now := time.Now()
 	for d := vfs.Parent(p); d != "/"; d = vfs.Parent(d) {
@@ -222,8 +242,29 @@ func (m *mount) holdParents(p string) {
 		if err != nil || fi.Kind != vfs.KindMissing {
 			return
 		}
+		if !m.dropsDirs(d) {
+			return
+		}
 		m.addPending(d, now)
 	}
+}
+
+// dropsDirs reports whether the part of the tree at the missing directory
+// d has no directories of its own (its MakeDir is unsupported), so the
+// mount must hold d itself. It asks MakeDir of the nearest ancestor that
+// is a directory (a no-op there), never of d.
+func (m *mount) dropsDirs(d string) bool {
+	if _, ok := m.fsys.(vfs.DirMaker); !ok {
+		return true
+	}
+	a := vfs.Parent(d)
+	for a != "/" {
+		if fi, err := m.fsys.Stat(m.ctx, a); err == nil && fi.Kind == vfs.KindDir {
+			break
+		}
+		a = vfs.Parent(a)
+	}
+	return errors.Is(vfs.MakeDir(m.ctx, m.fsys, a), errors.ErrUnsupported)
 }
 
 // rebase moves everything the mount holds about paths at or under src to
@@ -292,6 +333,23 @@ func (m *mount) setMeta(p string, fn func(*meta)) {
 		return
 	}
 	m.meta[p] = md
+}
+
+// ownByCaller records the process that made p through the mount as its
+// owner, when other users may use the mount: the daemon makes files as
+// itself (root, typically), and the kernel's permission checks would
+// otherwise keep a user out of the directory they just made. The tree's
+// file keeps the daemon's owner; the mount shows the caller's while it
+// runs.
+func (m *mount) ownByCaller(ctx context.Context, p string) {
+	if !m.opts.AllowOther {
+		return
+	}
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
+		return
+	}
+	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
 }
 
 // beginSelf and endSelf bracket a change the mount makes itself.
@@ -373,6 +431,21 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Size = uint64(fi.Size)
 	}
 	out.Uid, out.Gid = m.uid, m.gid
+	if fi.HasMode {
+		// The host's own bits and owner: with --allow-other the kernel
+		// checks access against them (default_permissions).
+		out.Mode = out.Mode&syscall.S_IFMT | uint32(fi.Mode.Perm())
+		if fi.Mode&fs.ModeSetuid != 0 {
+			out.Mode |= syscall.S_ISUID
+		}
+		if fi.Mode&fs.ModeSetgid != 0 {
+			out.Mode |= syscall.S_ISGID
+		}
+		if fi.Mode&fs.ModeSticky != 0 {
+			out.Mode |= syscall.S_ISVTX
+		}
+		out.Uid, out.Gid = fi.UID, fi.GID
+	}
 	if md := m.getMeta(fi.Path); md != (meta{}) {
 		if md.mode != 0 {
 			out.Mode = out.Mode&syscall.S_IFMT | md.mode&0o7777
