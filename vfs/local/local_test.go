@@ -233,7 +233,7 @@ func TestWriteAtomic(t *testing.T) {
 	if !errors.Is(err, vfs.ErrWriteFailed) || !errors.Is(err, syscall.ENOTDIR) {
 		t.Errorf("Write(/file/child) = %v, want write failed caused by ENOTDIR", err)
 	}
-	if err == nil || err.Error() != "write failed: /file/child" {
+	if err == nil || err.Error() != "write failed: /file/child: not a directory" {
 		t.Errorf("Write(/file/child) message = %v", err)
 	}
 	// The target is a directory.

@@ -69,6 +69,7 @@ func Checks(opts Options) []Check {
 	add("Capability/openFile", func(t T, newFS NewFunc) { checkOpenFile(t, newFS, opts) })
 	add("Capability/stage", func(t T, newFS NewFunc) { checkStage(t, newFS, opts) })
 	add("Capability/dirs", func(t T, newFS NewFunc) { checkDirs(t, newFS, opts) })
+	add("Capability/rename", func(t T, newFS NewFunc) { checkRename(t, newFS, opts) })
 	add("Stream/breakEarly", func(t T, newFS NewFunc) { checkBreakEarly(t, newFS, opts) })
 	add("Stream/cancelled", func(t T, newFS NewFunc) { checkCancelled(t, newFS, opts) })
 	if !opts.NoFiles {
