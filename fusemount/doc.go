@@ -30,9 +30,10 @@
 // writer replaced meanwhile is kept and the writer's close fails with EIO.
 // A failed write poisons the staging: later writes fail, the next flush,
 // fsync or release returns the error and discards the staging, and the
-// tree's file stays as it was. unlink is Delete. rename is a copy through Read
-// and Write followed by Delete, file by file for a directory: it is not
-// atomic (see Node.Rename in the docs). mkdir and rmdir make and remove
+// tree's file stays as it was. unlink is Delete. rename goes
+// through the tree's vfs.Renamer (atomic; EXDEV across the mounts of a
+// union, so mv falls back to copy and delete); a tree without one gets a
+// copy through Read and Write followed by Delete, not atomic. mkdir and rmdir make and remove
 // directories in the tree when it has directories of its own
 // (vfs.DirMaker, vfs.DirRemover: a local: mount, on the host). Elsewhere,
 // as the contract has no mkdir, a directory made by mkdir is held by the

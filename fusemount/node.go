@@ -82,6 +82,7 @@ func (n *node) isDeleted() bool {
 // markDeleted records that the node's name is gone: fstat reports Nlink 0
 // and uncommitted writes are dropped, as for an unlinked file on disk.
 func (n *node) markDeleted() {
+	n.m.displace(n.EmbeddedInode())
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.deleted = true
@@ -116,6 +117,7 @@ func (n *node) preserve(name string) {
 
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
+	n.m.releaseIno(n.StableAttr().Ino)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.dirty {
@@ -136,7 +138,7 @@ func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.I
 			return ch
 		}
 	}
-	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: inoOf(p), Gen: n.m.gen.Add(1)})
+	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: n.m.inoFor(p), Gen: n.m.gen.Add(1)})
 }
 
 // fill reports the attributes of the node given what the tree says of its

@@ -40,6 +40,8 @@ func helperChild() (code int, ran bool) {
 	case "append":
 		n, _ := strconv.Atoi(os.Getenv("JULYFS_N"))
 		return appendChild(os.Getenv("JULYFS_FILE"), os.Getenv("JULYFS_TAG"), n), true
+	case "rename":
+		return renameChild(os.Getenv("JULYFS_FROM"), os.Getenv("JULYFS_TO")), true
 	case "apiappend":
 		n, _ := strconv.Atoi(os.Getenv("JULYFS_N"))
 		return apiAppendChild(os.Getenv("JULYFS_ROOT"), os.Getenv("JULYFS_PATH"), os.Getenv("JULYFS_TAG"), n), true

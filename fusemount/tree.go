@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
-	"io/fs"
+	iofs "io/fs"
 	"log"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -52,8 +54,17 @@ type mount struct {
 	// path, so their change notifications do not invalidate what the
 	// kernel already knows.
 	self map[string]int
+	// selfTrees counts the mount's own renames in flight, by the paths
+	// of what moves: every path under them is the mount's own change.
+	selfTrees map[string]int
 	// inv sends kernel invalidations; nil until the mount is live.
 	inv *invalidator
+	// displaced holds the inode numbers of live nodes that no longer sit
+	// at the path their number hashes (moved by a rename, or unlinked
+	// while open), so a new file at that path gets another number: two
+	// live files never share an st_ino (mv and cp -r would take them for
+	// one file).
+	displaced map[uint64]bool
 }
 
 // meta is what chmod, chown and utimes set on a path. The tree cannot store
@@ -79,6 +90,9 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 		meta:    map[string]meta{},
 		dirty:   map[*node]bool{},
 		self:    map[string]int{},
+
+		selfTrees: map[string]int{},
+		displaced: map[uint64]bool{},
 	}
 }
 
@@ -102,6 +116,46 @@ func inoOf(path string) uint64 {
 		ino += 2
 	}
 	return ino
+}
+
+// inoFor is the inode number of a new node at path p: inoOf(p) unless a
+// live node displaced from p holds that number, else a hash of p and a
+// counter.
+func (m *mount) inoFor(p string) uint64 {
+	ino := inoOf(p)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := 0; m.displaced[ino]; i++ {
+		ino = inoOf(p + "\x00" + strconv.Itoa(i))
+	}
+	return ino
+}
+
+// displace records that the node in and every node the kernel knows under
+// it keep their numbers at other paths (or none).
+func (m *mount) displace(in *fs.Inode) {
+	// Collected before taking m.mu: Children takes the inodes' locks.
+	var inos []uint64
+	var walk func(*fs.Inode)
+	walk = func(in *fs.Inode) {
+		inos = append(inos, in.StableAttr().Ino)
+		for _, ch := range in.Children() {
+			walk(ch)
+		}
+	}
+	walk(in)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ino := range inos {
+		m.displaced[ino] = true
+	}
+}
+
+// releaseIno forgets a displaced number once its node is gone.
+func (m *mount) releaseIno(ino uint64) {
+	m.mu.Lock()
+	delete(m.displaced, ino)
+	m.mu.Unlock()
 }
 
 // stat answers Stat for path, merged with what the mount holds: pending
@@ -370,7 +424,31 @@ func (m *mount) endSelf(p string) {
 func (m *mount) isSelf(p string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.self[p] > 0
+	if m.self[p] > 0 {
+		return true
+	}
+	for t := range m.selfTrees {
+		if vfs.HasPrefix(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// beginSelfTree and endSelfTree bracket a rename the mount makes of p and
+// everything under it.
+func (m *mount) beginSelfTree(p string) {
+	m.mu.Lock()
+	m.selfTrees[p]++
+	m.mu.Unlock()
+}
+
+func (m *mount) endSelfTree(p string) {
+	m.mu.Lock()
+	if m.selfTrees[p]--; m.selfTrees[p] <= 0 {
+		delete(m.selfTrees, p)
+	}
+	m.mu.Unlock()
 }
 
 // write commits data to path through the tree.
@@ -435,13 +513,13 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		// The host's own bits and owner: with --allow-other the kernel
 		// checks access against them (default_permissions).
 		out.Mode = out.Mode&syscall.S_IFMT | uint32(fi.Mode.Perm())
-		if fi.Mode&fs.ModeSetuid != 0 {
+		if fi.Mode&iofs.ModeSetuid != 0 {
 			out.Mode |= syscall.S_ISUID
 		}
-		if fi.Mode&fs.ModeSetgid != 0 {
+		if fi.Mode&iofs.ModeSetgid != 0 {
 			out.Mode |= syscall.S_ISGID
 		}
-		if fi.Mode&fs.ModeSticky != 0 {
+		if fi.Mode&iofs.ModeSticky != 0 {
 			out.Mode |= syscall.S_ISVTX
 		}
 		out.Uid, out.Gid = fi.UID, fi.GID
