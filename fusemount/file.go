@@ -54,10 +54,16 @@ func version(fi vfs.FileInfo) string {
 	return fi.ETag + "/" + strconv.FormatInt(fi.Size, 10) + "/" + strconv.FormatInt(fi.ModTime.UnixNano(), 10)
 }
 
-// Open opens file n.
+// Open opens file n. On a read-only mount it answers ENOSYS instead: the
+// kernel then stops sending OPEN and RELEASE for the whole mount (no-open),
+// keeps file pages across opens, and reads come without a handle (Read of
+// the node, by path).
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if n.IsDir() {
 		return nil, 0, syscall.EISDIR
+	}
+	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
+		return nil, 0, syscall.ENOSYS
 	}
 	h, errno := n.open(flags, false)
 	if errno != 0 {
@@ -86,6 +92,12 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	}
 	h := &handle{n: n, write: write, append: flags&syscall.O_APPEND != 0}
 	p := n.path()
+	if !created && (n.isDeleted() || p == "/" && !n.IsRoot()) {
+		// The name the kernel looked up was replaced (a rename over it)
+		// or removed between its lookup and this open: ESTALE makes the
+		// kernel look the name up again and open what is there now.
+		return opened{}, syscall.ESTALE
+	}
 
 	n.mu.Lock()
 	staged := n.stage != nil
@@ -295,6 +307,23 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	return fuse.ReadResultData(dest[:k]), 0
 }
 
+// Read serves a read: through the handle when there is one, else (no-open
+// on a read-only mount) by range from the tree's file as it is now
+// (vfs.ReadAt).
+func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h, ok := f.(*handle); ok {
+		return h.Read(ctx, dest, off)
+	}
+	p := n.path()
+	k, err := vfs.ReadAt(n.m.ctx, n.m.fsys, p, dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, n.m.errno("read", p, err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+var _ fs.NodeReader = (*node)(nil)
+
 // reopen opens the handle's reader on the file as it is now (changes
 // generation gen), closing a stale one.
 func (h *handle) reopen(gen uint64) syscall.Errno {
@@ -462,15 +491,32 @@ type conditionalCommitter interface {
 	CommitIf(ctx context.Context, cond vfs.Precondition) (etag string, err error)
 }
 
+// casInMemoryLimit is the largest staging commitStage reads whole to
+// commit it with one vfs.WriteIf when the staging has no CommitIf.
+const casInMemoryLimit = 64 << 20
+
 // commitStage publishes st at p through the tree's compare-and-swap when
-// cond holds: through the staging's own CommitIf where it has one, else by
-// one vfs.WriteIf of the staged bytes (read whole: the daemon holds the
-// file in memory for the commit). On success the staging has ended; on
+// cond holds: through the staging's own CommitIf where it has one, else
+// (up to casInMemoryLimit) by one vfs.WriteIf of the staged bytes read
+// whole, else by a check of the etag followed by the staging's Commit,
+// which keeps memory bounded but leaves a window between the check and the
+// commit (see docs/mount.md). On success the staging has ended; on
 // failure it is still there.
 func commitStage(ctx context.Context, fsys vfs.FileSystem, p string, st vfs.StagedFile, cond vfs.Precondition) error {
 	if cc, ok := st.(conditionalCommitter); ok {
 		_, err := cc.CommitIf(ctx, cond)
 		return err
+	}
+	if size := st.Size(); size > casInMemoryLimit {
+		fi, err := fsys.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		if (cond.IfNoneMatch && fi.Kind != vfs.KindMissing) ||
+			(cond.IfMatch != "" && (fi.Kind != vfs.KindFile || fi.ETag != cond.IfMatch)) {
+			return vfs.NewError(vfs.KindConflict, p, nil)
+		}
+		return st.Commit(ctx)
 	}
 	data := make([]byte, st.Size())
 	if k, err := st.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && k == len(data)) {

@@ -109,7 +109,9 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	m.mu.Lock()
 	m.inv = s.inv
 	m.mu.Unlock()
-	s.unwatch, _ = vfs.Watch(fsys, s.inv.changed)
+	var watched bool
+	s.unwatch, watched = vfs.Watch(fsys, s.inv.changed)
+	m.watched.Store(watched)
 	return s, nil
 }
 

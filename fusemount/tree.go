@@ -59,6 +59,8 @@ type mount struct {
 	selfTrees map[string]int
 	// inv sends kernel invalidations; nil until the mount is live.
 	inv *invalidator
+	// watched says the tree reports its changes (vfs.Notifier).
+	watched atomic.Bool
 	// displaced holds the inode numbers of live nodes that no longer sit
 	// at the path their number hashes (moved by a rename, or unlinked
 	// while open), so a new file at that path gets another number: two
