@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/temp"
 )
 
@@ -26,6 +27,11 @@ type statCounter struct {
 func (c *statCounter) Stat(ctx context.Context, p string) (vfs.FileInfo, error) {
 	c.n.Add(1)
 	return c.FileSystem.Stat(ctx, p)
+}
+
+func (c *statCounter) Watch(fn func(vfs.Change)) func() {
+	cancel, _ := vfs.Watch(c.FileSystem, fn)
+	return cancel
 }
 
 // TestCachedStatStaysInKernel: within the entry and attribute timeouts,
@@ -137,4 +143,36 @@ func TestReadOnlyNoOpen(t *testing.T) {
 	require.NoError(t, inner.Write(context.Background(), "/a.txt", []byte("two, longer\n")))
 	s.Settle()
 	assert.Equal(t, "two, longer\n", sh(t, `cat "$M/a.txt"`, env))
+}
+
+// TestObservedEntriesCachedLong: with the default timeouts, entries of a
+// tree that reports every change (temp:) stay in the kernel's caches past
+// the one-second default, and an API change still shows at once; a host
+// file of a local: tree is asked for again after the second.
+func TestObservedEntriesCachedLong(t *testing.T) {
+	inner := temp.MustNew(map[string]string{"/d/a.txt": "one\n"})
+	fsys := &statCounter{FileSystem: inner}
+	s := mountT(t, fsys, Options{})
+	env := "M=" + s.Dir()
+	sh(t, `stat "$M/d/a.txt" >/dev/null`, env)
+	time.Sleep(1300 * time.Millisecond) // past DefaultAttrTimeout
+	before := fsys.n.Load()
+	assert.Equal(t, "4\n", sh(t, `stat -c %s "$M/d/a.txt"`, env))
+	assert.Equal(t, int64(0), fsys.n.Load()-before, "Stat calls for a cached temp: entry after 1.3 s")
+	require.NoError(t, inner.Write(context.Background(), "/d/a.txt", []byte("two, longer\n")))
+	s.Settle()
+	assert.Equal(t, "12\n", sh(t, `stat -c %s "$M/d/a.txt"`, env))
+
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644))
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	lc := &statCounter{FileSystem: lfs}
+	ls := mountT(t, lc, Options{})
+	sh(t, `stat "$M/a.txt" >/dev/null`, "M="+ls.Dir())
+	time.Sleep(1300 * time.Millisecond)
+	before = lc.n.Load()
+	sh(t, `stat "$M/a.txt" >/dev/null`, "M="+ls.Dir())
+	assert.NotZero(t, lc.n.Load()-before, "a host file is asked for again after the default timeout")
 }

@@ -220,6 +220,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
+	if n.m.observed(fi) {
+		out.SetEntryTimeout(ObservedTimeout)
+		out.SetAttrTimeout(ObservedTimeout)
+	}
 	return ch, 0
 }
 
@@ -282,6 +286,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	n.remember(fi)
 	n.fill(fi, &out.Attr)
+	if n.m.observed(fi) {
+		out.SetTimeout(ObservedTimeout)
+	}
 	return 0
 }
 

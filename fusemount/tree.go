@@ -120,6 +120,15 @@ func inoOf(path string) uint64 {
 	return ino
 }
 
+// observed reports whether every change to what fi describes reaches the
+// mount, so the kernel may cache it for ObservedTimeout: the tree reports
+// its changes (vfs.Notifier), the entry is not a host file or directory
+// (no host mode: another program cannot change it behind the tree), and
+// the timeouts were left at their defaults.
+func (m *mount) observed(fi vfs.FileInfo) bool {
+	return !fi.HasMode && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
+}
+
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
 // live node displaced from p holds that number, else a hash of p and a
 // counter.
