@@ -47,6 +47,9 @@ type node struct {
 	statAt  time.Time
 	statGen uint64
 
+	// realDirs caches hasRealDirs: 0 unknown, 1 yes, 2 no.
+	realDirs atomic.Int32
+
 	// subdirs caches a directory's subdirectory count (for Nlink) and
 	// when it was counted.
 	subdirs   uint32
@@ -423,6 +426,23 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return syscall.EROFS
 	}
 	p := vfs.Join(n.path(), name)
+	if n.hasRealDirs() {
+		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
+		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
+		switch {
+		case err == nil:
+			n.m.removePending(p)
+			n.m.forget(p)
+			n.forgetSubdirs()
+			return 0
+		case errors.Is(err, syscall.ENOTEMPTY):
+			return syscall.ENOTEMPTY
+		case errors.Is(err, syscall.ENOTDIR):
+			return syscall.ENOTDIR
+		case !errors.Is(err, errors.ErrUnsupported):
+			return n.m.errno("rmdir", p, err)
+		}
+	}
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return n.m.errno("rmdir", p, err)
@@ -474,8 +494,36 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		}
 	}
 	n.m.forget(p)
-	n.m.holdParents(p)
+	if !n.hasRealDirs() {
+		n.m.holdParents(p)
+	}
 	return 0
+}
+
+// hasRealDirs reports whether the tree has directories of its own at
+// directory n (vfs.MakeDir of n, which is there, succeeds: local:), so
+// that a directory stays when its last file goes and the mount need not
+// hold it. The answer is cached on the node; one that cannot be had (n
+// vanished or was swapped on the host) is not.
+func (n *node) hasRealDirs() bool {
+	switch n.realDirs.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	if _, ok := n.m.fsys.(vfs.DirMaker); !ok {
+		n.realDirs.Store(2)
+		return false
+	}
+	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, n.path()); {
+	case err == nil:
+		n.realDirs.Store(1)
+		return true
+	case errors.Is(err, errors.ErrUnsupported):
+		n.realDirs.Store(2)
+	}
+	return false
 }
 
 // Create makes an empty file through the tree (unless one appeared there
