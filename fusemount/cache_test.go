@@ -176,3 +176,20 @@ func TestObservedEntriesCachedLong(t *testing.T) {
 	sh(t, `stat "$M/a.txt" >/dev/null`, "M="+ls.Dir())
 	assert.NotZero(t, lc.n.Load()-before, "a host file is asked for again after the default timeout")
 }
+
+// TestKeptPagesNotReadAgain: a small file opened again at the same
+// version is served from the kernel's pages (FOPEN_KEEP_CACHE); the mount
+// does not read it from the tree at open just in case.
+func TestKeptPagesNotReadAgain(t *testing.T) {
+	inner := temp.MustNew(map[string]string{"/a.txt": "one\n"})
+	fsys := &readCounter{FileSystem: inner}
+	s := mountT(t, fsys, Options{EntryTimeout: time.Hour, AttrTimeout: time.Hour})
+	env := "M=" + s.Dir()
+	require.Equal(t, "one\n", sh(t, `cat "$M/a.txt"`, env))
+	before := fsys.n.Load()
+	assert.Equal(t, "one\none\n", sh(t, `cat "$M/a.txt"; cat "$M/a.txt"`, env))
+	assert.Equal(t, int64(0), fsys.n.Load()-before, "tree reads for two more cats of an unchanged file")
+	require.NoError(t, inner.Write(context.Background(), "/a.txt", []byte("two, longer\n")))
+	s.Settle()
+	assert.Equal(t, "two, longer\n", sh(t, `cat "$M/a.txt"`, env))
+}

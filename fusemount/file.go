@@ -137,7 +137,10 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 		v := version(fi)
 		keep = v == n.version
 		n.version = v
-		if limit := m.opts.wholeFileLimit(); !write && limit >= 0 && fi.Size <= limit {
+		// A small file is read whole now, unless the kernel keeps its
+		// pages of this very version: then it will hardly ask, and the
+		// rare read goes through a reader opened on demand.
+		if limit := m.opts.wholeFileLimit(); !write && !keep && limit >= 0 && fi.Size <= limit {
 			gen := n.changes.Load()
 			data, err := m.fsys.Read(m.ctx, p)
 			if err != nil {
