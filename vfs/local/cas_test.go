@@ -24,13 +24,16 @@ import (
 const (
 	casRootEnv  = "JULYFS_CAS_ROOT"
 	casCountEnv = "JULYFS_CAS_COUNT"
+	casModeEnv  = "JULYFS_CAS_MODE" // "stage": through a staging's CommitIf, as a mount commits
 )
 
 // TestCASAcrossProcesses runs separate processes (copies of this test
 // binary running TestCASWorker), each adding one to a counter file k
 // times with a read-modify-WriteIf loop that retries on conflict, the way
-// StrReplace edits. Every reported success must be in the file at the
-// end: exactly N*k increments.
+// StrReplace edits; half of them through a staging (Stage with keep, then
+// CommitIf on the etag it started from), as a FUSE mount commits a file.
+// Every reported success must be in the file at the end: exactly N*k
+// increments.
 func TestCASAcrossProcesses(t *testing.T) {
 	const procs, k = 4, 150
 	exe, err := os.Executable()
@@ -44,7 +47,11 @@ func TestCASAcrossProcesses(t *testing.T) {
 	outs := make([]strings.Builder, procs)
 	for i := range cmds {
 		cmd := exec.CommandContext(ctx, exe, "-test.run=^TestCASWorker$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), casRootEnv+"="+dir, casCountEnv+"="+strconv.Itoa(k), "GOCOVERDIR="+t.TempDir())
+		mode := "writeif"
+		if i%2 == 1 {
+			mode = "stage"
+		}
+		cmd.Env = append(os.Environ(), casRootEnv+"="+dir, casCountEnv+"="+strconv.Itoa(k), casModeEnv+"="+mode, "GOCOVERDIR="+t.TempDir())
 		cmd.Stdout = &outs[i]
 		cmd.Stderr = &outs[i]
 		require.NoError(t, cmd.Start())
@@ -80,6 +87,32 @@ func TestCASWorker(t *testing.T) {
 	defer fsys.Close()
 	ctx := context.Background()
 	conflicts := 0
+	if os.Getenv(casModeEnv) == "stage" {
+		for done := 0; done < k; {
+			s, err := fsys.Stage(ctx, "/counter", true)
+			require.NoError(t, err)
+			buf := make([]byte, s.Size())
+			_, err = s.ReadAt(buf, 0)
+			require.NoError(t, err)
+			n, err := strconv.Atoi(strings.TrimSpace(string(buf)))
+			require.NoError(t, err, "counter holds %q", buf)
+			next := fmt.Appendf(nil, "%d\n", n+1)
+			require.NoError(t, s.Truncate(0))
+			_, err = s.WriteAt(next, 0)
+			require.NoError(t, err)
+			err = vfs.CommitIf(ctx, s, vfs.Precondition{IfMatch: vfs.BaseETag(s)})
+			if errors.Is(err, vfs.ErrConflict) {
+				require.EqualError(t, err, "conflict: /counter")
+				require.NoError(t, s.Abort())
+				conflicts++
+				continue
+			}
+			require.NoError(t, err)
+			done++
+		}
+		t.Logf("%d increments, %d conflicts", k, conflicts)
+		return
+	}
 	for done := 0; done < k; {
 		// Stat before Read, as StrReplace does: a newer file read with an
 		// older etag conflicts, never the other way round.

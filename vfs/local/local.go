@@ -30,20 +30,35 @@
 // Write is atomic: the data goes to a temporary file in the target's
 // directory, is synced, and is renamed over the target, after which the
 // directory is synced too. A failed write leaves the old file intact and no
-// temporary file behind. Write creates missing parent directories and
+// temporary file behind. Write creates missing parent directories
+// (following links inside the root, absolute ones too, as Read does) and
 // replaces a link at the target path with a regular file (it never writes
-// through a link). A file's permission bits survive a rewrite. The
-// temporary files (named ".julyfs-tmp-" and a random suffix) never show in
-// List, Glob or Grep. Empty
+// through a link). A rewrite keeps the file's permission bits, sticky bit,
+// owner and group where the process may set them: a process that is not
+// root keeps itself as the owner and keeps the group only where it is a
+// member. The setuid and setgid bits are dropped, as the kernel drops them
+// when an unprivileged process writes to a file: new contents never
+// inherit a privilege. The temporary files (named ".julyfs-tmp-" and a
+// random suffix) never show in List, Glob or Grep; one left by a writer
+// that died is removed later (see sweep.go: stale and unlocked, when the
+// tree opens, when a walk reads its directory, or by [FS.Sweep]). Empty
 // directories are real directories: they list, and Delete (of files only)
-// never removes them.
+// never removes them. [FS.Rename] moves a file or a directory in one
+// rename(2).
+//
+// Paths longer than the kernel's PATH_MAX (4,096 bytes) work for every
+// verb (os.Root resolves them a name at a time); a single name longer than
+// the host allows (255 bytes) fails to write with "file name too long" and
+// is missing for the read verbs.
 //
 // # ETags
 //
 // Stat's etag is derived from the file's inode, size and modification time
 // ("inode-size-mtime" in hex), so it is cheap and changes on every write
-// through this package (each write makes a new inode). An edit by another
-// program in place that keeps size and mtime is not seen.
+// through this package (each write makes a new inode, and its mtime is set
+// later than the replaced file's, so a reused inode number cannot repeat
+// an etag). An edit by another program in place that keeps size and mtime
+// is not seen.
 //
 // # Concurrency
 //
@@ -62,7 +77,8 @@
 //
 // Errors are *vfs.PathError values about the posix path, never naming a
 // host path: "not found: /p" for a missing file, "is a directory: /p",
-// "write failed: /p" with the OS error (a full disk, say) as the cause, and
+// "write failed: /p: no space left on device" with the OS error as the
+// cause (its message after the contract string), and
 // for other read failures (permission denied) a KindOther error whose
 // message is the path and the OS error ("/p: permission denied").
 package local
@@ -122,6 +138,7 @@ func New(root string) (*FS, error) {
 			fsys.real = real
 		}
 	}
+	fsys.sweepRoot()
 	return fsys, nil
 }
 
@@ -502,7 +519,11 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := fsys.root.MkdirAll(rel(p), 0o777); err != nil {
+	err := fsys.root.MkdirAll(rel(p), 0o777)
+	if r, ok := fsys.retry(rel(p), err); ok {
+		err = fsys.root.MkdirAll(r, 0o777) // through a link with an absolute target inside the root
+	}
+	if err != nil {
 		cause := errno(err)
 		if errors.Is(cause, syscall.EEXIST) {
 			if fi, serr := fsys.stat(rel(p)); serr == nil && fi.IsDir() {

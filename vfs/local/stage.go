@@ -14,7 +14,10 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-var _ vfs.Stager = (*FS)(nil)
+var (
+	_ vfs.Stager               = (*FS)(nil)
+	_ vfs.ConditionalCommitter = (*staged)(nil)
+)
 
 // Stage opens a staging for the file at path: a temporary file on the
 // host disk, so a file being written is never held in memory. On Linux it
@@ -65,6 +68,11 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 		s.tdir = w
 	}
 	s.f = f
+	if !keep {
+		if st, err := fsys.Stat(ctx, p); err == nil && st.Kind == vfs.KindFile {
+			s.base = st.ETag
+		}
+	}
 	if keep {
 		src, fi, err := fsys.open(p)
 		switch {
@@ -73,6 +81,7 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 			s.Abort()
 			return nil, err
 		default:
+			s.base = etag(fi) // the very version copied: a write makes a new inode
 			_, err := io.Copy(f, src)
 			src.Close()
 			if err != nil {
@@ -107,6 +116,7 @@ type staged struct {
 	tmp  string   // name of f in tdir, "" while f has none
 	tdir *wdir    // the directory tmp was created in, or nil
 	size atomic.Int64
+	base string // the etag of the file when staged, "" when there was none
 
 	mu   sync.RWMutex // held for writing by Truncate, Commit and Abort
 	done bool
@@ -175,6 +185,18 @@ func (s *staged) Size() int64 { return s.size.Load() }
 
 // Commit publishes the staged contents at the staged path, as Write does.
 func (s *staged) Commit(ctx context.Context) error {
+	return s.CommitIf(ctx, vfs.Precondition{})
+}
+
+// BaseETag is the etag of the file when it was staged (vfs.ConditionalCommitter).
+func (s *staged) BaseETag() string { return s.base }
+
+// CommitIf publishes the staged contents when cond holds, checked under
+// the same directory lock as WriteIf's, so it holds against every writer
+// of the tree through this package in any process
+// (vfs.ConditionalCommitter). On a conflict nothing is published and the
+// staging stays open.
+func (s *staged) CommitIf(ctx context.Context, cond vfs.Precondition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -199,7 +221,7 @@ func (s *staged) Commit(ctx context.Context) error {
 	if f != s.f {
 		defer f.Close()
 	}
-	if _, err := fsys.commit(ctx, w, p, tmp, f, vfs.Precondition{}); err != nil {
+	if _, err := fsys.commit(ctx, w, p, tmp, f, cond); err != nil {
 		if tmp != s.tmp {
 			w.remove(tmp) // a name given for this commit only
 		}

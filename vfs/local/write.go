@@ -223,7 +223,7 @@ func (fsys *FS) commit(ctx context.Context, w *wdir, p, tmp string, f *os.File, 
 	if !mtime.After(last) {
 		mtime = last.Add(time.Microsecond)
 	}
-	times := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	times := []unix.Timespec{keepAtime(), unix.NsecToTimespec(mtime.UnixNano())}
 	unix.UtimesNanoAt(w.fd, tmp, times, unix.AT_SYMLINK_NOFOLLOW) // best effort: the etag still changes with the inode
 	if err := unix.Renameat(w.fd, tmp, w.fd, name); err != nil {
 		return st, vfs.WriteFailed(p, err)
@@ -253,7 +253,7 @@ func keepAttrs(fd int, cur *unix.Stat_t) {
 			unix.Fchown(fd, -1, int(cur.Gid))
 		}
 	}
-	unix.Fchmod(fd, cur.Mode&0o1777)
+	unix.Fchmod(fd, uint32(cur.Mode)&0o1777)
 }
 
 // etagOf is etag for a raw status.

@@ -22,23 +22,32 @@ func (fs *FS) Rename(ctx context.Context, from, to string) error {
 		return err
 	}
 	fs.mu.Lock()
-	src := fs.lookup(f)
+	// Both paths with the links in their parents resolved; a link at from
+	// is moved itself, as rename(2) moves it.
+	rf, okf := fs.realPath(f)
+	rt, okt := fs.realPath(t)
+	var src *node
+	if okf {
+		src, _ = fs.walk(rf, false)
+	}
 	var err error
 	switch {
-	case src == nil:
+	case src == nil || (src.isLink && fs.lookup(rf) == nil):
 		err = vfs.NotFound(f)
 	case f == "/":
 		err = vfs.WriteFailed(f, syscall.EBUSY)
 	case t == "/":
 		err = vfs.WriteFailed(t, syscall.EBUSY)
-	case f == t:
-	case vfs.HasPrefix(t, f):
+	case !okt:
+		err = vfs.WriteFailed(t, syscall.ENOTDIR)
+	case rf == rt:
+	case vfs.HasPrefix(rt, rf):
 		err = vfs.WriteFailed(t, syscall.EINVAL)
 	default:
-		err = fs.move(f, t, src)
+		err = fs.move(rf, rt, src)
 	}
 	var moved []string
-	if err == nil && f != t {
+	if err == nil && rf != rt {
 		moved = files(t, src)
 	}
 	fs.mu.Unlock()
@@ -51,9 +60,11 @@ func (fs *FS) Rename(ctx context.Context, from, to string) error {
 }
 
 // move puts the node src (at clean f) at clean t and takes it from f,
-// removing the directories it leaves empty. Callers hold mu for writing.
+// removing the directories it leaves empty; a link at t is replaced. f and
+// t have no links in their parents (see realPath). Callers hold mu for
+// writing.
 func (fs *FS) move(f, t string, src *node) error {
-	if dst := fs.lookup(t); dst != nil {
+	if dst, _ := fs.walk(t, false); dst != nil && !dst.isLink {
 		switch {
 		case dst.dir && !src.dir:
 			return vfs.NewError(vfs.KindIsDir, t, syscall.EISDIR)
