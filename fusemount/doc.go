@@ -25,8 +25,9 @@
 // other trees stage in memory, so there a file being written is held whole
 // in memory. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.
-// The commit is a compare-and-swap (vfs.WriteIf, or the staging's own
-// CommitIf) on the tree's etag when the staging started: a file another
+// The commit is a compare-and-swap (the staging's own CommitIf where it is
+// a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the
+// tree's etag when the staging started: a file another
 // writer replaced meanwhile is kept and the writer's close fails with EIO.
 // A failed write poisons the staging: later writes fail, the next flush,
 // fsync or release returns the error and discards the staging, and the

@@ -185,7 +185,7 @@ func (n *node) load() syscall.Errno {
 	if err != nil {
 		return n.m.errno("write", p, err)
 	}
-	n.stage, n.base = st, base
+	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()
 	return 0
 }
@@ -206,6 +206,20 @@ func (n *node) baseOf(fsys vfs.FileSystem, p string) (vfs.Precondition, syscall.
 	return vfs.Precondition{IfMatch: fi.ETag}, 0
 }
 
+// stagedBase is the precondition of a commit of st: the version the
+// staging itself says it started from (vfs.ConditionalCommitter: taken
+// with the copy), else pre, asked of the tree before the staging.
+func stagedBase(st vfs.StagedFile, pre vfs.Precondition) vfs.Precondition {
+	cc, ok := st.(vfs.ConditionalCommitter)
+	if !ok {
+		return pre
+	}
+	if e := cc.BaseETag(); e != "" {
+		return vfs.Precondition{IfMatch: e}
+	}
+	return vfs.Precondition{IfNoneMatch: true}
+}
+
 // stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
 func (n *node) stageEmpty() syscall.Errno {
 	p := n.path()
@@ -223,7 +237,7 @@ func (n *node) stageEmpty() syscall.Errno {
 	if err != nil {
 		return n.m.errno("truncate", p, err)
 	}
-	n.stage, n.base = st, base
+	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()
 	return 0
 }
@@ -486,29 +500,22 @@ func (n *node) commitLocked() syscall.Errno {
 	return 0
 }
 
-// conditionalCommitter is a staging that can publish itself on a
-// precondition, atomically with the check (and across processes where the
-// tree's WriteIf is): a tree's Stager may offer it so a large file is
-// committed without being read into memory.
-type conditionalCommitter interface {
-	CommitIf(ctx context.Context, cond vfs.Precondition) (etag string, err error)
-}
-
 // casInMemoryLimit is the largest staging commitStage reads whole to
-// commit it with one vfs.WriteIf when the staging has no CommitIf.
+// commit it with one vfs.WriteIf when the staging is no
+// vfs.ConditionalCommitter.
 const casInMemoryLimit = 64 << 20
 
 // commitStage publishes st at p through the tree's compare-and-swap when
-// cond holds: through the staging's own CommitIf where it has one, else
+// cond holds: through the staging's own CommitIf where it has one
+// (vfs.ConditionalCommitter: local:, and unions of it), else
 // (up to casInMemoryLimit) by one vfs.WriteIf of the staged bytes read
 // whole, else by a check of the etag followed by the staging's Commit,
 // which keeps memory bounded but leaves a window between the check and the
 // commit (see docs/mount.md). On success the staging has ended; on
 // failure it is still there.
 func commitStage(ctx context.Context, fsys vfs.FileSystem, p string, st vfs.StagedFile, cond vfs.Precondition) error {
-	if cc, ok := st.(conditionalCommitter); ok {
-		_, err := cc.CommitIf(ctx, cond)
-		return err
+	if cc, ok := st.(vfs.ConditionalCommitter); ok {
+		return cc.CommitIf(ctx, cond)
 	}
 	if size := st.Size(); size > casInMemoryLimit {
 		fi, err := fsys.Stat(ctx, p)

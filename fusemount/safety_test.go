@@ -72,7 +72,11 @@ func rewriteChild(file, mode string) int {
 			return 1
 		}
 	}
-	if _, err := f.Write(bytes.Repeat([]byte("N"), 64<<10)); err != nil {
+	size := 64 << 10
+	if s, err := strconv.Atoi(os.Getenv("JULYFS_SIZE")); err == nil {
+		size = s
+	}
+	if _, err := f.Write(bytes.Repeat([]byte("N"), size)); err != nil {
 		fmt.Println("write:", err)
 		return 1
 	}
@@ -366,8 +370,15 @@ func TestAllowOtherEnforcesPermissions(t *testing.T) {
 
 // TestCommitIsCompareAndSwap: a file written through the API while a
 // program has it open for writing through the mount is not overwritten at
-// close: the close fails (EIO) and the API's content stays.
+// close: the close fails (EIO) and the API's content stays. The large
+// variant stages more than the mount would read into memory to commit.
 func TestCommitIsCompareAndSwap(t *testing.T) {
+	for name, size := range map[string]int{"small": 64 << 10, "large": casInMemoryLimit + 1<<20} {
+		t.Run(name, func(t *testing.T) { commitIsCAS(t, size) })
+	}
+}
+
+func commitIsCAS(t *testing.T, size int) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("old\n"), 0o644))
 	fsys, err := local.New(root)
@@ -375,7 +386,7 @@ func TestCommitIsCompareAndSwap(t *testing.T) {
 	t.Cleanup(func() { fsys.Close() })
 	s := mountT(t, fsys, Options{})
 
-	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "f"), "JULYFS_MODE=trunc")
+	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "f"), "JULYFS_MODE=trunc", "JULYFS_SIZE="+strconv.Itoa(size))
 	require.Equal(t, "written", readLine(t, out))
 	require.NoError(t, fsys.Write(context.Background(), "/f", []byte("from the API\n")))
 	stdin.Close()
