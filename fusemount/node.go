@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"errors"
+	iofs "io/fs"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -311,6 +312,15 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		}
 	}
 	mode, hasMode := in.GetMode()
+	if hasMode {
+		switch errno := n.chmodHost(p, mode); errno {
+		case 0:
+			hasMode = false // on the host now
+		case syscall.ENOTSUP:
+		default:
+			return errno
+		}
+	}
 	uid, hasUID := in.GetUID()
 	gid, hasGID := in.GetGID()
 	mtime, hasMtime := in.GetMTime()
@@ -344,6 +354,38 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		})
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// chmodHost sets the mode of p on the host when p is a host file or
+// directory (its FileInfo has the host's mode) and the tree can
+// (vfs.ModeSetter: local:), so the change outlives the mount and holds for
+// every program; ENOTSUP says the mount must hold the mode itself.
+func (n *node) chmodHost(p string, mode uint32) syscall.Errno {
+	fi, err := n.m.fsys.Stat(n.m.ctx, p)
+	if err != nil || !fi.HasMode {
+		return syscall.ENOTSUP
+	}
+	fm := iofs.FileMode(mode & 0o777)
+	if mode&syscall.S_ISUID != 0 {
+		fm |= iofs.ModeSetuid
+	}
+	if mode&syscall.S_ISGID != 0 {
+		fm |= iofs.ModeSetgid
+	}
+	if mode&syscall.S_ISVTX != 0 {
+		fm |= iofs.ModeSticky
+	}
+	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fm); {
+	case errors.Is(err, errors.ErrUnsupported):
+		return syscall.ENOTSUP
+	case err != nil:
+		return n.m.errno("chmod", p, err)
+	}
+	n.m.setMeta(p, func(md *meta) { md.mode = 0 })
+	if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil {
+		n.remember(fi) // a file being written shows the new mode too
+	}
+	return 0
 }
 
 // Readdir lists directory n as the tree's List yields it, after "." and "..".

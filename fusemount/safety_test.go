@@ -511,3 +511,24 @@ func TestNoPhantomDirAfterSwap(t *testing.T) {
 	_, _, err = shErr(t, `stat "$M/d"`, env)
 	assert.Error(t, err, "no phantom d")
 }
+
+// TestChmodReachesHost: chmod through a local: mount sets the host file's
+// mode (it outlives the mount and holds for every program); on temp: the
+// mount holds it.
+func TestChmodReachesHost(t *testing.T) {
+	root, s := localMount(t, map[string]string{"f": "x\n", "d/g": "y\n"}, Options{})
+	env := "M=" + s.Dir()
+	sh(t, `chmod 600 "$M/f"; chmod 4755 "$M/d/g"; chmod 700 "$M/d"`, env)
+	for name, want := range map[string]os.FileMode{"f": 0o600, "d/g": 0o755 | os.ModeSetuid, "d": 0o700 | os.ModeDir} {
+		fi, err := os.Stat(filepath.Join(root, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, fi.Mode(), name)
+	}
+	assert.Equal(t, "600\n4755\n700\n", sh(t, `stat -c %a "$M/f" "$M/d/g" "$M/d"`, env))
+	// A file being written keeps the mode it was given.
+	sh(t, `exec 3>>"$M/f"; echo more >&3; chmod 640 "$M/f"; stat -c %a "$M/f"; exec 3>&-`, env)
+	assert.Equal(t, "640\n", sh(t, `stat -c %a "$M/f"`, env))
+	fi, err := os.Stat(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode())
+}
