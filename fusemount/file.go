@@ -208,16 +208,14 @@ func (n *node) baseOf(fsys vfs.FileSystem, p string) (vfs.Precondition, syscall.
 
 // stagedBase is the precondition of a commit of st: the version the
 // staging itself says it started from (vfs.ConditionalCommitter: taken
-// with the copy), else pre, asked of the tree before the staging.
+// with the copy), else pre, asked of the tree before the staging. An
+// empty BaseETag is not trusted: a union or index staging forwards to one
+// that may have none.
 func stagedBase(st vfs.StagedFile, pre vfs.Precondition) vfs.Precondition {
-	cc, ok := st.(vfs.ConditionalCommitter)
-	if !ok {
-		return pre
-	}
-	if e := cc.BaseETag(); e != "" {
+	if e := vfs.BaseETag(st); e != "" {
 		return vfs.Precondition{IfMatch: e}
 	}
-	return vfs.Precondition{IfNoneMatch: true}
+	return pre
 }
 
 // stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
@@ -514,8 +512,8 @@ const casInMemoryLimit = 64 << 20
 // commit (see docs/mount.md). On success the staging has ended; on
 // failure it is still there.
 func commitStage(ctx context.Context, fsys vfs.FileSystem, p string, st vfs.StagedFile, cond vfs.Precondition) error {
-	if cc, ok := st.(vfs.ConditionalCommitter); ok {
-		return cc.CommitIf(ctx, cond)
+	if err := vfs.CommitIf(ctx, st, cond); !errors.Is(err, errors.ErrUnsupported) {
+		return err
 	}
 	if size := st.Size(); size > casInMemoryLimit {
 		fi, err := fsys.Stat(ctx, p)

@@ -22,6 +22,8 @@ import (
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // The data-safety tests: what a writer through the mount may and may not
@@ -531,4 +533,24 @@ func TestChmodReachesHost(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(root, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode())
+}
+
+// TestUnionOfTempWrites writes through the mount into the temp: part of a
+// union with a local: part: the union's staging forwards a conditional
+// commit its temp: staging cannot make, and the mount falls back to
+// WriteIf on the version it saw.
+func TestUnionOfTempWrites(t *testing.T) {
+	repo, err := local.New(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { repo.Close() })
+	notes := temp.MustNew(map[string]string{"/todo.md": "one\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: repo}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	sh(t, `echo hi > "$M/notes/a.md"; echo more >> "$M/notes/a.md"; echo two >> "$M/notes/todo.md"; mv "$M/notes/a.md" "$M/notes/b.md"`, "M="+s.Dir())
+	for p, want := range map[string]string{"/b.md": "hi\nmore\n", "/todo.md": "one\ntwo\n"} {
+		got, err := notes.Read(context.Background(), p)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), p)
+	}
 }
