@@ -51,12 +51,20 @@
 // while the file's etag, size and mtime are unchanged. When the tree
 // implements vfs.Notifier, a change made through the API (in the same
 // process) invalidates the kernel's caches for that path at once; changes
-// the tree does not report show once the timeouts pass.
+// the tree does not report show once the timeouts pass. On such a tree,
+// with the default timeouts, entries that are not host files (no
+// FileInfo.HasMode: temp:) are cached for ObservedTimeout, and directory
+// listings are cached across opens (FOPEN_CACHE_DIR, dropped on a change
+// through the mount, an invalidation, or a new directory mtime). A file
+// reopened at the version the kernel keeps pages of is not read at open. A
+// read-only mount answers OPEN with ENOSYS (no-open): reads come without a
+// handle and are served by range from the tree's current file.
 //
 // # Permissions
 //
 // Modes and owners are the tree's (vfs.FileInfo.Mode, UID, GID: the
-// host's on local:) or 0644/0755 owned by the mounting user; chmod, chown
+// host's on local:, where chmod goes to the host through vfs.ModeSetter)
+// or 0644/0755 owned by the mounting user; chmod elsewhere, chown
 // and utimes are held in memory. With Options.AllowOther the mount adds
 // default_permissions, so the kernel enforces them for every user.
 //
