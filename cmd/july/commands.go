@@ -53,6 +53,9 @@ On success it prints what the agent's model gets.`,
 			if err != nil {
 				return err
 			}
+			if err := checkRun(c, a, "", false); err != nil {
+				return err
+			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
@@ -61,6 +64,7 @@ On success it prints what the agent's model gets.`,
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
 			}
+			validateRun(c, a)
 			return nil
 		},
 	}

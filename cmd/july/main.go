@@ -43,11 +43,14 @@ the working directory) and may narrow its tools (tools:, an allowlist).
    july tools DIR             the tools july serves, with JSON schemas
    july call DIR TOOL [JSON]  call one tool (JSON '-' reads stdin)
    july mcp DIR [--http ADDR] serve the tools over MCP (stdio, or HTTP)
+   july run DIR -m MESSAGE    run a turn: the model, its tool calls, the reply
+   july sessions DIR          the agent's sessions
+   july show DIR ID           a session's transcript (--json: its events)
 
 A temp root lives as long as the process: each july call starts from the
 tree agent.yaml describes, so a second call does not see the first's edit.
 Use a local: root (or july mcp) to keep changes.`,
-		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand()},
+		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand()},
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
