@@ -50,6 +50,7 @@ type Loop struct {
 	opts LoopOptions
 
 	mu      sync.Mutex
+	specs   []model.ToolSpec // the tools as the model sees them, from the first turn
 	system  string
 	history []model.Message
 	first   bool // no message yet: the next one gets the AGENTS.md preamble
@@ -148,7 +149,12 @@ func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
 	if err != nil {
 		return nil, l.fail(ts, "binding the turn's tree: "+err.Error(), err)
 	}
-	specs := toolSpecs(turn.Tools())
+	if l.specs == nil {
+		// Every turn of a session has the same tools; their schemas are
+		// marshalled once.
+		l.specs = toolSpecs(turn.Tools())
+	}
+	specs := l.specs
 	var final string
 	for {
 		if err := ctx.Err(); err != nil {

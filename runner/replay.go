@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 
+	fastjson "github.com/segmentio/encoding/json"
+
 	"github.com/julyfs/julyfs/runner/model"
 	"github.com/julyfs/julyfs/runner/sessions"
 )
@@ -44,14 +46,14 @@ func Replay(events []sessions.Event) []model.Message {
 		switch ev.Type {
 		case sessions.TypeMessageReceived:
 			var d sessions.MessageReceived
-			if json.Unmarshal(ev.Data, &d) != nil {
+			if fastjson.Unmarshal(ev.Data, &d) != nil {
 				continue
 			}
 			flush()
 			out = append(out, userMessage(d.Text, d.Preamble))
 		case sessions.TypeMessageCompleted:
 			var d sessions.MessageCompleted
-			if json.Unmarshal(ev.Data, &d) != nil {
+			if fastjson.Unmarshal(ev.Data, &d) != nil {
 				continue
 			}
 			flush()
@@ -62,7 +64,7 @@ func Replay(events []sessions.Event) []model.Message {
 			out = append(out, m)
 		case sessions.TypeActionsRequested:
 			var d sessions.ActionsRequested
-			if json.Unmarshal(ev.Data, &d) != nil {
+			if fastjson.Unmarshal(ev.Data, &d) != nil {
 				continue
 			}
 			flush()
@@ -81,7 +83,7 @@ func Replay(events []sessions.Event) []model.Message {
 			pending = d.Calls
 		case sessions.TypeActionResult:
 			var d sessions.ActionResult
-			if json.Unmarshal(ev.Data, &d) != nil || len(pending) == 0 {
+			if fastjson.Unmarshal(ev.Data, &d) != nil || len(pending) == 0 {
 				continue
 			}
 			results = append(results, replayResult(d))

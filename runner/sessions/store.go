@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	fastjson "github.com/segmentio/encoding/json"
 	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/runner/model"
@@ -272,7 +273,7 @@ func load(dir, id string) (meta Meta, events []Event, warns []Warning, good int6
 		line := rest[:i]
 		rest = rest[i+1:]
 		var ev Event
-		if err := json.Unmarshal(line, &ev); err != nil {
+		if err := fastjson.Unmarshal(line, &ev); err != nil {
 			return meta, nil, nil, 0, &CorruptError{File: file, Line: n, Reason: "not JSON: " + err.Error(), Session: id}
 		}
 		switch {
@@ -297,19 +298,19 @@ func (m *Meta) account(ev Event) {
 	switch ev.Type {
 	case TypeMessageReceived:
 		var d MessageReceived
-		if json.Unmarshal(ev.Data, &d) == nil {
+		if fastjson.Unmarshal(ev.Data, &d) == nil {
 			m.LastMessage = d.Text
 		}
 	case TypeTurnStarted:
 		m.Turns++
 	case TypeTurnCompleted:
 		var d TurnCompleted
-		if json.Unmarshal(ev.Data, &d) == nil {
+		if fastjson.Unmarshal(ev.Data, &d) == nil {
 			m.Usage.Add(d.Usage)
 		}
 	case TypeTurnFailed:
 		var d TurnFailed
-		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
+		if fastjson.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
 			m.Usage.Add(*d.Usage)
 		}
 	}
