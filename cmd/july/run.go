@@ -141,8 +141,8 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 
-	// The log first: an unknown session or a busy one fails before the
-	// tree is bound.
+	// A continued session first: an unknown session or a busy one fails
+	// before the tree is bound.
 	st := sessions.New(stateRoot(c, a))
 	var log *sessions.Log
 	if id := c.String("session"); id != "" {
@@ -154,12 +154,8 @@ func runAction(c *cli.Context) error {
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "july: warning: %s\n", w)
 		}
-	} else {
-		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
-			return err
-		}
+		defer log.Close()
 	}
-	defer log.Close()
 
 	// The first Ctrl-C cancels the turn; the second exits.
 	ctx, cancel := context.WithCancel(c.Context)
@@ -184,6 +180,14 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
+	if log == nil {
+		// A new session once the tree is bound, so a tree that fails
+		// leaves no empty session behind.
+		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
+			return err
+		}
+		defer log.Close()
+	}
 
 	out := c.App.Writer
 	verbose := c.Bool("verbose")
