@@ -15,11 +15,11 @@ import (
 // unservedHarness lists the allowlist names no part of july serves yet.
 var unservedHarness = []string{AllowWebSearch, AllowWebFetch, AllowUpdateTodos, AllowTask, AllowReadLints}
 
-// RunProblems returns what keeps the agent from running under july run
-// with the model spec (agent.yaml's model when spec is ""): harness
-// builtins named in tools: that nothing serves yet, and a model spec that
-// does not parse. A missing model is a problem only when need is set.
-func (a *Agent) RunProblems(spec string, need bool) []Problem {
+// RunProblems returns what keeps the agent from running under july run:
+// harness builtins named in tools: that nothing serves yet, and
+// agent.yaml's model when it does not parse (unless override, a --model
+// value, replaces it).
+func (a *Agent) RunProblems(override string) []Problem {
 	var out []Problem
 	for _, name := range a.Config.Tools {
 		switch {
@@ -29,11 +29,8 @@ func (a *Agent) RunProblems(spec string, need bool) []Problem {
 			out = append(out, Problem{Field: "tools", Message: `"semSearch" on the host default is not served yet: it names the harness's host index, which july does not have. Remove "semSearch" from tools, or give the agent a root (where SemanticSearch searches its index)`})
 		}
 	}
-	if spec == "" {
-		spec = a.Config.Model
-	}
-	if spec != "" || need {
-		if _, err := DescribeModel(spec); err != nil {
+	if override == "" && a.Config.Model != "" {
+		if _, err := DescribeModel(a.Config.Model); err != nil {
 			out = append(out, Problem{Field: "model", Message: err.Error()})
 		}
 	}

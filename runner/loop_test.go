@@ -485,17 +485,19 @@ func TestRunProblems(t *testing.T) {
 	a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp: {}\ntools: [read, webSearch, updateTodos]\n"))
 	require.NoError(t, err)
 	var got []string
-	for _, p := range a.RunProblems("", true) {
+	for _, p := range a.RunProblems("") {
 		got = append(got, p.String())
 	}
 	assert.Equal(t, []string{
 		`tools: "webSearch" is not served yet: july has no webSearch tool, and an agent that lists it must not run without it. Remove "webSearch" from tools`,
 		`tools: "updateTodos" is not served yet: july has no updateTodos tool, and an agent that lists it must not run without it. Remove "updateTodos" from tools`,
-		`model: no model: give --model or agent.yaml's model (openai:NAME, anthropic:NAME or script:FILE)`,
 	}, got)
-	assert.Empty(t, a.RunProblems("script:x.yaml", true)[2:])
-	ps := a.RunProblems("gemini:pro", true)
-	assert.Equal(t, `model: model "gemini:pro": unknown provider "gemini" (want openai, anthropic or script)`, ps[len(ps)-1].String())
+	bad, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nmodel: gemini:pro\nroot:\n  /:\n    temp: {}\n"))
+	require.NoError(t, err)
+	ps := bad.RunProblems("")
+	require.Len(t, ps, 1)
+	assert.Equal(t, `model: model "gemini:pro": unknown provider "gemini" (want openai, anthropic or script)`, ps[0].String())
+	assert.Empty(t, bad.RunProblems("script:x.yaml"), "--model replaces agent.yaml's model")
 
 	_, err = ResolveModel("openai:gpt-4.1", model.Options{})
 	assert.ErrorContains(t, err, "model openai:gpt-4.1: the openai provider is not built into this july yet")

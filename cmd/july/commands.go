@@ -53,7 +53,7 @@ On success it prints what the agent's model gets.`,
 			if err != nil {
 				return err
 			}
-			if err := checkRun(c, a, "", false); err != nil {
+			if err := checkRun(c, a, ""); err != nil {
 				return err
 			}
 			w := c.App.Writer

@@ -36,10 +36,10 @@ func stateRoot(c *cli.Context, a *runner.Agent) string {
 	return filepath.Join(a.Dir, DefaultStateDir)
 }
 
-// checkRun reports the problems that keep a from running (see
-// runner.Agent.RunProblems) like a validation error.
-func checkRun(c *cli.Context, a *runner.Agent, spec string, need bool) error {
-	ps := a.RunProblems(spec, need)
+// checkRun reports the problems in agent.yaml that keep a from running
+// (see runner.Agent.RunProblems) like a validation error.
+func checkRun(c *cli.Context, a *runner.Agent, override string) error {
+	ps := a.RunProblems(override)
 	if len(ps) == 0 {
 		return nil
 	}
@@ -113,11 +113,14 @@ func runAction(c *cli.Context) error {
 	if c.Bool("print-prompt") {
 		return printPrompt(c, a)
 	}
+	if err := checkRun(c, a, c.String("model")); err != nil {
+		return err
+	}
 	spec, modelDir := a.Config.Model, a.Dir
 	if s := c.String("model"); s != "" {
 		spec, modelDir = s, ""
 	}
-	if err := checkRun(c, a, spec, true); err != nil {
+	if _, _, _, err := model.ParseSpec(spec); err != nil {
 		return err
 	}
 	text := c.String("message")

@@ -252,6 +252,43 @@ func TestRunInterrupt(t *testing.T) {
 	assert.NotContains(t, errOut, "warning", "the interrupted turn was closed by its own process")
 }
 
+// TestRunSecondInterruptExits hangs the model deaf to cancellation: the
+// first SIGINT cannot end the turn, the second exits at once with 130.
+func TestRunSecondInterruptExits(t *testing.T) {
+	agent, state := runAgent(t, "turns:\n  - replies:\n      - hang: 1m\n        text: never\n")
+	cmd := julyCommand(t, "run", "--json", agent, "-m", "go", "--state-root", state)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	events := eventLines(t, stdout)
+	waitEvent(t, events, sessions.TypeTurnStarted)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	said := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "interrupting") {
+				said <- sc.Text()
+			}
+		}
+		close(said)
+	}()
+	select {
+	case line := <-said:
+		assert.Equal(t, "july: interrupting the turn (Ctrl-C again to exit now)", line)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no word of the interruption in 30s")
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 130, ee.ExitCode())
+}
+
 // TestRunSessionInUse runs a second july on a session the first holds.
 func TestRunSessionInUse(t *testing.T) {
 	agent, state := runAgent(t, slowScript)

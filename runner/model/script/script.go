@@ -14,8 +14,9 @@
 //
 // A check has contains (a substring), matches (a Go regexp), tool (the
 // result's tool name) and error (whether the result is an error); a reply
-// may also sleep (a Go duration, honouring cancellation) before it
-// answers, and give args as a string of raw JSON (sent as is, malformed or
+// may also sleep (a Go duration, honouring cancellation) or hang (the
+// same, deaf to cancellation: a stuck provider, for testing what gives up
+// on it) before it answers, and give args as a string of raw JSON (sent as is, malformed or
 // not). A reply with calls and no expect checks nothing.
 //
 // The script is stateless: each Generate finds its place from the request
@@ -71,6 +72,7 @@ type reply struct {
 	calls  []call
 	expect []check
 	sleep  time.Duration
+	hang   time.Duration
 }
 
 type call struct {
@@ -228,12 +230,18 @@ func (p *parser) reply(n *yaml.Node) (reply, error) {
 		switch key {
 		case "text":
 			r.text, err = p.str(v, "text")
-		case "sleep":
+		case "sleep", "hang":
 			var s string
-			if s, err = p.str(v, "sleep"); err == nil {
-				if r.sleep, err = time.ParseDuration(s); err != nil {
-					err = p.errf(v, "sleep: %q is not a duration (like 30s)", s)
+			var d time.Duration
+			if s, err = p.str(v, key); err == nil {
+				if d, err = time.ParseDuration(s); err != nil {
+					err = p.errf(v, "%s: %q is not a duration (like 30s)", key, s)
 				}
+			}
+			if key == "sleep" {
+				r.sleep = d
+			} else {
+				r.hang = d
 			}
 		case "calls":
 			if v.Kind != yaml.SequenceNode {
@@ -258,7 +266,7 @@ func (p *parser) reply(n *yaml.Node) (reply, error) {
 				r.expect = append(r.expect, c)
 			}
 		default:
-			err = p.errf(v, "unknown key %q in a reply (want text, calls, expect, sleep)", key)
+			err = p.errf(v, "unknown key %q in a reply (want text, calls, expect, sleep, hang)", key)
 		}
 		return err
 	})
@@ -411,6 +419,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 		if err := m.checkResults(k, j, r, last); err != nil {
 			return nil, err
 		}
+	}
+	if r.hang > 0 {
+		time.Sleep(r.hang) // deaf to cancellation, on purpose
 	}
 	if r.sleep > 0 {
 		timer := time.NewTimer(r.sleep)
