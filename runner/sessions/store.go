@@ -395,7 +395,7 @@ func (l *Log) Events() []Event {
 // fsyncs it before returning it. A turn's end (turn.completed or
 // turn.failed) also rewrites session.json.
 func (l *Log) Append(typ, turnID string, data any) (Event, error) {
-	raw, err := json.Marshal(data)
+	raw, err := marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("session %s: encoding %s: %w", l.id, typ, err)
 	}
@@ -468,6 +468,18 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// marshal encodes v as JSON without escaping <, > and & (the log is not
+// HTML), with no trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 func syncDir(dir string) error {

@@ -289,9 +289,13 @@ func (p *parser) call(n *yaml.Node) (call, error) {
 				if err := v.Decode(&m); err != nil {
 					return p.errf(v, "args: %v", err)
 				}
-				if c.args, err = json.Marshal(m); err != nil {
+				var b strings.Builder
+				enc := json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(m); err != nil {
 					return p.errf(v, "args: %v", err)
 				}
+				c.args = json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
 			default:
 				return p.errf(v, "args: want a mapping, or a string of raw JSON")
 			}
