@@ -207,3 +207,29 @@ func TestUnwritableStateRoot(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("state root %s is not writable: ", root)), err.Error())
 	assert.False(t, errors.Is(err, ErrInUse))
 }
+
+// FuzzLoad: whatever events.ndjson holds, reading it never panics, and a
+// session it refuses is refused with a *CorruptError naming a line.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(`{"type":"message.received","index":0,"sessionId":"ses_01M8QZHK273F1479J6H85C5VXP","at":"2026-12-01T04:59:24Z","data":{"text":"hi"}}` + "\n"))
+	f.Add([]byte("garbage\n{}\n"))
+	f.Add([]byte(`{"type":"turn.started","index":0`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const id = "ses_01M8QZHK273F1479J6H85C5VXP"
+		dir := t.TempDir()
+		st := New(dir)
+		sdir := filepath.Join(st.Dir(), id)
+		require.NoError(t, os.MkdirAll(sdir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(sdir, EventsFile), data, 0o644))
+		_, evs, _, err := st.Read(id)
+		if err != nil {
+			var ce *CorruptError
+			require.ErrorAs(t, err, &ce)
+			assert.Positive(t, ce.Line)
+			return
+		}
+		for i, ev := range evs {
+			assert.Equal(t, int64(i), ev.Index)
+		}
+	})
+}

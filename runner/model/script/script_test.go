@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,27 @@ func TestGenerateSleepHonoursCancel(t *testing.T) {
 func TestDemoScriptParses(t *testing.T) {
 	_, err := New("../../../examples/notes/demo.script.yaml", model.Options{})
 	require.NoError(t, err)
+}
+
+// FuzzParse: any input parses or fails with a FILE:LINE message; a script
+// that parses answers a first message without panicking.
+func FuzzParse(f *testing.F) {
+	demo, err := os.ReadFile("../../../examples/notes/demo.script.yaml")
+	require.NoError(f, err)
+	f.Add(demo)
+	f.Add([]byte("turns:\n  - replies:\n      - text: hi\n"))
+	f.Add([]byte("turns:\n  - replies:\n      - calls: [{tool: Read, args: '{bad'}]\n      - text: x\n"))
+	f.Add([]byte("turns: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data, "f.yaml")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no sleeping
+		m.Generate(ctx, &model.Request{Messages: []model.Message{user("x")}}, nil)
+	})
 }
