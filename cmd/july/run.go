@@ -154,10 +154,13 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		defer log.Close()
+		if agent := log.Meta().Agent; agent != "" && agent != a.Config.Name {
+			return fmt.Errorf("session %s belongs to agent %s, not %s", id, agent, a.Config.Name)
+		}
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "july: warning: %s\n", w)
 		}
-		defer log.Close()
 	}
 
 	// The first Ctrl-C cancels the turn; the second exits.

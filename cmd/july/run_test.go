@@ -155,6 +155,14 @@ turns:
 	require.Equal(t, 0, code)
 	assert.Equal(t, 13, strings.Count(out, "\n"), out)
 
+	// Another agent may not take the session over.
+	other := filepath.Join(filepath.Dir(agent), "other")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "agent.yaml"), []byte("name: other\nroot:\n  /:\n    temp: {}\n"), 0o644))
+	_, errOut, code = julyRun(t, "run", other, "--session", id, "--model", "script:"+filepath.Join(agent, "s.yaml"), "-m", "x", "--state-root", state)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "session "+id+" belongs to agent child, not other\n", errOut)
+
 	_, errOut, code = julyRun(t, "show", agent, "ses_01JAAAAAAAAAAAAAAAAAAAAAAA", "--state-root", state)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "unknown session: ses_01JAAAAAAAAAAAAAAAAAAAAAAA")
