@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/julyfs/julyfs/runner/model"
@@ -176,7 +177,13 @@ func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
 		// The assistant message as the log records it (one text part), so
 		// a replay gives the model the same conversation.
 		text := resp.Message.Text()
-		msg := model.Message{Role: model.RoleAssistant, ToolCalls: resp.Message.ToolCalls}
+		msg := model.Message{Role: model.RoleAssistant, ToolCalls: slices.Clone(resp.Message.ToolCalls)}
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				// Some compatible servers send none; a result needs one.
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", ts.steps, i+1)
+			}
+		}
 		if text != "" {
 			msg.Content = []model.Part{model.TextPart(text)}
 		}

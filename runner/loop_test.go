@@ -505,3 +505,25 @@ func TestRunProblems(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "anthropic:claude-sonnet-4-5 (provider inferred from the name claude-sonnet-4-5)", desc)
 }
+
+// idlessModel asks for one call without an id, then replies.
+type idlessModel struct{}
+
+func (idlessModel) Name() string { return "idless" }
+
+func (idlessModel) Generate(_ context.Context, req *model.Request, _ func(model.Delta)) (*model.Response, error) {
+	if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: []model.Part{model.TextPart(last.ToolResults[0].CallID)}}}, nil
+	}
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{Name: "LS", Args: []byte(`{}`)}}}}, nil
+}
+
+func TestLoopCallWithoutID(t *testing.T) {
+	f := newLoopFixture(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp: {}\n", SessionOptions{})
+	l, err := NewLoop(f.sess, f.log, LoopOptions{Model: idlessModel{}})
+	require.NoError(t, err)
+	res, err := l.Run(context.Background(), "go")
+	require.NoError(t, err)
+	assert.Equal(t, "call_1_1", res.Text, "the result carries the id the loop gave the call")
+	assert.Equal(t, l.History(), Replay(f.log.Events()))
+}
