@@ -76,7 +76,8 @@ stdout. Each run is one turn of a session kept under the state root
 --model overrides agent.yaml's model: script:FILE (a scripted model, offline),
 openai:NAME, anthropic:NAME, or a bare name whose prefix tells the provider.
 --dry-run runs read tools and stubs write tools. --json prints the session's
-events as NDJSON as they happen instead of the reply. -v prints the tool calls
+events as NDJSON as they happen instead of the reply, with the streamed text
+as message.appended lines (which have no index: they are not in the log). -v prints the tool calls
 and the streamed text on stderr. --print-prompt prints the system prompt (and
 a new session's first-message preamble) without calling a model.
 
@@ -202,7 +203,9 @@ func runAction(c *cli.Context) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	var werr error
+	turnID := ""
 	opts.OnEvent = func(ev sessions.Event) {
+		turnID = ev.TurnID
 		if c.Bool("json") && werr == nil {
 			werr = enc.Encode(ev)
 		}
@@ -210,8 +213,16 @@ func runAction(c *cli.Context) error {
 			printVerbose(stderr, ev, calls)
 		}
 	}
-	if verbose {
-		opts.OnDelta = func(d model.Delta) { io.WriteString(stderr, d.Text) }
+	opts.OnDelta = func(d model.Delta) {
+		if verbose {
+			io.WriteString(stderr, d.Text)
+		}
+		if c.Bool("json") && werr == nil && d.Text != "" {
+			// Streamed text: printed as it comes, not kept in the log (the
+			// message.completed event that follows has all of it).
+			werr = enc.Encode(appended{Type: "message.appended", SessionID: log.ID(), TurnID: turnID,
+				At: time.Now().UTC(), Data: sessions.MessageCompleted{Text: d.Text}})
+		}
 	}
 	loop, err := runner.NewLoop(s, log, opts)
 	if err != nil {
@@ -241,6 +252,16 @@ func runAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(stderr, "july: session %s (%d steps, %s)\n", log.ID(), res.Steps, tokens(res.Usage))
 	return nil
+}
+
+// appended is a streamed piece of assistant text in --json output: the
+// event envelope without an index, since it is not in the log.
+type appended struct {
+	Type      string                    `json:"type"`
+	SessionID string                    `json:"sessionId"`
+	TurnID    string                    `json:"turnId"`
+	At        time.Time                 `json:"at"`
+	Data      sessions.MessageCompleted `json:"data"`
 }
 
 // printPrompt prints the system prompt and, for a new session, the
