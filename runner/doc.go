@@ -59,7 +59,9 @@
 // is cancelled. Each step is an event appended and fsynced before the loop
 // goes on; a failed turn is a turn.failed event and a *[TurnError], and
 // the session stays usable. [Replay] rebuilds the conversation from a
-// session's events, so a session continues in another process.
+// session's events, so a session continues in another process; the files
+// of the agent's temp: mounts are kept with the session (temp.json) and
+// put back before the first turn a Loop runs.
 //
 // # Concurrency
 //

@@ -55,6 +55,9 @@ type Loop struct {
 	system  string
 	history []model.Message
 	first   bool // no message yet: the next one gets the AGENTS.md preamble
+	// restored reports that the session's temp mounts have been put back
+	// (done before the first turn this Loop runs).
+	restored bool
 }
 
 // TurnResult is a completed turn.
@@ -126,10 +129,27 @@ type turnState struct {
 // Run runs one turn on the person's message text. A turn that fails
 // (model error, step limit, cancellation: "turn interrupted", commit) is
 // recorded with turn.failed and returned as a *TurnError; the session
-// stays usable. Any other error is the log's (a write that failed).
+// stays usable. Any other error is the log's (a write that failed), or
+// keeping the temp mounts' files with the session (see tempstate.go) — a
+// completed turn then returns its result with that error.
 func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.restored {
+		if err := l.s.restoreTemp(ctx, l.log.Dir()); err != nil {
+			return nil, err
+		}
+		l.restored = true
+	}
+	res, err := l.run(ctx, text)
+	if serr := l.s.saveTemp(context.WithoutCancel(ctx), l.log.Dir()); serr != nil && err == nil {
+		return res, serr
+	}
+	return res, err
+}
+
+// run is Run without the temp mounts' keeping.
+func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 	ts := &turnState{id: sessions.NewTurnID()}
 	preamble := ""
 	if l.first {

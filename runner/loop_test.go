@@ -527,3 +527,71 @@ func TestLoopCallWithoutID(t *testing.T) {
 	assert.Equal(t, "call_1_1", res.Text, "the result carries the id the loop gave the call")
 	assert.Equal(t, l.History(), Replay(f.log.Events()))
 }
+
+// TestLoopKeepsTempMountsWithTheSession continues a session on a temp
+// root in a second binding of the tree (as a new process would): the
+// files the first turn wrote and deleted are as it left them, and the
+// local mount nested under the temp one is not copied.
+func TestLoopKeepsTempMountsWithTheSession(t *testing.T) {
+	dir := agentDir(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp:\n      /a.txt: \"seeded\\n\"\n  /docs:\n    local: ./docs\n    ro: true\n-- docs/d.md --\ndoc\n")
+	a, err := Load(dir)
+	require.NoError(t, err)
+	st := sessions.New(t.TempDir())
+	const twoTurns = `
+turns:
+  - replies:
+      - calls:
+          - {tool: Write, args: {path: /notes/b.txt, contents: kept}}
+          - {tool: Delete, args: {path: /a.txt}}
+          - {tool: Write, args: {path: /tmp/scratch, contents: not kept}}
+      - expect: [{error: false}, {error: false}, {error: false}]
+        text: one
+  - replies:
+      - calls:
+          - {tool: Read, args: {path: /notes/b.txt}}
+          - {tool: Read, args: {path: /a.txt}}
+          - {tool: Read, args: {path: /docs/d.md}}
+      - expect:
+          - {contains: kept}
+          - {error: true, contains: "not found: /a.txt"}
+          - {contains: doc}
+        text: two
+`
+	m, err := script.Parse([]byte(twoTurns), "t.yaml")
+	require.NoError(t, err)
+
+	s1, err := a.Open(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	log1, err := st.Create(sessions.Meta{Agent: "x"})
+	require.NoError(t, err)
+	l1, err := NewLoop(s1, log1, LoopOptions{Model: m})
+	require.NoError(t, err)
+	_, err = l1.Run(context.Background(), "1")
+	require.NoError(t, err)
+	require.NoError(t, log1.Close())
+	require.NoError(t, s1.Close())
+
+	state, err := os.ReadFile(filepath.Join(log1.Dir(), TempStateFile))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"mounts":{"/":{"/notes/b.txt":"a2VwdA=="}}}`, string(state), "only the temp mount's own files")
+
+	s2, err := a.Open(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	defer s2.Close()
+	log2, _, err := st.Resume(log1.ID())
+	require.NoError(t, err)
+	defer log2.Close()
+	l2, err := NewLoop(s2, log2, LoopOptions{Model: m})
+	require.NoError(t, err)
+	res, err := l2.Run(context.Background(), "2")
+	require.NoError(t, err)
+	assert.Equal(t, "two", res.Text)
+
+	// A new session starts from agent.yaml's seed.
+	s3, err := a.Open(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	defer s3.Close()
+	data, err := s3.FS().Read(context.Background(), "/a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "seeded\n", string(data))
+}

@@ -314,3 +314,27 @@ func typesOf(evs []sessions.Event) []string {
 	}
 	return out
 }
+
+// TestRunTempRootAcrossProcesses continues a session on an in-memory
+// root in a new process: the file turn 1 wrote is still there.
+func TestRunTempRootAcrossProcesses(t *testing.T) {
+	agent, state := runAgent(t, `
+turns:
+  - replies:
+      - calls: [{tool: Write, args: {path: /summary.md, contents: short}}]
+      - text: written
+  - replies:
+      - calls: [{tool: Read, args: {path: /summary.md}}]
+      - expect: [{contains: short}]
+        text: still there
+`)
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte("name: child\nmodel: script:s.yaml\nroot:\n  /:\n    temp: {}\n"), 0o644))
+	out, errOut, code := julyRun(t, "run", agent, "-m", "one", "--state-root", state)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "written\n", out)
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	out, errOut, code = julyRun(t, "run", agent, "--session", list[0].ID, "-m", "two", "--state-root", state)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "still there\n", out)
+}
