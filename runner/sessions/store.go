@@ -210,9 +210,10 @@ func (st *Store) Read(id string) (Meta, []Event, []Warning, error) {
 	return meta, events, warns, err
 }
 
-// List returns the metadata of every session, oldest first, as session.json
-// has it. A session whose session.json cannot be read is listed with its id
-// only.
+// List returns the metadata of every session, oldest first: session.json,
+// or the totals recomputed from the events when they are newer (a turn
+// under way, or cut short by a crash). A session that can be read neither
+// way is listed with its id only.
 func (st *Store) List() ([]Meta, error) {
 	entries, err := os.ReadDir(st.dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -226,15 +227,29 @@ func (st *Store) List() ([]Meta, error) {
 		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
+		dir := filepath.Join(st.dir, e.Name())
 		m := Meta{ID: e.Name()}
-		if data, err := os.ReadFile(filepath.Join(st.dir, e.Name(), MetaFile)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
 			json.Unmarshal(data, &m)
 			m.ID = e.Name()
+		}
+		// session.json is rewritten at the end of each turn: a turn under
+		// way, or a process that died in one, leaves it behind the events.
+		if mi, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil || newer(filepath.Join(dir, EventsFile), mi.ModTime()) {
+			if fresh, _, _, _, err := load(dir, e.Name()); err == nil {
+				m = fresh
+			}
 		}
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Meta) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// newer reports whether file was modified after t.
+func newer(file string, t time.Time) bool {
+	fi, err := os.Stat(file)
+	return err == nil && fi.ModTime().After(t)
 }
 
 // existing returns the directory of session id, or ErrUnknown.

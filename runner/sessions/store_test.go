@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,4 +233,26 @@ func FuzzLoad(f *testing.F) {
 			assert.Equal(t, int64(i), ev.Index)
 		}
 	})
+}
+
+func TestListRecomputesAfterACrash(t *testing.T) {
+	st := New(t.TempDir())
+	l, err := st.Create(Meta{Agent: "a"})
+	require.NoError(t, err)
+	turn(t, l, "one", model.Usage{InputTokens: 5})
+	// A second turn that never ends: session.json is not rewritten.
+	_, err = l.Append(TypeMessageReceived, "t2", MessageReceived{Text: "two"})
+	require.NoError(t, err)
+	_, err = l.Append(TypeTurnStarted, "t2", TurnStarted{})
+	require.NoError(t, err)
+	// Make sure the events are seen as newer than session.json.
+	metaFile := filepath.Join(st.Dir(), l.ID(), MetaFile)
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(metaFile, old, old))
+	list, err := st.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 2, list[0].Turns)
+	assert.Equal(t, "two", list[0].LastMessage)
+	assert.Equal(t, "a", list[0].Agent)
 }
