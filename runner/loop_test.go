@@ -595,3 +595,21 @@ turns:
 	require.NoError(t, err)
 	assert.Equal(t, "seeded\n", string(data))
 }
+
+// TestReplayGoldenSession replays the frozen session in
+// runner/sessions/testdata/v1 into the conversation its model saw.
+func TestReplayGoldenSession(t *testing.T) {
+	_, evs, _, err := sessions.New("sessions/testdata/v1").Read("ses_01M8R15GBYMZFE8TYJHBP6M39Q")
+	require.NoError(t, err)
+	h := Replay(evs)
+	var roles []string
+	for _, m := range h {
+		roles = append(roles, string(m.Role))
+	}
+	assert.Equal(t, []string{"user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant", "user"}, roles)
+	assert.Equal(t, "Read", h[1].ToolCalls[0].Name)
+	assert.Equal(t, "call_1_1_1", h[2].ToolResults[0].CallID)
+	assert.Equal(t, "     1\thi", h[2].ToolResults[0].Content[0].Text)
+	assert.Equal(t, "I read /a.txt, found its one line with Grep, and wrote the summary to /summary.md.", h[7].Text())
+	assert.Equal(t, "And shorter?", h[8].Text())
+}

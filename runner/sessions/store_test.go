@@ -256,3 +256,37 @@ func TestListRecomputesAfterACrash(t *testing.T) {
 	assert.Equal(t, "two", list[0].LastMessage)
 	assert.Equal(t, "a", list[0].Agent)
 }
+
+// goldenID is the session in testdata/v1: the README's demo turn, then a
+// turn the script has no reply for. The files are frozen: a change to the
+// on-disk format that cannot read them is a break.
+const goldenID = "ses_01M8R15GBYMZFE8TYJHBP6M39Q"
+
+func TestGoldenSessionV1(t *testing.T) {
+	st := New("testdata/v1")
+	list, err := st.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, goldenID, list[0].ID)
+	assert.Equal(t, "notes", list[0].Agent)
+	assert.Equal(t, 2, list[0].Turns)
+	assert.Equal(t, "And shorter?", list[0].LastMessage)
+
+	meta, evs, warns, err := st.Read(goldenID)
+	require.NoError(t, err)
+	assert.Empty(t, warns)
+	assert.Equal(t, list[0].Usage, meta.Usage)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	assert.Equal(t, []string{
+		"message.received", "turn.started",
+		"actions.requested", "action.result", "actions.requested", "action.result", "actions.requested", "action.result",
+		"message.completed", "turn.completed",
+		"message.received", "turn.started", "turn.failed",
+	}, types)
+	var failed TurnFailed
+	require.NoError(t, json.Unmarshal(evs[12].Data, &failed))
+	assert.Contains(t, failed.Message, "the run is on turn 2 but the script has 1")
+}
