@@ -48,8 +48,13 @@ func checkRun(c *cli.Context, a *runner.Agent, override string) error {
 	return errReported
 }
 
-// validateRun prints july validate's model line (checkRun has passed).
+// validateRun prints july validate's model line, and which harness
+// builtins the plan grants by default but july run does not give the
+// model yet (checkRun has passed).
 func validateRun(c *cli.Context, a *runner.Agent) {
+	if len(a.Plan.Harness) > 0 {
+		fmt.Fprintf(c.App.Writer, "not served yet (july run leaves them out): %s\n", strings.Join(a.Plan.Harness, ", "))
+	}
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
 		return
