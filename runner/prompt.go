@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/julyfs/julyfs/rootspec"
-	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -127,13 +126,4 @@ func (s *Session) FirstTurnPreamble(ctx context.Context) (string, error) {
 		note = fmt.Sprintf("\n[cut at %d bytes of %d]", maxAgentsFile, len(data))
 	}
 	return fmt.Sprintf("Instructions from %s at the root of the tree:\n\n%s%s", AgentsFile, strings.TrimRight(text, "\n"), note), nil
-}
-
-// toolNames lists the names of ts.
-func toolNames(ts []*tools.Tool) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Name
-	}
-	return out
 }
