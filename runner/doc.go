@@ -45,9 +45,28 @@
 // with IsError set whose text the model can read; Call never panics and
 // never returns a Go error.
 //
+// # The agent loop
+//
+// [Loop] runs the turns of one durable session (package runner/sessions)
+// on one bound tree: [Loop.Run] appends message.received and
+// turn.started, asks the model (package runner/model, resolved from a
+// spec by [ResolveModel]) with the system prompt ([Agent.SystemPrompt]:
+// instructions.md and the environment brief) and the conversation, runs
+// the tool calls it asks for through the turn's [Dispatcher] (consecutive
+// read calls concurrently, write calls alone and in order, results in the
+// model's order), gives the results back, and repeats until the model
+// replies with text, MaxSteps model calls have been made, or the context
+// is cancelled. Each step is an event appended and fsynced before the loop
+// goes on; a failed turn is a turn.failed event and a *[TurnError], and
+// the session stays usable. [Replay] rebuilds the conversation from a
+// session's events, so a session continues in another process; the files
+// of the agent's temp: mounts are kept with the session (temp.json) and
+// put back before the first turn a Loop runs.
+//
 // # Concurrency
 //
 // Agents and plans are immutable after Load. Sessions, turns and
 // dispatchers are safe for concurrent use when the bound tree is (every
-// tree in this module is).
+// tree in this module is). A Loop runs one turn at a time (Run holds a
+// lock for the whole turn).
 package runner

@@ -56,6 +56,9 @@ the scratch /tmp).`,
 			if err != nil {
 				return err
 			}
+			if err := checkRun(c, a, ""); err != nil {
+				return err
+			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
@@ -67,6 +70,7 @@ the scratch /tmp).`,
 			for _, p := range a.Warnings {
 				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
 			}
+			validateRun(c, a)
 			return nil
 		},
 	}

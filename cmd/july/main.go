@@ -1,6 +1,6 @@
-// Command july runs an agent's tools without a model: it validates an
-// agent directory, lists the tools its model would get, calls one, or
-// serves them all over MCP.
+// Command july runs agents: it validates an agent directory, lists the
+// tools its model would get, calls one, serves them all over MCP, and runs
+// the agent loop with a model (july run), keeping durable sessions.
 //
 //	july validate examples/notes                 # fail-closed combinations exit 1 with a message each
 //	july tools examples/notes                    # the served tools, with their JSON schemas
@@ -8,6 +8,9 @@
 //	july mcp examples/notes                      # MCP over stdio
 //	july mcp examples/notes --http 127.0.0.1:8765  # MCP over streamable HTTP
 //	july call examples/project SemanticSearch '{"query":"greeting"}'  # served by its index
+//	july run examples/notes --model script:examples/notes/demo.script.yaml -m "Summarize /a.txt"
+//	july sessions examples/notes                 # the agent's sessions
+//	july show examples/notes ses_01J...          # a session's transcript
 //
 // An agent directory holds agent.yaml (name, model, root, tools, ...) and
 // instructions.md; see docs/runner.md. Flags may come before or after the
@@ -34,7 +37,7 @@ func main() {
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:  "july",
-		Usage: "see and call an agent's tools without a model",
+		Usage: "run an agent, or see and call its tools without a model",
 		Description: `An agent is a directory with agent.yaml and instructions.md. agent.yaml names
 the tree the agent runs on (root:, a mount table; omitted: the host disk at
 the working directory) and may narrow its tools (tools:, an allowlist).
@@ -43,11 +46,14 @@ the working directory) and may narrow its tools (tools:, an allowlist).
    july tools DIR             the tools july serves, with JSON schemas
    july call DIR TOOL [JSON]  call one tool (JSON '-' reads stdin)
    july mcp DIR [--http ADDR] serve the tools over MCP (stdio, or HTTP)
+   july run DIR -m MESSAGE    run a turn: the model, its tool calls, the reply
+   july sessions DIR          the agent's sessions
+   july show DIR ID           a session's transcript (--json: its events)
 
 A temp root lives as long as the process: each july call starts from the
 tree agent.yaml describes, so a second call does not see the first's edit.
 Use a local: root (or july mcp) to keep changes.`,
-		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand()},
+		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand()},
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +20,14 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir("../..")
+	// july run keeps its sessions in the agent's .july: remove what the
+	// README's runs leave there.
+	for _, agent := range []string{"examples/notes", "examples/project", "examples/host"} {
+		state := filepath.Join(agent, ".july")
+		if _, err := os.Stat(state); os.IsNotExist(err) {
+			t.Cleanup(func() { os.RemoveAll(state) })
+		}
+	}
 	for _, c := range cmds {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), c.Args, strings.NewReader(c.Stdin), &stdout, &stderr); code != 0 {

@@ -1,0 +1,116 @@
+package sessions
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/julyfs/julyfs/runner/model"
+)
+
+// The event types a session's log holds: the spec's vocabulary.
+const (
+	// TypeMessageReceived is the person's message ([MessageReceived]).
+	TypeMessageReceived = "message.received"
+	// TypeTurnStarted opens a turn ([TurnStarted]).
+	TypeTurnStarted = "turn.started"
+	// TypeMessageCompleted is one finished assistant message
+	// ([MessageCompleted]): the final reply, or text that came with tool
+	// calls.
+	TypeMessageCompleted = "message.completed"
+	// TypeActionsRequested lists the tool calls of one assistant message
+	// ([ActionsRequested]).
+	TypeActionsRequested = "actions.requested"
+	// TypeActionResult is one tool call's result ([ActionResult]).
+	TypeActionResult = "action.result"
+	// TypeTurnCompleted ends a turn that produced its reply
+	// ([TurnCompleted]).
+	TypeTurnCompleted = "turn.completed"
+	// TypeTurnFailed ends a turn without one ([TurnFailed]).
+	TypeTurnFailed = "turn.failed"
+)
+
+// Event is one line of events.ndjson: the spec's envelope.
+type Event struct {
+	// Type is one of the Type constants.
+	Type string `json:"type"`
+	// Index is the event's position in the log, from 0, without gaps.
+	Index int64 `json:"index"`
+	// SessionID is the session's id.
+	SessionID string `json:"sessionId"`
+	// TurnID is the turn the event belongs to.
+	TurnID string `json:"turnId,omitempty"`
+	// At is when the event was appended (UTC).
+	At time.Time `json:"at"`
+	// Data is the payload, a JSON object whose shape the Type decides.
+	Data json.RawMessage `json:"data"`
+}
+
+// MessageReceived is message.received's data.
+type MessageReceived struct {
+	// Text is the message as the person wrote it.
+	Text string `json:"text"`
+	// Preamble is what the runner put before the text on the session's
+	// first turn (the tree's AGENTS.md), so a replay gives the model the
+	// same message.
+	Preamble string `json:"preamble,omitempty"`
+}
+
+// TurnStarted is turn.started's data.
+type TurnStarted struct {
+	// Model is the model spec the turn runs.
+	Model string `json:"model,omitempty"`
+	// DryRun reports a dry run: writes are stubbed and no commit runs.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// MessageCompleted is message.completed's data.
+type MessageCompleted struct {
+	Text string `json:"text"`
+}
+
+// Call is one requested tool call.
+type Call struct {
+	CallID   string          `json:"callId"`
+	ToolName string          `json:"toolName"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	// RawArgs holds arguments that are not valid JSON, as the model wrote
+	// them (Args is then empty).
+	RawArgs string `json:"rawArgs,omitempty"`
+}
+
+// ActionsRequested is actions.requested's data.
+type ActionsRequested struct {
+	Calls []Call `json:"calls"`
+}
+
+// ActionResult is action.result's data.
+type ActionResult struct {
+	CallID   string `json:"callId"`
+	ToolName string `json:"toolName"`
+	// Output is the result's text (an image described in brackets).
+	Output string `json:"output"`
+	// Images are the result's image parts, when it has any.
+	Images  []model.Part `json:"images,omitempty"`
+	IsError bool         `json:"isError"`
+	// Stubbed marks a write a dry run answered without running it.
+	Stubbed bool `json:"stubbed,omitempty"`
+}
+
+// TurnCompleted is turn.completed's data.
+type TurnCompleted struct {
+	// Result is the final assistant text.
+	Result string      `json:"result"`
+	Usage  model.Usage `json:"usage"`
+}
+
+// TurnFailed is turn.failed's data.
+type TurnFailed struct {
+	// Message says why; "turn interrupted" for a turn cut short (Ctrl-C,
+	// or a process that ended mid-turn, closed on the next open).
+	Message string `json:"message"`
+	// Usage is what the turn's model calls cost before it failed.
+	Usage *model.Usage `json:"usage,omitempty"`
+}
+
+// MessageInterrupted is TurnFailed.Message for a turn cut short.
+const MessageInterrupted = "turn interrupted"
