@@ -70,6 +70,10 @@ func (e *Error) Is(target error) bool {
 
 var errBroken = errors.New("connection broken")
 
+// ErrNoSeed is the error of a seeded open (Config.Seeded) on a plugin
+// whose ServeOptions have no Seed.
+var ErrNoSeed = errors.New("cannot build a tree from given files (the plugin has no ServeOptions.Seed)")
+
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -86,6 +90,10 @@ type Config struct {
 	Path string
 	// Args are the tree's parameters, handed to the plugin's Open.
 	Args map[string]string
+	// Dir is the plugin process's working directory, against which it
+	// resolves relative parameters (repo=.), and the base of a relative
+	// Path; "" is the host's working directory.
+	Dir string
 	// SHA256, when set, pins the binary: it must hash to this hex digest
 	// or the plugin is not started.
 	SHA256 string
@@ -122,7 +130,11 @@ func Open(ctx context.Context, path string, args map[string]string) (FS, error) 
 func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
 	name := filepath.Base(cfg.Path)
 	c := &Client{cfg: cfg, name: name}
-	resolved, err := Resolve(cfg.Path)
+	p := cfg.Path
+	if strings.Contains(p, "/") && !filepath.IsAbs(p) && cfg.Dir != "" {
+		p = filepath.Join(cfg.Dir, p)
+	}
+	resolved, err := Resolve(p)
 	if err != nil {
 		return nil, &Error{Plugin: name, Err: err}
 	}
@@ -250,6 +262,7 @@ func (c *Client) fail(err error) error { return &Error{Plugin: c.name, Err: err}
 // start runs the plugin and opens the tree; c.mu is held.
 func (c *Client) start(ctx context.Context) error {
 	cmd := exec.Command(c.path)
+	cmd.Dir = c.cfg.Dir
 	dieWithParent(cmd)
 	var secure *plugin.SecureConfig
 	if c.sum != nil {
@@ -297,6 +310,9 @@ func (c *Client) start(ctx context.Context) error {
 	reply, err := stub.Open(ctx, &pluginpb.OpenRequest{Args: c.cfg.Args, Seeded: c.cfg.Seeded, Seed: c.cfg.Seed})
 	if err == nil && reply.Error != nil {
 		err = decodeError(reply.Error)
+		if c.cfg.Seeded && err.Error() == ErrNoSeed.Error() {
+			err = ErrNoSeed
+		}
 	}
 	if err != nil {
 		pc.Kill()

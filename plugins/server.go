@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -154,7 +153,7 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	)
 	switch {
 	case req.Seeded && s.opts.Seed == nil:
-		err = errors.New("cannot build a tree from given files (the plugin has no Seed; check it writable instead)")
+		err = ErrNoSeed
 	case req.Seeded:
 		fsys, err = s.opts.Seed(ctx, req.Seed)
 	default:

@@ -28,6 +28,8 @@ type Spec struct {
 	Layers []Spec
 	// Mounts is a union's nested table.
 	Mounts Table
+	// Plugin is the binary and parameters of a plugin tree.
+	Plugin *PluginSpec
 	// ReadOnly wraps the tree so writes and deletes fail with
 	// "read-only mount".
 	ReadOnly bool
@@ -67,6 +69,8 @@ func (s Spec) Arg() string {
 		default:
 			return strconv.Itoa(n) + " files"
 		}
+	case KindPlugin:
+		return s.Plugin.arg()
 	case KindOverlay:
 		parts := make([]string, len(s.Layers))
 		for i, l := range s.Layers {

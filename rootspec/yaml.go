@@ -203,6 +203,8 @@ func (d *decoder) entry(n *yaml.Node, name string) (Spec, error) {
 		if err != nil {
 			err = &Error{File: d.file, Line: kindVal.Line, Prefix: name, Msg: err.Error(), Err: errors.Unwrap(err)}
 		}
+	case KindPlugin:
+		s.Plugin, err = d.plugin(kindVal, name)
 	case KindOverlay:
 		s.Layers, err = d.layers(kindVal, name)
 	case KindUnion:

@@ -78,6 +78,7 @@ func commands(h Heavy) []*cli.Command {
 		mountsCommand(),
 		mountCommand(h),
 		unmountCommand(h),
+		conformanceCommand(),
 	}
 }
 
