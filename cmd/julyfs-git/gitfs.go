@@ -312,4 +312,3 @@ func (g *gitFS) Search(context.Context, vfs.SearchQuery) iter.Seq2[vfs.SearchRes
 }
 
 var _ vfs.FileSystem = (*gitFS)(nil)
-
