@@ -214,4 +214,3 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 func (f *FS) Search(context.Context, vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
 	return vfs.Empty[vfs.SearchResult]()
 }
-
