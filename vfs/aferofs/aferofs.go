@@ -33,10 +33,12 @@ package aferofs
 import (
 	"context"
 	"errors"
+	"io"
 	"fmt"
 	"io/fs"
 	"iter"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -85,6 +87,9 @@ func (f *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, er
 		}
 		es := make([]vfs.DirEntry, 0, len(infos))
 		for _, fi := range infos {
+			if n := fi.Name(); n == "" || n == "." || n == ".." || strings.Contains(n, "/") {
+				continue // an archive's entry for the directory itself
+			}
 			kind := vfs.KindFile
 			if fi.IsDir() {
 				kind = vfs.KindDir
@@ -135,11 +140,36 @@ func (f *FS) Read(ctx context.Context, path string) ([]byte, error) {
 	case fi.IsDir():
 		return nil, vfs.IsDir(p)
 	}
-	data, err := afero.ReadFile(f.fs, p)
+	data, err := readAll(f.fs, p, fi.Size())
 	if err != nil {
 		return nil, convert(p, err)
 	}
 	return data, nil
+}
+
+// readAll reads the file at p whole with one ReadAt from 0, which leaves
+// the handle's offset alone: afero's tarfs shares one offset among all
+// handles of a file, so two Reads of the same file (or two at once) would
+// see each other's progress. A file without ReadAt is read in sequence.
+func readAll(afs afero.Fs, p string, size int64) ([]byte, error) {
+	file, err := afs.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	buf := make([]byte, size)
+	n, err := file.ReadAt(buf, 0)
+	if int64(n) == size && (err == nil || err == io.EOF) {
+		// Check for growth since Stat with one more byte.
+		var one [1]byte
+		if m, _ := file.ReadAt(one[:], size); m == 0 {
+			return buf, nil
+		}
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(file)
 }
 
 func (f *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
