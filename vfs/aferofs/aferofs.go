@@ -33,8 +33,8 @@ package aferofs
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"slices"
