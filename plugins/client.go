@@ -19,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -280,6 +281,12 @@ func (c *Client) start(ctx context.Context) error {
 		StartTimeout:     startTimeout,
 		SyncStdout:       log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}),
 		SyncStderr:       log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}),
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithInitialWindowSize(windowSize),
+			grpc.WithInitialConnWindowSize(windowSize),
+			grpc.WithWriteBufferSize(bufferSize),
+			grpc.WithReadBufferSize(bufferSize),
+		},
 	})
 	type started struct {
 		rpc plugin.ClientProtocol
@@ -603,7 +610,7 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
 		}
-		if first {
+		if first || m.Restart {
 			data = make([]byte, 0, m.Size)
 		}
 		data = append(data, m.Data...)

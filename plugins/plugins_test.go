@@ -422,3 +422,17 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
+
+// TestReadRestartsWhenFileChanges: a file sent by range whose etag changes
+// meanwhile is sent again whole, and the host keeps only that.
+func TestReadRestartsWhenFileChanges(t *testing.T) {
+	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "shifty"}})
+	data, err := fsys.Read(t.Context(), "/shifty.bin")
+	require.NoError(t, err)
+	require.Len(t, data, 3<<20+7)
+	for i, b := range data {
+		if b != byte(i%251) {
+			t.Fatalf("byte %d = %d, want %d", i, b, i%251)
+		}
+	}
+}

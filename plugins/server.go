@@ -28,6 +28,12 @@ const (
 	batchCount = 1024
 	batchBytes = 256 << 10
 	batchDelay = 20 * time.Millisecond
+
+	// HTTP/2 flow control starts each stream at a 64 KiB window, which
+	// makes a 1 MiB chunk wait for many window updates; both sides start
+	// at windowSize instead (gRPC then keeps it fixed).
+	windowSize = 16 << 20
+	bufferSize = 256 << 10
 )
 
 // ServeOptions configures [ServeWith].
@@ -72,7 +78,13 @@ func ServeWith(opts ServeOptions) {
 			protocolVersion(): {pluginName: &grpcPlugin{server: &server{opts: opts, trees: map[uint32]vfs.FileSystem{}}}},
 		},
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(o, grpc.MaxRecvMsgSize(4*chunkSize))...)
+			return grpc.NewServer(append(o,
+				grpc.MaxRecvMsgSize(4*chunkSize),
+				grpc.InitialWindowSize(windowSize),
+				grpc.InitialConnWindowSize(windowSize),
+				grpc.WriteBufferSize(bufferSize),
+				grpc.ReadBufferSize(bufferSize),
+			)...)
 		},
 		Logger: Logger(),
 	})
@@ -309,16 +321,25 @@ func (s *server) Read(req *pluginpb.PathRequest, stream pluginpb.FileSystem_Read
 	if err != nil {
 		return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
 	}
-	data, err := fsys.Read(stream.Context(), string(req.Path))
+	ctx, p := stream.Context(), string(req.Path)
+	restart := false
+	if rr, ok := fsys.(vfs.RangeReader); ok {
+		done, err := sendRanges(ctx, fsys, rr, p, stream)
+		if done || err != nil {
+			return err
+		}
+		restart = true
+	}
+	data, err := fsys.Read(ctx, p)
 	if err != nil {
-		return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
+		return stream.Send(&pluginpb.Chunk{Error: encodeError(err), Restart: restart})
 	}
 	first := true
 	for first || len(data) > 0 {
 		n := min(len(data), chunkSize)
 		c := &pluginpb.Chunk{Data: data[:n]}
 		if first {
-			c.Size, first = int64(len(data)), false
+			c.Size, c.Restart, first = int64(len(data)), restart, false
 		}
 		if err := stream.Send(c); err != nil {
 			return err
@@ -326,6 +347,41 @@ func (s *server) Read(req *pluginpb.PathRequest, stream pluginpb.FileSystem_Read
 		data = data[n:]
 	}
 	return nil
+}
+
+// sendRanges sends a file larger than one chunk range by range, so the
+// plugin holds one chunk at a time and reading overlaps sending. done is
+// false (and nothing but whole chunks sent) when the file is small, is
+// not a plain file, or its etag changed while it was sent: the caller
+// then sends it whole, with Restart set when chunks went out.
+func sendRanges(ctx context.Context, fsys vfs.FileSystem, rr vfs.RangeReader, p string, stream pluginpb.FileSystem_ReadServer) (done bool, err error) {
+	info, err := fsys.Stat(ctx, p)
+	if err != nil || info.Kind != vfs.KindFile || info.Size <= chunkSize || info.ETag == "" {
+		return false, nil
+	}
+	buf := make([]byte, chunkSize)
+	for off := int64(0); off < info.Size; {
+		n, err := rr.ReadAt(ctx, p, buf[:min(int64(chunkSize), info.Size-off)], off)
+		if err != nil && err != io.EOF {
+			return false, nil // the whole read reports it, or succeeds
+		}
+		if n == 0 {
+			return false, nil // shrank
+		}
+		c := &pluginpb.Chunk{Data: buf[:n]}
+		if off == 0 {
+			c.Size = info.Size
+		}
+		if err := stream.Send(c); err != nil {
+			return true, err
+		}
+		off += int64(n)
+	}
+	after, err := fsys.Stat(ctx, p)
+	if err != nil || after.ETag != info.ETag || after.Size != info.Size {
+		return false, nil
+	}
+	return true, nil
 }
 
 func (s *server) ReadAt(ctx context.Context, req *pluginpb.ReadAtRequest) (*pluginpb.ReadAtReply, error) {

@@ -981,8 +981,11 @@ type Chunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
 	// size is the whole file's size, set on the first chunk.
-	Size          int64  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	Error         *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Size  int64  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Error *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// restart: the file changed while it was sent by range; drop what came
+	// so far, the whole file follows from its first chunk (with size).
+	Restart       bool `protobuf:"varint,4,opt,name=restart,proto3" json:"restart,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1036,6 +1039,13 @@ func (x *Chunk) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *Chunk) GetRestart() bool {
+	if x != nil {
+		return x.Restart
+	}
+	return false
 }
 
 type ReadAtRequest struct {
@@ -1436,11 +1446,12 @@ const file_julyfs_proto_rawDesc = "" +
 	"hasModTime\x12+\n" +
 	"\x12mod_time_unix_nano\x18\x05 \x01(\x03R\x0fmodTimeUnixNano\x12\x12\n" +
 	"\x04etag\x18\x06 \x01(\fR\x04etag\x12-\n" +
-	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"^\n" +
+	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"x\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12-\n" +
-	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"g\n" +
+	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x18\n" +
+	"\arestart\x18\x04 \x01(\bR\arestart\"g\n" +
 	"\rReadAtRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x16\n" +

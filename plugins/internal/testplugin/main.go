@@ -7,6 +7,8 @@
 //     Stat("/stats") tells how far it got and whether it stopped (size is
 //     the count, etag "running" or "stopped"); Stat("/hang") never
 //     returns, ignoring its context; Read("/crash") exits the process.
+//   - shifty: a temp tree with ReadAt whose etags change at every Stat, so
+//     a ranged Read must start over with the whole file.
 //   - fail: Open fails with "bad parameter" (an error of the tree).
 //
 // It prints to standard output before serving, as careless plugins do, to
@@ -51,6 +53,16 @@ func open(_ context.Context, args map[string]string) (vfs.FileSystem, error) {
 			return nil, err
 		}
 		return &faults{FileSystem: t}, nil
+	case "shifty":
+		data := make([]byte, 3<<20+7)
+		for i := range data {
+			data[i] = byte(i % 251)
+		}
+		t, err := temp.New(map[string][]byte{"/shifty.bin": data})
+		if err != nil {
+			return nil, err
+		}
+		return &shifty{FS: t}, nil
 	case "fail":
 		return nil, errors.New("bad parameter: fail=" + args["why"])
 	}
@@ -103,4 +115,15 @@ func (f *faults) Read(ctx context.Context, path string) ([]byte, error) {
 		os.Exit(3)
 	}
 	return f.FileSystem.Read(ctx, path)
+}
+
+type shifty struct {
+	*temp.FS
+	stats atomic.Int64
+}
+
+func (s *shifty) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	info, err := s.FS.Stat(ctx, path)
+	info.ETag += strconv.FormatInt(s.stats.Add(1), 10)
+	return info, err
 }
