@@ -20,7 +20,7 @@ import (
 // benchDir is a directory of 100,000 empty files (/many) and two large
 // ones (/big1, /big64), made once per run.
 var benchDir = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "plugins-bench")
+	dir, err := os.MkdirTemp(bins.dir, "bench") // removed by TestMain
 	if err != nil {
 		return "", err
 	}
