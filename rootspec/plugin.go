@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -147,16 +147,74 @@ func (d *decoder) plugin(n *yaml.Node, name string) (*PluginSpec, error) {
 	return p, nil
 }
 
+// PluginOpener starts the plugin of p and returns its tree and what
+// stops it. When seeded, the tree must hold exactly seed (conformance
+// checks; see ErrPluginNoSeed).
+type PluginOpener func(ctx context.Context, p PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error)
+
+var pluginOpener PluginOpener
+
+// RegisterPluginOpener installs what opens plugin trees. Package
+// plugins/pluginkind calls it from init: a binary that imports it can
+// open plugin: mounts. rootspec itself does not link the plugin machinery
+// (gRPC and go-plugin would cost every julyfs run ~10 ms of start-up).
+func RegisterPluginOpener(f PluginOpener) { pluginOpener = f }
+
+// PluginsAvailable reports whether this binary can open plugin: mounts.
+func PluginsAvailable() bool { return pluginOpener != nil }
+
+// ErrNoPluginSupport is the error of opening a plugin: mount in a binary
+// without plugins/pluginkind.
+var ErrNoPluginSupport = errors.New("this program cannot run plugins (it does not link plugins/pluginkind)")
+
+// ErrPluginNoSeed is the error of a seeded open of a plugin that cannot
+// build a tree from given files.
+var ErrPluginNoSeed = errors.New("the plugin cannot build a tree from given files")
+
+// NeedsPlugins reports whether the table mounts a plugin anywhere.
+func (t Table) NeedsPlugins() bool {
+	for _, m := range t {
+		if m.Spec.needsPlugins() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Spec) needsPlugins() bool {
+	if s.Kind == KindPlugin {
+		return true
+	}
+	for _, l := range s.Layers {
+		if l.needsPlugins() {
+			return true
+		}
+	}
+	return s.Mounts.NeedsPlugins()
+}
+
+// OpenSeeded starts the plugin of p with a fresh tree holding exactly
+// files (what julyfs conformance checks read-only plugins with).
+func (p PluginSpec) OpenSeeded(ctx context.Context, files map[string][]byte) (vfs.FileSystem, io.Closer, error) {
+	if pluginOpener == nil {
+		return nil, nil, ErrNoPluginSupport
+	}
+	return pluginOpener(ctx, p, true, files)
+}
+
 // openPlugin starts the plugin of s.
 func (r *Root) openPlugin(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 	p := s.Plugin
 	if p == nil {
 		return nil, errors.New("plugin: no binary")
 	}
-	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir})
+	if pluginOpener == nil {
+		return nil, ErrNoPluginSupport
+	}
+	fsys, closer, err := pluginOpener(ctx, *p, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	r.closers = append(r.closers, fsys)
+	r.closers = append(r.closers, closer)
 	return fsys, nil
 }

@@ -45,11 +45,14 @@ func TestParsePluginYAML(t *testing.T) {
 	assert.Equal(t, `agent.yaml:2: /r: plugin: unknown key "pth" (known: path, args, sha256)`, err.Error())
 }
 
-func TestOpenMissingPlugin(t *testing.T) {
-	m, err := ParseMount("/x=plugin:./no-such-plugin", t.TempDir())
+func TestPluginWithoutSupport(t *testing.T) {
+	m, err := ParseMount("/x=plugin:./some-plugin", t.TempDir())
 	require.NoError(t, err)
-	_, err = Table{m}.Open(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--mount /x=plugin:./no-such-plugin: plugin no-such-plugin: ")
-	assert.Contains(t, err.Error(), "no-such-plugin does not exist")
+	table := Table{{Prefix: "/t", Spec: Spec{Kind: KindTemp}}, {Prefix: "/u", Spec: Spec{Kind: KindUnion, Mounts: Table{m}}}}
+	assert.True(t, table.NeedsPlugins())
+	assert.False(t, table[:1].NeedsPlugins())
+	require.False(t, PluginsAvailable(), "rootspec links no plugin machinery")
+	_, err = table.Open(context.Background())
+	require.ErrorIs(t, err, ErrNoPluginSupport)
+	assert.Equal(t, "--mount /x=plugin:./some-plugin: this program cannot run plugins (it does not link plugins/pluginkind)", err.Error())
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/julyfs/julyfs/internal/julyfscli"
 	"github.com/julyfs/julyfs/plugins"
+	_ "github.com/julyfs/julyfs/plugins/pluginkind" // the in-process CLI runs plugins
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/internal/clirun"
-	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/vfstest"
@@ -57,6 +56,9 @@ Examples:
 			}
 			table, err := LoadTable(c)
 			if err != nil {
+				return err
+			}
+			if err := delegatePlugins(c, table); err != nil {
 				return err
 			}
 			var re *regexp.Regexp
@@ -198,12 +200,12 @@ func (tb *trees) seedable() *rootspec.PluginSpec {
 
 func (tb *trees) newFS(ctx context.Context, files map[string][]byte) (vfs.FileSystem, error) {
 	if p := tb.seedable(); p != nil {
-		fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, SHA256: p.SHA256, Dir: p.Dir, Seeded: true, Seed: files})
+		fsys, closer, err := p.OpenSeeded(ctx, files)
 		switch {
 		case err == nil:
-			tb.keep(func() { fsys.Close() })
+			tb.keep(func() { closer.Close() })
 			return fsys, nil
-		case errors.Is(err, plugins.ErrNoSeed) && !tb.readOnly:
+		case errors.Is(err, rootspec.ErrPluginNoSeed) && !tb.readOnly:
 			tb.noSeed = true // check it as a writable tree instead
 		default:
 			return nil, err
