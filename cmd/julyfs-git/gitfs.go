@@ -63,7 +63,7 @@ func openRepo(dir, rev string) (*gitFS, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
 		return nil, fmt.Errorf("repo=%s: %v", dir, err)
 	}
