@@ -96,6 +96,7 @@ Examples:
 			for _, m := range table {
 				report.Mounts = append(report.Mounts, m.String())
 			}
+			report.Checks = []jsonCheck{}
 			asJSON := c.Bool("json")
 			vfstest.RunEach(c.Context, func(files map[string][]byte) (vfs.FileSystem, error) {
 				return tb.newFS(c.Context, files)
@@ -213,6 +214,11 @@ func (tb *trees) newFS(ctx context.Context, files map[string][]byte) (vfs.FileSy
 	}
 	if tb.readOnly {
 		return nil, errors.New("--read-only needs a tree that can be built with given files: a plugin mounted at / with ServeOptions.Seed (other read-only trees cannot be seeded)")
+	}
+	for _, m := range tb.table {
+		if !m.Spec.Writable() {
+			return nil, fmt.Errorf("%s is read-only, so conformance cannot write the fixtures into it; check a writable tree, or a plugin mounted at / that can seed (with --read-only)", m.String())
+		}
 	}
 	root, err := tb.table.Open(ctx)
 	if err != nil {
