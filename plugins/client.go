@@ -447,7 +447,7 @@ func (c *Client) waitExit() bool {
 	if pc == nil {
 		return true
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if pc.Exited() {
 			return true
@@ -531,13 +531,26 @@ func (c *Client) entries(ctx context.Context, op string, open func(context.Conte
 		Recv() (*pluginpb.Entries, error)
 	}, error) {
 		return open(ctx, stub, tree)
-	}, func(m *pluginpb.Entries) ([]vfs.DirEntry, *pluginpb.Error) {
-		out := make([]vfs.DirEntry, len(m.Entries))
-		for i, e := range m.Entries {
-			out[i] = vfs.DirEntry{Path: string(e.Path), Kind: vfs.EntryKind(e.Kind)}
+	}, unpackEntries)
+}
+
+// unpackEntries is the inverse of packEntries: one string holds every
+// path of the batch and each entry's path is a substring of it.
+func unpackEntries(m *pluginpb.Entries) ([]vfs.DirEntry, *pluginpb.Error) {
+	if len(m.Kinds) != len(m.Lengths) {
+		return nil, encodeError(fmt.Errorf("malformed entries: %d kinds for %d paths", len(m.Kinds), len(m.Lengths)))
+	}
+	all := string(m.Paths)
+	out := make([]vfs.DirEntry, len(m.Lengths))
+	off := 0
+	for i, n := range m.Lengths {
+		if off+int(n) > len(all) {
+			return nil, encodeError(errors.New("malformed entries: paths shorter than their lengths"))
 		}
-		return out, m.Error
-	})
+		out[i] = vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])}
+		off += int(n)
+	}
+	return out, m.Error
 }
 
 func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {

@@ -230,12 +230,19 @@ func pump[E any](seq iter.Seq2[E, error], size func(E) int, send func([]E, *plug
 	return nil
 }
 
-func entryMessages(es []vfs.DirEntry) []*pluginpb.Entry {
-	out := make([]*pluginpb.Entry, len(es))
-	for i, e := range es {
-		out[i] = &pluginpb.Entry{Path: []byte(e.Path), Kind: uint32(e.Kind)}
+// packEntries packs es into one Entries message.
+func packEntries(es []vfs.DirEntry, e *pluginpb.Error) *pluginpb.Entries {
+	n := 0
+	for _, d := range es {
+		n += len(d.Path)
 	}
-	return out
+	m := &pluginpb.Entries{Paths: make([]byte, 0, n), Lengths: make([]uint32, len(es)), Kinds: make([]byte, len(es)), Error: e}
+	for i, d := range es {
+		m.Paths = append(m.Paths, d.Path...)
+		m.Lengths[i] = uint32(len(d.Path))
+		m.Kinds[i] = byte(d.Kind)
+	}
+	return m
 }
 
 func entrySize(e vfs.DirEntry) int { return len(e.Path) + 8 }
@@ -246,7 +253,7 @@ func (s *server) entries(id uint32, stream grpc.ServerStream, seq func(vfs.FileS
 		return stream.SendMsg(&pluginpb.Entries{Error: encodeError(err)})
 	}
 	return pump(seq(fsys), entrySize, func(es []vfs.DirEntry, e *pluginpb.Error) error {
-		return stream.SendMsg(&pluginpb.Entries{Entries: entryMessages(es), Error: e})
+		return stream.SendMsg(packEntries(es, e))
 	})
 }
 

@@ -233,69 +233,23 @@ func (x *OpenReply) GetError() *Error {
 	return nil
 }
 
-type Entry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          []byte                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Kind          uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Entry) Reset() {
-	*x = Entry{}
-	mi := &file_julyfs_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Entry) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Entry) ProtoMessage() {}
-
-func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Entry.ProtoReflect.Descriptor instead.
-func (*Entry) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *Entry) GetPath() []byte {
-	if x != nil {
-		return x.Path
-	}
-	return nil
-}
-
-func (x *Entry) GetKind() uint32 {
-	if x != nil {
-		return x.Kind
-	}
-	return 0
-}
-
+// Entries is a batch of List or Glob entries, packed: paths holds the
+// paths one after another, lengths their lengths and kinds one
+// vfs.EntryKind byte each (one message of three fields decodes with three
+// allocations, where a message per entry cost three per entry).
 type Entries struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*Entry               `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
-	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Paths         []byte                 `protobuf:"bytes,1,opt,name=paths,proto3" json:"paths,omitempty"`
+	Lengths       []uint32               `protobuf:"varint,2,rep,packed,name=lengths,proto3" json:"lengths,omitempty"`
+	Kinds         []byte                 `protobuf:"bytes,3,opt,name=kinds,proto3" json:"kinds,omitempty"`
+	Error         *Error                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Entries) Reset() {
 	*x = Entries{}
-	mi := &file_julyfs_proto_msgTypes[4]
+	mi := &file_julyfs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +261,7 @@ func (x *Entries) String() string {
 func (*Entries) ProtoMessage() {}
 
 func (x *Entries) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[4]
+	mi := &file_julyfs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,12 +274,26 @@ func (x *Entries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entries.ProtoReflect.Descriptor instead.
 func (*Entries) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{4}
+	return file_julyfs_proto_rawDescGZIP(), []int{3}
 }
 
-func (x *Entries) GetEntries() []*Entry {
+func (x *Entries) GetPaths() []byte {
 	if x != nil {
-		return x.Entries
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *Entries) GetLengths() []uint32 {
+	if x != nil {
+		return x.Lengths
+	}
+	return nil
+}
+
+func (x *Entries) GetKinds() []byte {
+	if x != nil {
+		return x.Kinds
 	}
 	return nil
 }
@@ -347,7 +315,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_julyfs_proto_msgTypes[5]
+	mi := &file_julyfs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +327,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[5]
+	mi := &file_julyfs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +340,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{5}
+	return file_julyfs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListRequest) GetTree() uint32 {
@@ -400,7 +368,7 @@ type GlobRequest struct {
 
 func (x *GlobRequest) Reset() {
 	*x = GlobRequest{}
-	mi := &file_julyfs_proto_msgTypes[6]
+	mi := &file_julyfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -412,7 +380,7 @@ func (x *GlobRequest) String() string {
 func (*GlobRequest) ProtoMessage() {}
 
 func (x *GlobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[6]
+	mi := &file_julyfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -425,7 +393,7 @@ func (x *GlobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GlobRequest.ProtoReflect.Descriptor instead.
 func (*GlobRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{6}
+	return file_julyfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GlobRequest) GetTree() uint32 {
@@ -463,7 +431,7 @@ type GrepRequest struct {
 
 func (x *GrepRequest) Reset() {
 	*x = GrepRequest{}
-	mi := &file_julyfs_proto_msgTypes[7]
+	mi := &file_julyfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +443,7 @@ func (x *GrepRequest) String() string {
 func (*GrepRequest) ProtoMessage() {}
 
 func (x *GrepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[7]
+	mi := &file_julyfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +456,7 @@ func (x *GrepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrepRequest.ProtoReflect.Descriptor instead.
 func (*GrepRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{7}
+	return file_julyfs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GrepRequest) GetTree() uint32 {
@@ -544,7 +512,7 @@ type GrepHit struct {
 
 func (x *GrepHit) Reset() {
 	*x = GrepHit{}
-	mi := &file_julyfs_proto_msgTypes[8]
+	mi := &file_julyfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +524,7 @@ func (x *GrepHit) String() string {
 func (*GrepHit) ProtoMessage() {}
 
 func (x *GrepHit) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[8]
+	mi := &file_julyfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +537,7 @@ func (x *GrepHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrepHit.ProtoReflect.Descriptor instead.
 func (*GrepHit) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{8}
+	return file_julyfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GrepHit) GetPath() []byte {
@@ -603,7 +571,7 @@ type GrepHits struct {
 
 func (x *GrepHits) Reset() {
 	*x = GrepHits{}
-	mi := &file_julyfs_proto_msgTypes[9]
+	mi := &file_julyfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +583,7 @@ func (x *GrepHits) String() string {
 func (*GrepHits) ProtoMessage() {}
 
 func (x *GrepHits) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[9]
+	mi := &file_julyfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +596,7 @@ func (x *GrepHits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrepHits.ProtoReflect.Descriptor instead.
 func (*GrepHits) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{9}
+	return file_julyfs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GrepHits) GetHits() []*GrepHit {
@@ -657,7 +625,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_julyfs_proto_msgTypes[10]
+	mi := &file_julyfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +637,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[10]
+	mi := &file_julyfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +650,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{10}
+	return file_julyfs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SearchRequest) GetTree() uint32 {
@@ -725,7 +693,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_julyfs_proto_msgTypes[11]
+	mi := &file_julyfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +705,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[11]
+	mi := &file_julyfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +718,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{11}
+	return file_julyfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SearchHit) GetPath() []byte {
@@ -791,7 +759,7 @@ type SearchHits struct {
 
 func (x *SearchHits) Reset() {
 	*x = SearchHits{}
-	mi := &file_julyfs_proto_msgTypes[12]
+	mi := &file_julyfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +771,7 @@ func (x *SearchHits) String() string {
 func (*SearchHits) ProtoMessage() {}
 
 func (x *SearchHits) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[12]
+	mi := &file_julyfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +784,7 @@ func (x *SearchHits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHits.ProtoReflect.Descriptor instead.
 func (*SearchHits) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{12}
+	return file_julyfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SearchHits) GetHits() []*SearchHit {
@@ -843,7 +811,7 @@ type PathRequest struct {
 
 func (x *PathRequest) Reset() {
 	*x = PathRequest{}
-	mi := &file_julyfs_proto_msgTypes[13]
+	mi := &file_julyfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +823,7 @@ func (x *PathRequest) String() string {
 func (*PathRequest) ProtoMessage() {}
 
 func (x *PathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[13]
+	mi := &file_julyfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +836,7 @@ func (x *PathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathRequest.ProtoReflect.Descriptor instead.
 func (*PathRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{13}
+	return file_julyfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PathRequest) GetTree() uint32 {
@@ -900,7 +868,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_julyfs_proto_msgTypes[14]
+	mi := &file_julyfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +880,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[14]
+	mi := &file_julyfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +893,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{14}
+	return file_julyfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatReply) GetPath() []byte {
@@ -992,7 +960,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_julyfs_proto_msgTypes[15]
+	mi := &file_julyfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +972,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[15]
+	mi := &file_julyfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +985,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{15}
+	return file_julyfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -1060,7 +1028,7 @@ type ReadAtRequest struct {
 
 func (x *ReadAtRequest) Reset() {
 	*x = ReadAtRequest{}
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1040,7 @@ func (x *ReadAtRequest) String() string {
 func (*ReadAtRequest) ProtoMessage() {}
 
 func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1053,7 @@ func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtRequest.ProtoReflect.Descriptor instead.
 func (*ReadAtRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{16}
+	return file_julyfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadAtRequest) GetTree() uint32 {
@@ -1127,7 +1095,7 @@ type ReadAtReply struct {
 
 func (x *ReadAtReply) Reset() {
 	*x = ReadAtReply{}
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1107,7 @@ func (x *ReadAtReply) String() string {
 func (*ReadAtReply) ProtoMessage() {}
 
 func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1120,7 @@ func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtReply.ProtoReflect.Descriptor instead.
 func (*ReadAtReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{17}
+	return file_julyfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadAtReply) GetData() []byte {
@@ -1192,7 +1160,7 @@ type WriteChunk struct {
 
 func (x *WriteChunk) Reset() {
 	*x = WriteChunk{}
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1172,7 @@ func (x *WriteChunk) String() string {
 func (*WriteChunk) ProtoMessage() {}
 
 func (x *WriteChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1185,7 @@ func (x *WriteChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteChunk.ProtoReflect.Descriptor instead.
 func (*WriteChunk) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{18}
+	return file_julyfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WriteChunk) GetTree() uint32 {
@@ -1279,7 +1247,7 @@ type WriteReply struct {
 
 func (x *WriteReply) Reset() {
 	*x = WriteReply{}
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1259,7 @@ func (x *WriteReply) String() string {
 func (*WriteReply) ProtoMessage() {}
 
 func (x *WriteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1272,7 @@ func (x *WriteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteReply.ProtoReflect.Descriptor instead.
 func (*WriteReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{19}
+	return file_julyfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteReply) GetEtag() []byte {
@@ -1330,7 +1298,7 @@ type ErrorReply struct {
 
 func (x *ErrorReply) Reset() {
 	*x = ErrorReply{}
-	mi := &file_julyfs_proto_msgTypes[20]
+	mi := &file_julyfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1310,7 @@ func (x *ErrorReply) String() string {
 func (*ErrorReply) ProtoMessage() {}
 
 func (x *ErrorReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[20]
+	mi := &file_julyfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1323,7 @@ func (x *ErrorReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorReply.ProtoReflect.Descriptor instead.
 func (*ErrorReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{20}
+	return file_julyfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ErrorReply) GetError() *Error {
@@ -1389,13 +1357,12 @@ const file_julyfs_proto_rawDesc = "" +
 	"\tOpenReply\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\"\n" +
 	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12-\n" +
-	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"/\n" +
-	"\x05Entry\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\fR\x04path\x12\x12\n" +
-	"\x04kind\x18\x02 \x01(\rR\x04kind\"k\n" +
-	"\aEntries\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.julyfs.plugin.v1.EntryR\aentries\x12-\n" +
-	"\x05error\x18\x02 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"9\n" +
+	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"~\n" +
+	"\aEntries\x12\x14\n" +
+	"\x05paths\x18\x01 \x01(\fR\x05paths\x12\x18\n" +
+	"\alengths\x18\x02 \x03(\rR\alengths\x12\x14\n" +
+	"\x05kinds\x18\x03 \x01(\fR\x05kinds\x12-\n" +
+	"\x05error\x18\x04 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"9\n" +
 	"\vListRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\fR\x06prefix\"M\n" +
@@ -1502,72 +1469,70 @@ func file_julyfs_proto_rawDescGZIP() []byte {
 	return file_julyfs_proto_rawDescData
 }
 
-var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_julyfs_proto_goTypes = []any{
 	(*Error)(nil),         // 0: julyfs.plugin.v1.Error
 	(*OpenRequest)(nil),   // 1: julyfs.plugin.v1.OpenRequest
 	(*OpenReply)(nil),     // 2: julyfs.plugin.v1.OpenReply
-	(*Entry)(nil),         // 3: julyfs.plugin.v1.Entry
-	(*Entries)(nil),       // 4: julyfs.plugin.v1.Entries
-	(*ListRequest)(nil),   // 5: julyfs.plugin.v1.ListRequest
-	(*GlobRequest)(nil),   // 6: julyfs.plugin.v1.GlobRequest
-	(*GrepRequest)(nil),   // 7: julyfs.plugin.v1.GrepRequest
-	(*GrepHit)(nil),       // 8: julyfs.plugin.v1.GrepHit
-	(*GrepHits)(nil),      // 9: julyfs.plugin.v1.GrepHits
-	(*SearchRequest)(nil), // 10: julyfs.plugin.v1.SearchRequest
-	(*SearchHit)(nil),     // 11: julyfs.plugin.v1.SearchHit
-	(*SearchHits)(nil),    // 12: julyfs.plugin.v1.SearchHits
-	(*PathRequest)(nil),   // 13: julyfs.plugin.v1.PathRequest
-	(*StatReply)(nil),     // 14: julyfs.plugin.v1.StatReply
-	(*Chunk)(nil),         // 15: julyfs.plugin.v1.Chunk
-	(*ReadAtRequest)(nil), // 16: julyfs.plugin.v1.ReadAtRequest
-	(*ReadAtReply)(nil),   // 17: julyfs.plugin.v1.ReadAtReply
-	(*WriteChunk)(nil),    // 18: julyfs.plugin.v1.WriteChunk
-	(*WriteReply)(nil),    // 19: julyfs.plugin.v1.WriteReply
-	(*ErrorReply)(nil),    // 20: julyfs.plugin.v1.ErrorReply
-	nil,                   // 21: julyfs.plugin.v1.OpenRequest.ArgsEntry
-	nil,                   // 22: julyfs.plugin.v1.OpenRequest.SeedEntry
+	(*Entries)(nil),       // 3: julyfs.plugin.v1.Entries
+	(*ListRequest)(nil),   // 4: julyfs.plugin.v1.ListRequest
+	(*GlobRequest)(nil),   // 5: julyfs.plugin.v1.GlobRequest
+	(*GrepRequest)(nil),   // 6: julyfs.plugin.v1.GrepRequest
+	(*GrepHit)(nil),       // 7: julyfs.plugin.v1.GrepHit
+	(*GrepHits)(nil),      // 8: julyfs.plugin.v1.GrepHits
+	(*SearchRequest)(nil), // 9: julyfs.plugin.v1.SearchRequest
+	(*SearchHit)(nil),     // 10: julyfs.plugin.v1.SearchHit
+	(*SearchHits)(nil),    // 11: julyfs.plugin.v1.SearchHits
+	(*PathRequest)(nil),   // 12: julyfs.plugin.v1.PathRequest
+	(*StatReply)(nil),     // 13: julyfs.plugin.v1.StatReply
+	(*Chunk)(nil),         // 14: julyfs.plugin.v1.Chunk
+	(*ReadAtRequest)(nil), // 15: julyfs.plugin.v1.ReadAtRequest
+	(*ReadAtReply)(nil),   // 16: julyfs.plugin.v1.ReadAtReply
+	(*WriteChunk)(nil),    // 17: julyfs.plugin.v1.WriteChunk
+	(*WriteReply)(nil),    // 18: julyfs.plugin.v1.WriteReply
+	(*ErrorReply)(nil),    // 19: julyfs.plugin.v1.ErrorReply
+	nil,                   // 20: julyfs.plugin.v1.OpenRequest.ArgsEntry
+	nil,                   // 21: julyfs.plugin.v1.OpenRequest.SeedEntry
 }
 var file_julyfs_proto_depIdxs = []int32{
-	21, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
-	22, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
+	20, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
+	21, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
 	0,  // 2: julyfs.plugin.v1.OpenReply.error:type_name -> julyfs.plugin.v1.Error
-	3,  // 3: julyfs.plugin.v1.Entries.entries:type_name -> julyfs.plugin.v1.Entry
-	0,  // 4: julyfs.plugin.v1.Entries.error:type_name -> julyfs.plugin.v1.Error
-	8,  // 5: julyfs.plugin.v1.GrepHits.hits:type_name -> julyfs.plugin.v1.GrepHit
-	0,  // 6: julyfs.plugin.v1.GrepHits.error:type_name -> julyfs.plugin.v1.Error
-	11, // 7: julyfs.plugin.v1.SearchHits.hits:type_name -> julyfs.plugin.v1.SearchHit
-	0,  // 8: julyfs.plugin.v1.SearchHits.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 9: julyfs.plugin.v1.StatReply.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 10: julyfs.plugin.v1.Chunk.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 11: julyfs.plugin.v1.ReadAtReply.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 12: julyfs.plugin.v1.WriteReply.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 13: julyfs.plugin.v1.ErrorReply.error:type_name -> julyfs.plugin.v1.Error
-	1,  // 14: julyfs.plugin.v1.FileSystem.Open:input_type -> julyfs.plugin.v1.OpenRequest
-	5,  // 15: julyfs.plugin.v1.FileSystem.List:input_type -> julyfs.plugin.v1.ListRequest
-	6,  // 16: julyfs.plugin.v1.FileSystem.Glob:input_type -> julyfs.plugin.v1.GlobRequest
-	7,  // 17: julyfs.plugin.v1.FileSystem.Grep:input_type -> julyfs.plugin.v1.GrepRequest
-	10, // 18: julyfs.plugin.v1.FileSystem.Search:input_type -> julyfs.plugin.v1.SearchRequest
-	13, // 19: julyfs.plugin.v1.FileSystem.Stat:input_type -> julyfs.plugin.v1.PathRequest
-	13, // 20: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.PathRequest
-	16, // 21: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
-	18, // 22: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
-	13, // 23: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
-	2,  // 24: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
-	4,  // 25: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
-	4,  // 26: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
-	9,  // 27: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
-	12, // 28: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
-	14, // 29: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
-	15, // 30: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
-	17, // 31: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
-	19, // 32: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
-	20, // 33: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	0,  // 3: julyfs.plugin.v1.Entries.error:type_name -> julyfs.plugin.v1.Error
+	7,  // 4: julyfs.plugin.v1.GrepHits.hits:type_name -> julyfs.plugin.v1.GrepHit
+	0,  // 5: julyfs.plugin.v1.GrepHits.error:type_name -> julyfs.plugin.v1.Error
+	10, // 6: julyfs.plugin.v1.SearchHits.hits:type_name -> julyfs.plugin.v1.SearchHit
+	0,  // 7: julyfs.plugin.v1.SearchHits.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 8: julyfs.plugin.v1.StatReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 9: julyfs.plugin.v1.Chunk.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 10: julyfs.plugin.v1.ReadAtReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 11: julyfs.plugin.v1.WriteReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 12: julyfs.plugin.v1.ErrorReply.error:type_name -> julyfs.plugin.v1.Error
+	1,  // 13: julyfs.plugin.v1.FileSystem.Open:input_type -> julyfs.plugin.v1.OpenRequest
+	4,  // 14: julyfs.plugin.v1.FileSystem.List:input_type -> julyfs.plugin.v1.ListRequest
+	5,  // 15: julyfs.plugin.v1.FileSystem.Glob:input_type -> julyfs.plugin.v1.GlobRequest
+	6,  // 16: julyfs.plugin.v1.FileSystem.Grep:input_type -> julyfs.plugin.v1.GrepRequest
+	9,  // 17: julyfs.plugin.v1.FileSystem.Search:input_type -> julyfs.plugin.v1.SearchRequest
+	12, // 18: julyfs.plugin.v1.FileSystem.Stat:input_type -> julyfs.plugin.v1.PathRequest
+	12, // 19: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.PathRequest
+	15, // 20: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
+	17, // 21: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
+	12, // 22: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
+	2,  // 23: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
+	3,  // 24: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
+	3,  // 25: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
+	8,  // 26: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
+	11, // 27: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
+	13, // 28: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
+	14, // 29: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
+	16, // 30: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
+	18, // 31: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
+	19, // 32: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
+	23, // [23:33] is the sub-list for method output_type
+	13, // [13:23] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_julyfs_proto_init() }
@@ -1581,7 +1546,7 @@ func file_julyfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_julyfs_proto_rawDesc), len(file_julyfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
