@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -102,6 +103,10 @@ type Config struct {
 	// these files instead of opening one from Args (conformance checks).
 	Seed   map[string][]byte
 	Seeded bool
+	// NoSharedMemory sends every file's contents through gRPC in chunks,
+	// even where the plugin could hand over a memory file (Linux, files
+	// of 256 KiB and more): for tests and measurements.
+	NoSharedMemory bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
@@ -225,11 +230,13 @@ type Client struct {
 	pc      *plugin.Client
 	stub    pluginpb.FileSystemClient
 	tree    uint32
+	pid     int
 	caps    map[string]bool
 	crashes []time.Time
 	closed  bool
 
 	watchers vfs.Watchers
+	noShared atomic.Bool // set when a memory file could not be opened
 }
 
 // Name returns the plugin's name.
@@ -335,7 +342,7 @@ func (c *Client) start(ctx context.Context) error {
 	if c.caps == nil {
 		c.caps = caps
 	}
-	c.pc, c.stub, c.tree = pc, stub, reply.Tree
+	c.pc, c.stub, c.tree, c.pid = pc, stub, reply.Tree, cmd.Process.Pid
 	return nil
 }
 
@@ -601,13 +608,30 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 }
 
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
+	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
+	data, err := c.read(ctx, path, shared)
+	if shared && errors.Is(err, errShared) {
+		// This host cannot open the plugin's memory files (a /proc
+		// without them, say): chunks from now on.
+		c.noShared.Store(true)
+		return c.read(ctx, path, false)
+	}
+	return data, err
+}
+
+var errShared = errors.New("cannot open the plugin's memory file")
+
+func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, error) {
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	pid := c.pid
+	c.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := stub.Read(sctx, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
+	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared})
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
@@ -623,11 +647,28 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
 		}
+		if first && m.Memfd != 0 {
+			return readShared(pid, m.Memfd, m.Size)
+		}
 		if first || m.Restart {
 			data = make([]byte, 0, m.Size)
 		}
 		data = append(data, m.Data...)
 	}
+}
+
+// readShared reads size bytes from the plugin's memory file fd.
+func readShared(pid int, fd, size int64) ([]byte, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errShared, err)
+	}
+	defer f.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("%w: %v", errShared, err)
+	}
+	return data, nil
 }
 
 func (c *Client) Write(ctx context.Context, path string, data []byte) error {

@@ -140,8 +140,16 @@ func TestCapabilitiesNegotiated(t *testing.T) {
 	assert.False(t, ra || wi || w, "the faults tree hides temp's capabilities: ra=%v wi=%v w=%v", ra, wi, w)
 }
 
+// TestLargeFileRoundTrip moves 64 MiB both ways, through a memory file
+// and in gRPC chunks.
 func TestLargeFileRoundTrip(t *testing.T) {
-	fsys := open(t, plugins.Config{})
+	for _, noShared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoSharedMemory=%v", noShared), func(t *testing.T) { largeFileRoundTrip(t, noShared) })
+	}
+}
+
+func largeFileRoundTrip(t *testing.T, noShared bool) {
+	fsys := open(t, plugins.Config{NoSharedMemory: noShared})
 	data := make([]byte, 64<<20+123)
 	_, err := rand.Read(data)
 	require.NoError(t, err)
@@ -426,13 +434,15 @@ func alive(pid int) bool {
 // TestReadRestartsWhenFileChanges: a file sent by range whose etag changes
 // meanwhile is sent again whole, and the host keeps only that.
 func TestReadRestartsWhenFileChanges(t *testing.T) {
-	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "shifty"}})
-	data, err := fsys.Read(t.Context(), "/shifty.bin")
-	require.NoError(t, err)
-	require.Len(t, data, 3<<20+7)
-	for i, b := range data {
-		if b != byte(i%251) {
-			t.Fatalf("byte %d = %d, want %d", i, b, i%251)
+	for _, noShared := range []bool{false, true} {
+		fsys := open(t, plugins.Config{Args: map[string]string{"mode": "shifty"}, NoSharedMemory: noShared})
+		data, err := fsys.Read(t.Context(), "/shifty.bin")
+		require.NoError(t, err)
+		require.Len(t, data, 3<<20+7)
+		for i, b := range data {
+			if b != byte(i%251) {
+				t.Fatalf("NoSharedMemory=%v: byte %d = %d, want %d", noShared, i, b, i%251)
+			}
 		}
 	}
 }

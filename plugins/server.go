@@ -323,12 +323,17 @@ func (s *server) Stat(ctx context.Context, req *pluginpb.PathRequest) (*pluginpb
 	return r, nil
 }
 
-func (s *server) Read(req *pluginpb.PathRequest, stream pluginpb.FileSystem_ReadServer) error {
+func (s *server) Read(req *pluginpb.ReadRequest, stream pluginpb.FileSystem_ReadServer) error {
 	fsys, err := s.tree(req.Tree)
 	if err != nil {
 		return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
 	}
 	ctx, p := stream.Context(), string(req.Path)
+	if req.SharedMemory {
+		if done, err := sendShared(ctx, fsys, p, stream); done {
+			return err
+		}
+	}
 	restart := false
 	if rr, ok := fsys.(vfs.RangeReader); ok {
 		done, err := sendRanges(ctx, fsys, rr, p, stream)
@@ -354,6 +359,77 @@ func (s *server) Read(req *pluginpb.PathRequest, stream pluginpb.FileSystem_Read
 		data = data[n:]
 	}
 	return nil
+}
+
+// sharedMin is the size from which a file goes through a memory file when
+// the host can take one: below it, chunks cost less than the extra calls.
+const sharedMin = 256 << 10
+
+// sendShared leaves the file in an anonymous memory file and sends its
+// descriptor, which the host opens through /proc; the memory file stays
+// open until the host ends the call. This skips gRPC, TLS and protobuf for
+// the contents: two copies through memory instead of about four ms of CPU
+// per MiB. done is false, with nothing sent, when the file is small, not
+// a plain file, unreadable (the chunked path then reports the error), or
+// memory files are not available.
+func sendShared(ctx context.Context, fsys vfs.FileSystem, p string, stream pluginpb.FileSystem_ReadServer) (done bool, err error) {
+	info, err := fsys.Stat(ctx, p)
+	if err != nil || info.Kind != vfs.KindFile || info.Size < sharedMin {
+		return false, nil
+	}
+	f, err := newSharedFile()
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	size, ok := fillShared(ctx, fsys, p, info, f)
+	if !ok {
+		return false, nil
+	}
+	if err := stream.Send(&pluginpb.Chunk{Size: size, Memfd: int64(f.Fd())}); err != nil {
+		return true, err
+	}
+	select {
+	case <-ctx.Done(): // the host has read it and ended the call
+	case <-time.After(10 * time.Minute):
+	}
+	return true, nil
+}
+
+// fillShared writes the file at p into f: range by range when the tree
+// has ReadAt and the etag holds still meanwhile, else read whole.
+func fillShared(ctx context.Context, fsys vfs.FileSystem, p string, info vfs.FileInfo, f *os.File) (int64, bool) {
+	if rr, ok := fsys.(vfs.RangeReader); ok && info.ETag != "" {
+		buf := make([]byte, chunkSize)
+		off := int64(0)
+		for off < info.Size {
+			n, err := rr.ReadAt(ctx, p, buf[:min(int64(chunkSize), info.Size-off)], off)
+			if err != nil && err != io.EOF || n == 0 {
+				break
+			}
+			if _, err := f.Write(buf[:n]); err != nil {
+				return 0, false
+			}
+			off += int64(n)
+		}
+		if after, err := fsys.Stat(ctx, p); err == nil && off == info.Size && after.ETag == info.ETag && after.Size == info.Size {
+			return off, true
+		}
+		if f.Truncate(0) != nil {
+			return 0, false
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return 0, false
+		}
+	}
+	data, err := fsys.Read(ctx, p)
+	if err != nil {
+		return 0, false
+	}
+	if _, err := f.Write(data); err != nil {
+		return 0, false
+	}
+	return int64(len(data)), true
 }
 
 // sendRanges sends a file larger than one chunk range by range, so the

@@ -30,6 +30,18 @@ func init() {
 	handshakeOut = os.NewFile(uintptr(fd), "/dev/stdout")
 }
 
+// newSharedFile returns an anonymous memory file (memfd) for sendShared.
+func newSharedFile() (*os.File, error) {
+	fd, err := unix.MemfdCreate("julyfs-read", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "julyfs-read"), nil
+}
+
+// sharedMemory reports whether this host can open a plugin's memory files.
+const sharedMemory = true
+
 // dieWithParent makes the kernel kill the plugin when the thread that
 // started it exits, which covers a host killed with -9. (Serve also
 // watches its parent, for the rare case of a host thread exiting.)

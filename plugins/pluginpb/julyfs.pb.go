@@ -945,6 +945,69 @@ func (x *StatReply) GetError() *Error {
 	return nil
 }
 
+type ReadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tree  uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
+	Path  []byte                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// shared_memory: the host can read a file the plugin leaves in an
+	// anonymous memory file (Linux memfd, opened by the host through
+	// /proc/PID/fd/N) instead of receiving it in chunks.
+	SharedMemory  bool `protobuf:"varint,3,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadRequest) Reset() {
+	*x = ReadRequest{}
+	mi := &file_julyfs_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadRequest) ProtoMessage() {}
+
+func (x *ReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_julyfs_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
+func (*ReadRequest) Descriptor() ([]byte, []int) {
+	return file_julyfs_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ReadRequest) GetTree() uint32 {
+	if x != nil {
+		return x.Tree
+	}
+	return 0
+}
+
+func (x *ReadRequest) GetPath() []byte {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *ReadRequest) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
+}
+
 type Chunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
@@ -953,14 +1016,18 @@ type Chunk struct {
 	Error *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// restart: the file changed while it was sent by range; drop what came
 	// so far, the whole file follows from its first chunk (with size).
-	Restart       bool `protobuf:"varint,4,opt,name=restart,proto3" json:"restart,omitempty"`
+	Restart bool `protobuf:"varint,4,opt,name=restart,proto3" json:"restart,omitempty"`
+	// memfd, when not 0, is the plugin's descriptor of a memory file holding
+	// the whole file (size bytes); no other chunk follows. The plugin keeps
+	// it open until the host ends the call.
+	Memfd         int64 `protobuf:"varint,5,opt,name=memfd,proto3" json:"memfd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_julyfs_proto_msgTypes[14]
+	mi := &file_julyfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1039,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[14]
+	mi := &file_julyfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1052,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{14}
+	return file_julyfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -1016,6 +1083,13 @@ func (x *Chunk) GetRestart() bool {
 	return false
 }
 
+func (x *Chunk) GetMemfd() int64 {
+	if x != nil {
+		return x.Memfd
+	}
+	return 0
+}
+
 type ReadAtRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tree          uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
@@ -1028,7 +1102,7 @@ type ReadAtRequest struct {
 
 func (x *ReadAtRequest) Reset() {
 	*x = ReadAtRequest{}
-	mi := &file_julyfs_proto_msgTypes[15]
+	mi := &file_julyfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1114,7 @@ func (x *ReadAtRequest) String() string {
 func (*ReadAtRequest) ProtoMessage() {}
 
 func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[15]
+	mi := &file_julyfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1127,7 @@ func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtRequest.ProtoReflect.Descriptor instead.
 func (*ReadAtRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{15}
+	return file_julyfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadAtRequest) GetTree() uint32 {
@@ -1095,7 +1169,7 @@ type ReadAtReply struct {
 
 func (x *ReadAtReply) Reset() {
 	*x = ReadAtReply{}
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1181,7 @@ func (x *ReadAtReply) String() string {
 func (*ReadAtReply) ProtoMessage() {}
 
 func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1194,7 @@ func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtReply.ProtoReflect.Descriptor instead.
 func (*ReadAtReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{16}
+	return file_julyfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadAtReply) GetData() []byte {
@@ -1160,7 +1234,7 @@ type WriteChunk struct {
 
 func (x *WriteChunk) Reset() {
 	*x = WriteChunk{}
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1246,7 @@ func (x *WriteChunk) String() string {
 func (*WriteChunk) ProtoMessage() {}
 
 func (x *WriteChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1259,7 @@ func (x *WriteChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteChunk.ProtoReflect.Descriptor instead.
 func (*WriteChunk) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{17}
+	return file_julyfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteChunk) GetTree() uint32 {
@@ -1247,7 +1321,7 @@ type WriteReply struct {
 
 func (x *WriteReply) Reset() {
 	*x = WriteReply{}
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1333,7 @@ func (x *WriteReply) String() string {
 func (*WriteReply) ProtoMessage() {}
 
 func (x *WriteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1346,7 @@ func (x *WriteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteReply.ProtoReflect.Descriptor instead.
 func (*WriteReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{18}
+	return file_julyfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WriteReply) GetEtag() []byte {
@@ -1298,7 +1372,7 @@ type ErrorReply struct {
 
 func (x *ErrorReply) Reset() {
 	*x = ErrorReply{}
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1384,7 @@ func (x *ErrorReply) String() string {
 func (*ErrorReply) ProtoMessage() {}
 
 func (x *ErrorReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1397,7 @@ func (x *ErrorReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorReply.ProtoReflect.Descriptor instead.
 func (*ErrorReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{19}
+	return file_julyfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ErrorReply) GetError() *Error {
@@ -1413,12 +1487,17 @@ const file_julyfs_proto_rawDesc = "" +
 	"hasModTime\x12+\n" +
 	"\x12mod_time_unix_nano\x18\x05 \x01(\x03R\x0fmodTimeUnixNano\x12\x12\n" +
 	"\x04etag\x18\x06 \x01(\fR\x04etag\x12-\n" +
-	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"x\n" +
+	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"Z\n" +
+	"\vReadRequest\x12\x12\n" +
+	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\fR\x04path\x12#\n" +
+	"\rshared_memory\x18\x03 \x01(\bR\fsharedMemory\"\x8e\x01\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12-\n" +
 	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x18\n" +
-	"\arestart\x18\x04 \x01(\bR\arestart\"g\n" +
+	"\arestart\x18\x04 \x01(\bR\arestart\x12\x14\n" +
+	"\x05memfd\x18\x05 \x01(\x03R\x05memfd\"g\n" +
 	"\rReadAtRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x16\n" +
@@ -1452,7 +1531,7 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x04Grep\x12\x1d.julyfs.plugin.v1.GrepRequest\x1a\x1a.julyfs.plugin.v1.GrepHits0\x01\x12I\n" +
 	"\x06Search\x12\x1f.julyfs.plugin.v1.SearchRequest\x1a\x1c.julyfs.plugin.v1.SearchHits0\x01\x12B\n" +
 	"\x04Stat\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1b.julyfs.plugin.v1.StatReply\x12@\n" +
-	"\x04Read\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x17.julyfs.plugin.v1.Chunk0\x01\x12H\n" +
+	"\x04Read\x12\x1d.julyfs.plugin.v1.ReadRequest\x1a\x17.julyfs.plugin.v1.Chunk0\x01\x12H\n" +
 	"\x06ReadAt\x12\x1f.julyfs.plugin.v1.ReadAtRequest\x1a\x1d.julyfs.plugin.v1.ReadAtReply\x12E\n" +
 	"\x05Write\x12\x1c.julyfs.plugin.v1.WriteChunk\x1a\x1c.julyfs.plugin.v1.WriteReply(\x01\x12E\n" +
 	"\x06Delete\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReplyB+Z)github.com/julyfs/julyfs/plugins/pluginpbb\x06proto3"
@@ -1469,7 +1548,7 @@ func file_julyfs_proto_rawDescGZIP() []byte {
 	return file_julyfs_proto_rawDescData
 }
 
-var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_julyfs_proto_goTypes = []any{
 	(*Error)(nil),         // 0: julyfs.plugin.v1.Error
 	(*OpenRequest)(nil),   // 1: julyfs.plugin.v1.OpenRequest
@@ -1485,18 +1564,19 @@ var file_julyfs_proto_goTypes = []any{
 	(*SearchHits)(nil),    // 11: julyfs.plugin.v1.SearchHits
 	(*PathRequest)(nil),   // 12: julyfs.plugin.v1.PathRequest
 	(*StatReply)(nil),     // 13: julyfs.plugin.v1.StatReply
-	(*Chunk)(nil),         // 14: julyfs.plugin.v1.Chunk
-	(*ReadAtRequest)(nil), // 15: julyfs.plugin.v1.ReadAtRequest
-	(*ReadAtReply)(nil),   // 16: julyfs.plugin.v1.ReadAtReply
-	(*WriteChunk)(nil),    // 17: julyfs.plugin.v1.WriteChunk
-	(*WriteReply)(nil),    // 18: julyfs.plugin.v1.WriteReply
-	(*ErrorReply)(nil),    // 19: julyfs.plugin.v1.ErrorReply
-	nil,                   // 20: julyfs.plugin.v1.OpenRequest.ArgsEntry
-	nil,                   // 21: julyfs.plugin.v1.OpenRequest.SeedEntry
+	(*ReadRequest)(nil),   // 14: julyfs.plugin.v1.ReadRequest
+	(*Chunk)(nil),         // 15: julyfs.plugin.v1.Chunk
+	(*ReadAtRequest)(nil), // 16: julyfs.plugin.v1.ReadAtRequest
+	(*ReadAtReply)(nil),   // 17: julyfs.plugin.v1.ReadAtReply
+	(*WriteChunk)(nil),    // 18: julyfs.plugin.v1.WriteChunk
+	(*WriteReply)(nil),    // 19: julyfs.plugin.v1.WriteReply
+	(*ErrorReply)(nil),    // 20: julyfs.plugin.v1.ErrorReply
+	nil,                   // 21: julyfs.plugin.v1.OpenRequest.ArgsEntry
+	nil,                   // 22: julyfs.plugin.v1.OpenRequest.SeedEntry
 }
 var file_julyfs_proto_depIdxs = []int32{
-	20, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
-	21, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
+	21, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
+	22, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
 	0,  // 2: julyfs.plugin.v1.OpenReply.error:type_name -> julyfs.plugin.v1.Error
 	0,  // 3: julyfs.plugin.v1.Entries.error:type_name -> julyfs.plugin.v1.Error
 	7,  // 4: julyfs.plugin.v1.GrepHits.hits:type_name -> julyfs.plugin.v1.GrepHit
@@ -1514,9 +1594,9 @@ var file_julyfs_proto_depIdxs = []int32{
 	6,  // 16: julyfs.plugin.v1.FileSystem.Grep:input_type -> julyfs.plugin.v1.GrepRequest
 	9,  // 17: julyfs.plugin.v1.FileSystem.Search:input_type -> julyfs.plugin.v1.SearchRequest
 	12, // 18: julyfs.plugin.v1.FileSystem.Stat:input_type -> julyfs.plugin.v1.PathRequest
-	12, // 19: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.PathRequest
-	15, // 20: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
-	17, // 21: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
+	14, // 19: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.ReadRequest
+	16, // 20: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
+	18, // 21: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
 	12, // 22: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
 	2,  // 23: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
 	3,  // 24: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
@@ -1524,10 +1604,10 @@ var file_julyfs_proto_depIdxs = []int32{
 	8,  // 26: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
 	11, // 27: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
 	13, // 28: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
-	14, // 29: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
-	16, // 30: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
-	18, // 31: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
-	19, // 32: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
+	15, // 29: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
+	17, // 30: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
+	19, // 31: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
+	20, // 32: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
 	23, // [23:33] is the sub-list for method output_type
 	13, // [13:23] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
@@ -1546,7 +1626,7 @@ func file_julyfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_julyfs_proto_rawDesc), len(file_julyfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

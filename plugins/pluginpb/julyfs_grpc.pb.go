@@ -49,7 +49,7 @@ type FileSystemClient interface {
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (FileSystem_SearchClient, error)
 	Stat(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*StatReply, error)
 	// Read streams the file in chunks; the first chunk carries the size.
-	Read(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (FileSystem_ReadClient, error)
+	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (FileSystem_ReadClient, error)
 	ReadAt(ctx context.Context, in *ReadAtRequest, opts ...grpc.CallOption) (*ReadAtReply, error)
 	// Write takes the file in chunks; the first carries the path and the
 	// precondition, if any.
@@ -211,7 +211,7 @@ func (c *fileSystemClient) Stat(ctx context.Context, in *PathRequest, opts ...gr
 	return out, nil
 }
 
-func (c *fileSystemClient) Read(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (FileSystem_ReadClient, error) {
+func (c *fileSystemClient) Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (FileSystem_ReadClient, error) {
 	stream, err := c.cc.NewStream(ctx, &FileSystem_ServiceDesc.Streams[4], FileSystem_Read_FullMethodName, opts...)
 	if err != nil {
 		return nil, err
@@ -306,7 +306,7 @@ type FileSystemServer interface {
 	Search(*SearchRequest, FileSystem_SearchServer) error
 	Stat(context.Context, *PathRequest) (*StatReply, error)
 	// Read streams the file in chunks; the first chunk carries the size.
-	Read(*PathRequest, FileSystem_ReadServer) error
+	Read(*ReadRequest, FileSystem_ReadServer) error
 	ReadAt(context.Context, *ReadAtRequest) (*ReadAtReply, error)
 	// Write takes the file in chunks; the first carries the path and the
 	// precondition, if any.
@@ -337,7 +337,7 @@ func (UnimplementedFileSystemServer) Search(*SearchRequest, FileSystem_SearchSer
 func (UnimplementedFileSystemServer) Stat(context.Context, *PathRequest) (*StatReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Stat not implemented")
 }
-func (UnimplementedFileSystemServer) Read(*PathRequest, FileSystem_ReadServer) error {
+func (UnimplementedFileSystemServer) Read(*ReadRequest, FileSystem_ReadServer) error {
 	return status.Errorf(codes.Unimplemented, "method Read not implemented")
 }
 func (UnimplementedFileSystemServer) ReadAt(context.Context, *ReadAtRequest) (*ReadAtReply, error) {
@@ -483,7 +483,7 @@ func _FileSystem_Stat_Handler(srv interface{}, ctx context.Context, dec func(int
 }
 
 func _FileSystem_Read_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(PathRequest)
+	m := new(ReadRequest)
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
