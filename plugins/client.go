@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -300,10 +301,14 @@ func (c *Client) start(ctx context.Context) error {
 		err error
 	}
 	ch := make(chan started, 1)
-	go func() {
+	go onSpawnThread(func() {
+		if err := ctx.Err(); err != nil {
+			ch <- started{nil, err} // given up while queued: start nothing
+			return
+		}
 		rpc, err := pc.Client()
 		ch <- started{rpc, err}
-	}()
+	})
 	var s started
 	select {
 	case s = <-ch:
@@ -344,6 +349,30 @@ func (c *Client) start(ctx context.Context) error {
 	}
 	c.pc, c.stub, c.tree, c.pid = pc, stub, reply.Tree, cmd.Process.Pid
 	return nil
+}
+
+var (
+	spawnOnce sync.Once
+	spawnCh   = make(chan func())
+)
+
+// onSpawnThread runs f on one goroutine locked to its OS thread for the
+// life of the process, so every plugin is forked from a thread that never
+// exits: Pdeathsig fires when the forking *thread* exits, and the Go
+// runtime ends a thread when a goroutine locked to it exits, which would
+// kill a healthy plugin.
+func onSpawnThread(f func()) {
+	spawnOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread()
+			for fn := range spawnCh {
+				fn()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	spawnCh <- func() { defer close(done); f() }
+	<-done
 }
 
 var versionRE = regexp.MustCompile(`Plugin version: (\d+), Client versions: \[?([\d ]+)\]?`)
