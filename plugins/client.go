@@ -260,10 +260,10 @@ func (c *Client) Close() error {
 func (c *Client) Pid() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pc == nil || c.pc.ReattachConfig() == nil {
+	if c.pc == nil || c.pc.Exited() {
 		return 0
 	}
-	return c.pc.ReattachConfig().Pid
+	return c.pid
 }
 
 func (c *Client) fail(err error) error { return &Error{Plugin: c.name, Err: err} }
