@@ -706,6 +706,19 @@ func (c *Client) Write(ctx context.Context, path string, data []byte) error {
 }
 
 func (c *Client) write(ctx context.Context, path string, data []byte, cond *vfs.Precondition) (string, error) {
+	if len(data) >= sharedMin && sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load() {
+		etag, err := c.writeOnce(ctx, path, data, cond, true)
+		if !errors.Is(err, errShared) {
+			return etag, err
+		}
+		c.noShared.Store(true) // the plugin cannot open our memory files
+	}
+	return c.writeOnce(ctx, path, data, cond, false)
+}
+
+// writeOnce sends data in chunks, or, when shared, in a memory file the
+// plugin opens through /proc (the mirror of a shared Read).
+func (c *Client) writeOnce(ctx context.Context, path string, data []byte, cond *vfs.Precondition, shared bool) (string, error) {
 	op := "Write " + path
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
@@ -721,6 +734,18 @@ func (c *Client) write(ctx context.Context, path string, data []byte, cond *vfs.
 	if cond != nil {
 		first.Conditional, first.IfMatch, first.IfNoneMatch = true, []byte(cond.IfMatch), cond.IfNoneMatch
 	}
+	if shared {
+		f, err := newSharedFile()
+		if err != nil {
+			return "", errShared
+		}
+		defer f.Close() // after the reply: the plugin has read it by then
+		if _, err := f.Write(data); err != nil {
+			return "", errShared
+		}
+		first.Memfd, first.HostPid = int64(f.Fd()), int64(os.Getpid())
+		data = nil
+	}
 	for chunk := first; ; chunk = new(pluginpb.WriteChunk) {
 		n := min(len(data), chunkSize)
 		chunk.Data, data = data[:n], data[n:]
@@ -734,6 +759,9 @@ func (c *Client) write(ctx context.Context, path string, data []byte, cond *vfs.
 	r, err := s.CloseAndRecv()
 	if err != nil {
 		return "", c.callError(ctx, op, err)
+	}
+	if r.SharedUnavailable {
+		return "", errShared
 	}
 	if r.Error != nil {
 		return "", decodeError(r.Error)

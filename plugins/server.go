@@ -498,8 +498,15 @@ func (s *server) Write(stream pluginpb.FileSystem_WriteServer) error {
 	if first.Size < 0 || first.Size > 1<<40 {
 		return stream.SendAndClose(&pluginpb.WriteReply{Error: encodeError(fmt.Errorf("Write: size %d out of range", first.Size))})
 	}
-	data := make([]byte, 0, first.Size)
-	data = append(data, first.Data...)
+	var data []byte
+	if first.Memfd != 0 {
+		if data, err = readShared(int(first.HostPid), first.Memfd, first.Size); err != nil {
+			return stream.SendAndClose(&pluginpb.WriteReply{SharedUnavailable: true})
+		}
+	} else {
+		data = make([]byte, 0, first.Size)
+		data = append(data, first.Data...)
+	}
 	for {
 		c, err := stream.Recv()
 		if err == io.EOF {

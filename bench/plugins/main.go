@@ -32,6 +32,7 @@ import (
 func main() {
 	pluginPath := flag.String("plugin", "", "the localplugin binary")
 	n := flag.Int("n", 5, "operations per measure")
+	flag.BoolVar(&noShared, "no-shared", false, "move file contents in gRPC chunks, never through memory files")
 	flag.Parse()
 	if *pluginPath == "" {
 		log.Fatal("-plugin is required")
@@ -48,6 +49,7 @@ func main() {
 	must(os.WriteFile(filepath.Join(dir, "big1"), make([]byte, 1<<20), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "big64"), make([]byte, 64<<20), 0o644))
 	goroot := filepath.Join(runtime.GOROOT(), "src")
+	big := make([]byte, 64<<20)
 
 	type verb struct {
 		name string
@@ -73,6 +75,9 @@ func main() {
 		{"List 100,000 entries", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) { return drain(f.List(ctx, "/many")) }},
 		{"Read 1 MiB", dir, 20, func(ctx context.Context, f vfs.FileSystem) (int, error) { return read(ctx, f, "/big1") }},
 		{"Read 64 MiB", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) { return read(ctx, f, "/big64") }},
+		{"Write 64 MiB", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) {
+			return len(big), f.Write(ctx, "/written", big)
+		}},
 		{"Grep TODO\\( GOROOT/src", goroot, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) {
 			n := 0
 			for _, err := range f.Grep(ctx, vfs.GrepQuery{Pattern: `TODO\(`}) {
@@ -120,10 +125,12 @@ func main() {
 	}
 }
 
+var noShared bool
+
 func open(path, dir string) plugins.FS {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := plugins.OpenConfig(ctx, plugins.Config{Path: path, Args: map[string]string{"dir": dir}, Logger: hclog.NewNullLogger()})
+	p, err := plugins.OpenConfig(ctx, plugins.Config{Path: path, Args: map[string]string{"dir": dir}, Logger: hclog.NewNullLogger(), NoSharedMemory: noShared})
 	must(err)
 	return p
 }

@@ -1224,10 +1224,15 @@ type WriteChunk struct {
 	Path  []byte                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	Data  []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
 	// size is the whole file's size, set on the first chunk.
-	Size          int64  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
-	Conditional   bool   `protobuf:"varint,5,opt,name=conditional,proto3" json:"conditional,omitempty"`
-	IfMatch       []byte `protobuf:"bytes,6,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
-	IfNoneMatch   bool   `protobuf:"varint,7,opt,name=if_none_match,json=ifNoneMatch,proto3" json:"if_none_match,omitempty"`
+	Size        int64  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Conditional bool   `protobuf:"varint,5,opt,name=conditional,proto3" json:"conditional,omitempty"`
+	IfMatch     []byte `protobuf:"bytes,6,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	IfNoneMatch bool   `protobuf:"varint,7,opt,name=if_none_match,json=ifNoneMatch,proto3" json:"if_none_match,omitempty"`
+	// memfd, when not 0, is the host's descriptor of a memory file holding
+	// the whole file (size bytes), for the plugin to open through
+	// /proc/PID/fd/N with PID host_pid; no data chunks follow.
+	Memfd         int64 `protobuf:"varint,8,opt,name=memfd,proto3" json:"memfd,omitempty"`
+	HostPid       int64 `protobuf:"varint,9,opt,name=host_pid,json=hostPid,proto3" json:"host_pid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1311,12 +1316,29 @@ func (x *WriteChunk) GetIfNoneMatch() bool {
 	return false
 }
 
+func (x *WriteChunk) GetMemfd() int64 {
+	if x != nil {
+		return x.Memfd
+	}
+	return 0
+}
+
+func (x *WriteChunk) GetHostPid() int64 {
+	if x != nil {
+		return x.HostPid
+	}
+	return 0
+}
+
 type WriteReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Etag          []byte                 `protobuf:"bytes,1,opt,name=etag,proto3" json:"etag,omitempty"`
-	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Etag  []byte                 `protobuf:"bytes,1,opt,name=etag,proto3" json:"etag,omitempty"`
+	Error *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// shared_unavailable: the plugin could not open the host's memory file
+	// and wrote nothing; the host sends chunks instead.
+	SharedUnavailable bool `protobuf:"varint,3,opt,name=shared_unavailable,json=sharedUnavailable,proto3" json:"shared_unavailable,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WriteReply) Reset() {
@@ -1361,6 +1383,13 @@ func (x *WriteReply) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *WriteReply) GetSharedUnavailable() bool {
+	if x != nil {
+		return x.SharedUnavailable
+	}
+	return false
 }
 
 type ErrorReply struct {
@@ -1506,7 +1535,7 @@ const file_julyfs_proto_rawDesc = "" +
 	"\vReadAtReply\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12-\n" +
-	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"\xbd\x01\n" +
+	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"\xee\x01\n" +
 	"\n" +
 	"WriteChunk\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
@@ -1515,11 +1544,14 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12 \n" +
 	"\vconditional\x18\x05 \x01(\bR\vconditional\x12\x19\n" +
 	"\bif_match\x18\x06 \x01(\fR\aifMatch\x12\"\n" +
-	"\rif_none_match\x18\a \x01(\bR\vifNoneMatch\"O\n" +
+	"\rif_none_match\x18\a \x01(\bR\vifNoneMatch\x12\x14\n" +
+	"\x05memfd\x18\b \x01(\x03R\x05memfd\x12\x19\n" +
+	"\bhost_pid\x18\t \x01(\x03R\ahostPid\"~\n" +
 	"\n" +
 	"WriteReply\x12\x12\n" +
 	"\x04etag\x18\x01 \x01(\fR\x04etag\x12-\n" +
-	"\x05error\x18\x02 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\";\n" +
+	"\x05error\x18\x02 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12-\n" +
+	"\x12shared_unavailable\x18\x03 \x01(\bR\x11sharedUnavailable\";\n" +
 	"\n" +
 	"ErrorReply\x12-\n" +
 	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error2\xc6\x05\n" +
