@@ -446,3 +446,15 @@ func TestReadRestartsWhenFileChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestServeFixedTree: plugins.Serve serves one tree and refuses parameters.
+func TestServeFixedTree(t *testing.T) {
+	t.Setenv("TESTPLUGIN_SERVE", "1") // the plugin inherits the host's environment
+	fsys := open(t, plugins.Config{})
+	data, err := fsys.Read(t.Context(), "/fixed.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "fixed\n", string(data))
+
+	err = openErr(t, plugins.Config{Path: bins.plugin, Args: map[string]string{"b": "2", "a": "1"}})
+	assert.Equal(t, "plugin testplugin: takes no parameters, got [a b]", err.Error())
+}

@@ -11,6 +11,9 @@
 //     a ranged Read must start over with the whole file.
 //   - fail: Open fails with "bad parameter" (an error of the tree).
 //
+// With TESTPLUGIN_SERVE set in its environment it serves one fixed temp
+// tree through plugins.Serve instead.
+//
 // It prints to standard output before serving, as careless plugins do, to
 // show that this cannot break the handshake.
 package main
@@ -34,6 +37,14 @@ func init() { fmt.Println("testplugin: init prints to stdout") }
 
 func main() {
 	fmt.Println("testplugin: main prints to stdout before Serve")
+	if os.Getenv("TESTPLUGIN_SERVE") != "" {
+		// plugins.Serve: one fixed tree, no parameters.
+		t, err := temp.New(map[string][]byte{"/fixed.txt": []byte("fixed\n")})
+		if err != nil {
+			panic(err)
+		}
+		plugins.Serve(t)
+	}
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: open,
 		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) { return temp.New(files) },
