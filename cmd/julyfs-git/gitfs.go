@@ -14,9 +14,9 @@ import (
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
@@ -47,8 +47,8 @@ type gitFS struct {
 	// inflate blobs on several cores.
 	repos chan *git.Repository
 	mu    sync.Mutex // guards n
-	dirs sync.Map   // clean dir path -> *dirNode
-	n    int        // entries in dirs, under mu
+	dirs  sync.Map   // clean dir path -> *dirNode
+	n     int        // entries in dirs, under mu
 }
 
 // dirNode is a decoded tree object: its children sorted by path.
