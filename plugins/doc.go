@@ -23,7 +23,10 @@
 // range over the tree's stream ends, which stops the tree's work. Read
 // and Write move files in 1 MiB chunks, so files far above gRPC's 4 MiB
 // message limit work and neither side holds more than the file and one
-// chunk. The optional capabilities vfs.RangeReader,
+// chunk; on Linux a file of 256 KiB or more is handed over in an
+// anonymous memory file instead (memfd, opened by the other side through
+// /proc/PID/fd/N), which costs a fraction of the CPU of gRPC and TLS
+// (Config.NoSharedMemory turns it off). The optional capabilities vfs.RangeReader,
 // vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
 // Open reply and the host's tree implements exactly those (Watch reports
 // the changes made through the host's tree). One plugin process can hold
@@ -49,8 +52,9 @@
 // tree are lost), after a backoff doubling from 50ms; after 5 crashes in
 // a minute calls fail with "keeps crashing" until the minute has passed.
 // The plugin dies with its host, also on kill -9: on Linux the kernel
-// kills it (Pdeathsig), and every plugin also exits when its parent
-// changes. Nothing the plugin prints to standard output before Serve can
+// kills it (Pdeathsig; plugins are forked from one goroutine locked to its
+// thread for the life of the host, since Pdeathsig fires when the forking
+// thread ends), and every plugin also exits when its parent changes. Nothing the plugin prints to standard output before Serve can
 // break the handshake: while it starts, its file descriptor 1 points at
 // standard error. Its standard error is logged by the host through hclog
 // under "plugin.NAME"; [Logger] gives plugins a logger whose levels the
