@@ -265,6 +265,8 @@ func pidOf(t *testing.T, fsys vfs.FileSystem) int {
 func TestKill9MidStream(t *testing.T) {
 	fsys := faults(t, nil)
 	pid := pidOf(t, fsys)
+	require.NotNil(t, plugins.Unwrap(fsys))
+	assert.Equal(t, pid, plugins.Unwrap(fsys).Pid(), "Pid is the plugin's own pid")
 	n := 0
 	var final error
 	for _, err := range fsys.List(t.Context(), "/inf") {
@@ -285,6 +287,7 @@ func TestKill9MidStream(t *testing.T) {
 	require.NoError(t, err, "the next call restarts the plugin")
 	assert.Equal(t, "a\n", string(data))
 	assert.NotEqual(t, pid, pidOf(t, fsys))
+	assert.Equal(t, pidOf(t, fsys), plugins.Unwrap(fsys).Pid())
 }
 
 func TestCrashRestartsThenKeepsCrashing(t *testing.T) {
