@@ -293,8 +293,10 @@ func (f *FS) Write(ctx context.Context, path string, data []byte) error {
 }
 
 // WriteIf writes data when cond holds and returns the new etag; a refused
-// write fails with "conflict: <path>" and changes nothing. The new etag is
-// remembered as Write's is.
+// write fails with "conflict: <path>" and changes nothing. An IfMatch etag
+// other than the one this FS last read or wrote for path is refused the
+// same way (the caller saw that version only by Stat, which is no read for
+// the CAS rule). The new etag is remembered as Write's is.
 func (f *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
 	return f.writeIf(ctx, vfs.Clean(path), data, &cond)
 }
@@ -313,6 +315,12 @@ func (f *FS) writeIf(ctx context.Context, p string, data []byte, cond *vfs.Preco
 	defer l.Unlock()
 	c := vfs.Precondition{IfMatch: f.cached(p)}
 	if cond != nil {
+		// An explicit etag that is not the one this tree last read or
+		// wrote is a version the caller only saw by Stat: the spec's rule
+		// (a write is a CAS on what this tree read) is the stricter one.
+		if c.IfMatch != "" && cond.IfMatch != "" && cond.IfMatch != c.IfMatch {
+			return "", pathError(p, &ConflictError{Key: p, Want: c.IfMatch, Have: cond.IfMatch})
+		}
 		c = *cond
 	}
 	m, err := f.store.Put(ctx, f.scope, p, data, c)

@@ -98,3 +98,35 @@ func TestStrReplaceIsCAS(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 }
+
+// TestWriteIfStatIsNoRead: an etag this tree only saw by Stat (another
+// host changed the file after this tree read it) does not license a
+// WriteIf; one it read does.
+func TestWriteIfStatIsNoRead(t *testing.T) {
+	ctx := t.Context()
+	s, err := diskstore.Open(t.TempDir(), diskstore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := hostfiles.New(s, hostfiles.Deployment)
+	require.NoError(t, err)
+	b, err := hostfiles.New(s, hostfiles.Deployment)
+	require.NoError(t, err)
+	require.NoError(t, a.Write(ctx, "/n", []byte("one\n")))
+	_, err = b.Read(ctx, "/n")
+	require.NoError(t, err)
+	require.NoError(t, a.Write(ctx, "/n", []byte("two\n")))
+	fi, err := b.Stat(ctx, "/n")
+	require.NoError(t, err)
+	_, err = b.WriteIf(ctx, "/n", []byte("three\n"), vfs.Precondition{IfMatch: fi.ETag})
+	require.ErrorIs(t, err, vfs.ErrConflict)
+	var ce *hostfiles.ConflictError
+	require.ErrorAs(t, err, &ce)
+	got, err := a.Read(ctx, "/n")
+	require.NoError(t, err)
+	assert.Equal(t, "two\n", string(got), "A's change is kept")
+	// After reading version two, B may write on it.
+	_, err = b.Read(ctx, "/n")
+	require.NoError(t, err)
+	_, err = b.WriteIf(ctx, "/n", []byte("three\n"), vfs.Precondition{IfMatch: fi.ETag})
+	require.NoError(t, err)
+}
