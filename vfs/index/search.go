@@ -235,6 +235,12 @@ var byScore = search.SortOrder{&search.SortScore{Desc: true}, &search.SortDocID{
 // search runs the query and returns its hits, without snippets.
 func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxResults int) (_ []vfs.SearchResult, err error) {
 	defer func() {
+		// bleve (zap) panics on some damaged segments instead of
+		// returning an error.
+		if r := recover(); r != nil {
+			err = corrupt(f.dir, fmt.Errorf("unreadable segment: %v", r))
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				err = ctx.Err()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,8 +21,18 @@ import (
 // --index DIR). The caller calls close when done (it waits until the index
 // is on disk).
 func openIndex(c *cli.Context, fsys vfs.FileSystem, dir string) (vfs.FileSystem, func() error, error) {
+	mode, err := index.ParseSyncMode(c.String("sync"))
+	if err != nil {
+		return nil, nil, julyfscli.Usagef(c, "--sync: %v", err)
+	}
+	tree, err := treeID(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := index.Options{
 		Rebuild: c.Bool("rebuild"),
+		Sync:    mode,
+		Tree:    tree,
 		Log:     func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}
 	f, err := index.Open(c.Context, fsys, dir, opts)
@@ -28,6 +40,22 @@ func openIndex(c *cli.Context, fsys vfs.FileSystem, dir string) (vfs.FileSystem,
 		return nil, nil, err
 	}
 	return f, f.Close, nil
+}
+
+// treeID describes the tree of c's flags for index.Options.Tree: its
+// mounts as PREFIX=KIND:ARG (local directories absolute), sorted, so an
+// index is refused for another tree whatever the working directory.
+func treeID(c *cli.Context) (string, error) {
+	table, err := julyfscli.LoadTable(c)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, m := range table {
+		parts = append(parts, m.Prefix+"="+m.Spec.Source())
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " "), nil
 }
 
 // indexBuild is 'julyfs index build', its arguments checked.
@@ -38,8 +66,13 @@ func indexBuild(c *cli.Context) error {
 	}
 	defer closeTree()
 	progress, finish := progressReporter(c.App.ErrWriter)
+	tree, err := treeID(c)
+	if err != nil {
+		return err
+	}
 	opts := index.Options{
 		Rebuild:     c.Bool("rebuild"),
+		Tree:        tree,
 		MaxFileSize: c.Int64("max-file-size"),
 		Progress:    progress,
 		Log:         func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
