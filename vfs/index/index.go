@@ -121,6 +121,13 @@ type Options struct {
 	// every file (and so sees files rewritten in place). 0 means
 	// DefaultStatLimit; negative means never.
 	StatLimit int
+	// Follow makes the FS follow the tree's changes until Close, for a
+	// long-running process: through the tree's vfs.Notifier, and through
+	// inotify (fsnotify) for the local trees it is made of, so files
+	// changed behind julyfs's back are searchable within about a second
+	// with no walk per query. Open fails when the directories cannot all
+	// be watched (fs.inotify.max_user_watches).
+	Follow bool
 	// Tree describes the tree the index is for (julyfs passes its mount
 	// table, "/repo=local:/abs/src"). When set, it is recorded in the
 	// index, and Open refuses an index recorded for another tree
@@ -199,6 +206,7 @@ type FS struct {
 	// readOnly: the index directory cannot be written (a read-only
 	// filesystem); the index is searched as it is.
 	readOnly bool
+	follower *follower // nil unless Options.Follow
 
 	mu       sync.RWMutex // guards closed and last
 	closed   bool
@@ -234,6 +242,12 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 	mode := opts.Sync
 	if created {
 		mode = SyncAlways
+	}
+	if opts.Follow {
+		if err := f.startFollow(); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if _, err := f.SyncMode(ctx, mode); err != nil {
 		f.Close()
@@ -476,6 +490,13 @@ func (f *FS) Dir() string { return f.dir }
 // Close waits until every change is on disk and closes the index. The
 // wrapped tree is not closed. Close is idempotent.
 func (f *FS) Close() error {
+	f.mu.Lock()
+	fl := f.follower
+	f.follower = nil
+	f.mu.Unlock()
+	if fl != nil {
+		fl.close()
+	}
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
