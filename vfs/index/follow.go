@@ -106,15 +106,6 @@ func (f *FS) startFollow() error {
 	fl.done.Add(1)
 	go fl.applyLoop()
 	f.follower = fl
-	var what []string
-	for _, r := range fl.roots {
-		what = append(what, r.host)
-	}
-	how := "the tree's change notifications"
-	if len(what) > 0 {
-		how += fmt.Sprintf(" and inotify on %d directories of %s", fl.watched, strings.Join(what, ", "))
-	}
-	f.opts.Log(fmt.Sprintf("index %s: following changes (%s)", f.dir, how))
 	return nil
 }
 
@@ -140,7 +131,6 @@ func (fl *follower) watchTree(r hostRoot, host string) error {
 			}
 			return err
 		}
-		fl.watched++
 		return nil
 	})
 }
@@ -242,9 +232,6 @@ func (fl *follower) applyLoop() {
 			if err := fl.f.applyChanges(context.Background(), pending); err != nil && !errors.Is(err, ErrClosed) {
 				fl.f.opts.Log(fmt.Sprintf("index %s: following changes: %v", fl.f.dir, err))
 			}
-		}
-		if fl.onApply != nil {
-			fl.onApply()
 		}
 	}
 }

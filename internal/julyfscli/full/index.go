@@ -33,7 +33,10 @@ func openIndex(c *cli.Context, fsys vfs.FileSystem, dir string) (vfs.FileSystem,
 		Rebuild: c.Bool("rebuild"),
 		Sync:    mode,
 		Tree:    tree,
-		Log:     func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		// A mount serves until unmounted: it follows the tree's changes
+		// (inotify for local: trees) rather than syncing per search.
+		Follow: c.Command != nil && c.Command.Name == "mount",
+		Log:    func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}
 	f, err := index.Open(c.Context, fsys, dir, opts)
 	if err != nil {
