@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -47,11 +48,12 @@ func main() {
 	buildOnly := flag.Bool("build-only", false, "stop after the builds")
 	rg := flag.Bool("rg", false, "compare with rg -l (scale 1)")
 	child := flag.Bool("child-build", false, "internal: build the index of -corpus in -index and exit")
+	committers := flag.Int("committers", 0, "index.Options.Committers of the build (0: the default)")
 	flag.Parse()
 	ctx := context.Background()
 
 	if *child {
-		childBuild(ctx, *corpus, *dir, *cpuprofile)
+		childBuild(ctx, *corpus, *dir, *cpuprofile, *committers)
 		return
 	}
 	queries, err := relevance.Load(*set)
@@ -79,7 +81,7 @@ func main() {
 		copies(*corpus, c, n)
 		idx := fmt.Sprintf("%s-%dx", *dir, n)
 		fmt.Printf("\n== scale %dx: %s (%s)\n", n, c, duSize(c))
-		measure(ctx, scale{n: n, corpus: c, dir: idx, bin: bin, queries: queries, rounds: *rounds, oneshots: *oneshots, rg: *rg, buildOnly: *buildOnly, cpuprofile: *cpuprofile})
+		measure(ctx, scale{n: n, corpus: c, dir: idx, bin: bin, queries: queries, rounds: *rounds, oneshots: *oneshots, rg: *rg, buildOnly: *buildOnly, cpuprofile: *cpuprofile, committers: *committers})
 		os.RemoveAll(c)
 	}
 }
@@ -91,11 +93,12 @@ type scale struct {
 	rounds, oneshots int
 	rg, buildOnly    bool
 	cpuprofile       string
+	committers       int
 }
 
 func measure(ctx context.Context, s scale) {
 	// Full build, in a child process.
-	args := []string{"-child-build", "-corpus", s.corpus, "-index", s.dir}
+	args := []string{"-child-build", "-corpus", s.corpus, "-index", s.dir, "-committers", strconv.Itoa(s.committers)}
 	if s.cpuprofile != "" {
 		args = append(args, "-cpuprofile", s.cpuprofile)
 	}
@@ -294,7 +297,7 @@ func measure(ctx context.Context, s scale) {
 
 // childBuild builds the index of corpus in dir from scratch and prints the
 // summary line.
-func childBuild(ctx context.Context, corpus, dir, cpuprofile string) {
+func childBuild(ctx context.Context, corpus, dir, cpuprofile string, committers int) {
 	tree, err := local.New(corpus)
 	if err != nil {
 		log.Fatal(err)
@@ -307,7 +310,10 @@ func childBuild(ctx context.Context, corpus, dir, cpuprofile string) {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	f, err := index.Open(ctx, tree, dir, index.Options{Rebuild: true})
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(index.BuildMemoryLimit) // as julyfs index build does
+	}
+	f, err := index.Open(ctx, tree, dir, index.Options{Rebuild: true, Committers: committers})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -707,6 +707,10 @@ func (f *FS) index(ctx context.Context, work []todo, nm *manifest, st *Stats) er
 	}
 	var nmMu sync.Mutex
 	committers := f.opts.Committers
+	// unpersisted bounds the batches committed but not yet on disk: scorch
+	// keeps their segments in memory until its persister writes them, and
+	// several committers outrun one persister.
+	unpersisted := make(chan struct{}, 2*committers)
 	commits := make(chan pending)
 	commitErr := make(chan error, committers)
 	for range committers {
@@ -716,7 +720,16 @@ func (f *FS) index(ctx context.Context, work []todo, nm *manifest, st *Stats) er
 				if err != nil {
 					continue
 				}
+				select {
+				case unpersisted <- struct{}{}:
+				case <-ctx.Done():
+					err = ctx.Err()
+					continue
+				}
+				release := sync.OnceFunc(func() { <-unpersisted })
+				p.b.SetPersistedCallback(func(error) { release() })
 				if err = f.idx.Batch(p.b); err != nil {
+					release()
 					cancel()
 					continue
 				}

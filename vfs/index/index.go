@@ -38,9 +38,17 @@ const (
 const (
 	DefaultMaxFileSize = 1 << 20
 	DefaultBatchSize   = 256
-	// batchBytes bounds the text held by one batch, whatever BatchSize.
-	batchBytes = 16 << 20
+	// batchBytes bounds the text held by one batch, whatever BatchSize:
+	// analysed, a batch takes some 15 times its text in memory, and
+	// Committers of them are analysed at once.
+	batchBytes = 4 << 20
 )
+
+// BuildMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+// julyfs index build sets when GOMEMLIMIT is not set: the garbage
+// collector works harder near it rather than let the heap of a build grow
+// to twice what is live.
+const BuildMemoryLimit = 384 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,12 @@ func indexBuild(c *cli.Context) error {
 		return err
 	}
 	defer closeTree()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A build analyses batches on every core; the soft limit makes
+		// the garbage collector work harder rather than let the heap
+		// double past it (see docs/perf/index.md).
+		debug.SetMemoryLimit(index.BuildMemoryLimit)
+	}
 	progress, finish := progressReporter(c.App.ErrWriter)
 	tree, err := treeID(c)
 	if err != nil {
