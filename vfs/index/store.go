@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -178,6 +180,26 @@ func (s *store) read(fn func(bleveindex.IndexReader) error) (err error) {
 		}
 	}()
 	return fn(r)
+}
+
+// mergeAfter is the number of files indexed by one sync after which it
+// merges the index's segments (see store.merge).
+const mergeAfter = 2000
+
+// merge runs scorch's merge policy over the index's segments until it
+// plans no more merges.
+func (s *store) merge(ctx context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.idx == nil {
+		return ErrClosed
+	}
+	sc, ok := s.idx.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opts := mergeplan.DefaultMergePlanOptions
+	return sc.ForceMerge(ctx, &opts)
 }
 
 // Close closes the index once reads and batches in flight are done.
