@@ -548,9 +548,6 @@ func (f *FS) quickScan(ctx context.Context, old *manifest, st *Stats, start time
 		st.Files, st.Unchanged = old.nfiles, old.nfiles
 		return nil, nil, nil, true, nil
 	}
-	if !old.parseFiles() {
-		return nil, nil, nil, false, fmt.Errorf("index: %s is damaged; run julyfs index build to rewrite it", manifestFile)
-	}
 	// List the changed directories, and walk the new ones found there.
 	listed := map[string]bool{}  // directories listed
 	present := map[string]bool{} // files found in them
@@ -588,34 +585,36 @@ func (f *FS) quickScan(ctx context.Context, old *manifest, st *Stats, start time
 			}
 		}
 	}
-	// Sort out the files of the old manifest.
+	// Sort out the files of the old manifest, directory by directory: a
+	// directory gone takes its files with it; the files of a directory
+	// listed are those found there; those of a directory unchanged are
+	// stat'ed when exact, else kept undecoded.
+	damaged := fmt.Errorf("index: %s is damaged; run julyfs index build to rewrite it", manifestFile)
 	var stat []string
-	for p, e := range old.files {
-		dir := vfs.Parent(p)
-		if listed[dir] {
-			if !present[p] {
+	for d := range old.dirs {
+		_, exists := nm.dirs[d]
+		if exists && !listed[d] && !exact {
+			raw := old.blobs[d]
+			nm.blobs[d] = raw
+			st.Files += raw.n
+			st.Unchanged += raw.n
+			continue
+		}
+		files, ok := old.parseDir(d)
+		if !ok {
+			return nil, nil, nil, false, damaged
+		}
+		for _, p := range files {
+			switch {
+			case !exists:
 				gone = append(gone, p)
-				continue
+			case listed[d] && !present[p]:
+				gone = append(gone, p)
+			default:
+				delete(present, p)
+				stat = append(stat, p)
 			}
-			delete(present, p)
-			stat = append(stat, p)
-			continue
 		}
-		if _, ok := old.dirs[dir]; !ok {
-			stat = append(stat, p) // not found by a walk: check it
-			continue
-		}
-		if _, ok := nm.dirs[dir]; !ok {
-			gone = append(gone, p) // its directory is gone
-			continue
-		}
-		if exact {
-			stat = append(stat, p)
-			continue
-		}
-		st.Files++
-		st.Unchanged++
-		nm.files[p] = e
 	}
 	for p := range present {
 		stat = append(stat, p) // new

@@ -44,18 +44,26 @@ type manifest struct {
 	// was listed; 0 when unknown or too recent to trust (see racy), which
 	// makes the next quick scan list it.
 	dirs map[string]int64
-	// files maps each file the index has a document for to its entry; nil
-	// in a manifest read from its file until parseFiles.
+	// files maps each file the index has a document for to its entry,
+	// but for the files of the directories in blobs.
 	files map[string]entry
+	// blobs holds the file records of directories not decoded, as read
+	// from the manifest file: a quick scan decodes only the directories it
+	// lists (or all of them when it stats every file), and writes the
+	// others back as they were.
+	blobs map[string]rawDir
 	// nfiles is the number of files of a manifest read from its file.
 	nfiles int
-	// blobs holds, for a manifest read from its file, each directory's
-	// file records, parsed by parseFiles.
-	blobs map[string][]byte
+}
+
+// rawDir is the encoded file records of one directory.
+type rawDir struct {
+	n int
+	b []byte
 }
 
 func newManifest() *manifest {
-	return &manifest{dirs: map[string]int64{}, files: map[string]entry{}}
+	return &manifest{dirs: map[string]int64{}, files: map[string]entry{}, blobs: map[string]rawDir{}}
 }
 
 // racyWindow: a directory whose modification time is this close to the
@@ -99,16 +107,17 @@ func readManifest(dir string) (*manifest, bool) {
 	if nd > uint64(len(r.b)) {
 		return nil, false
 	}
-	m := &manifest{dirs: make(map[string]int64, nd), blobs: make(map[string][]byte, nd)}
+	m := &manifest{dirs: make(map[string]int64, nd), files: map[string]entry{}, blobs: make(map[string]rawDir, nd)}
 	for range nd {
 		d := r.str()
 		m.dirs[d] = r.varint()
-		m.nfiles += int(r.uvarint())
+		nf := int(r.uvarint())
 		n := r.uvarint()
-		if n > uint64(len(r.b)) {
+		if n > uint64(len(r.b)) || r.err {
 			return nil, false
 		}
-		m.blobs[d] = r.b[:n]
+		m.nfiles += nf
+		m.blobs[d] = rawDir{n: nf, b: r.b[:n]}
 		r.b = r.b[n:]
 	}
 	if r.err || len(r.b) != 0 {
@@ -117,30 +126,27 @@ func readManifest(dir string) (*manifest, bool) {
 	return m, true
 }
 
-// parseFiles decodes the file records of a manifest read from its file;
-// ok is false when they are damaged.
-func (m *manifest) parseFiles() bool {
-	if m.files != nil {
-		return true
+// parseDir decodes the file records of directory d (when not decoded
+// yet) into m.files and returns its files' paths; ok is false when they
+// are damaged.
+func (m *manifest) parseDir(d string) (paths []string, ok bool) {
+	raw, found := m.blobs[d]
+	if !found {
+		return nil, true
 	}
-	files := make(map[string]entry, m.nfiles)
-	for d, blob := range m.blobs {
-		r := &manifestReader{b: blob}
-		for len(r.b) > 0 && !r.err {
-			p := vfs.Join(d, r.str())
-			var e entry
-			e.size = r.varint()
-			e.mtime = r.varint()
-			e.state = r.byte()
-			e.etag = r.str()
-			files[p] = e
-		}
-		if r.err {
-			return false
-		}
+	delete(m.blobs, d)
+	r := &manifestReader{b: raw.b}
+	for len(r.b) > 0 && !r.err {
+		p := vfs.Join(d, r.str())
+		var e entry
+		e.size = r.varint()
+		e.mtime = r.varint()
+		e.state = r.byte()
+		e.etag = r.str()
+		m.files[p] = e
+		paths = append(paths, p)
 	}
-	m.files, m.blobs = files, nil
-	return true
+	return paths, !r.err && len(paths) == raw.n
 }
 
 type manifestReader struct {
@@ -189,8 +195,8 @@ func (r *manifestReader) str() string {
 	return s
 }
 
-// writeManifest replaces the manifest file of dir with m (whose files
-// must be parsed), written to a temporary file and renamed.
+// writeManifest replaces the manifest file of dir with m, written to a
+// temporary file and renamed.
 func writeManifest(dir string, m *manifest) error {
 	byDir := map[string][]string{}
 	for p := range m.files {
@@ -203,6 +209,11 @@ func writeManifest(dir string, m *manifest) error {
 			dirs[d] = 0 // not from a walk: list it next time
 		}
 	}
+	for d := range m.blobs {
+		if _, ok := dirs[d]; !ok {
+			dirs[d] = 0
+		}
+	}
 	var out []byte
 	out = append(out, manifestMagic...)
 	str := func(b []byte, s string) []byte {
@@ -212,6 +223,14 @@ func writeManifest(dir string, m *manifest) error {
 	var blob []byte
 	out = binary.AppendUvarint(out, uint64(len(dirs)))
 	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if raw, ok := m.blobs[d]; ok && len(byDir[d]) == 0 {
+			out = str(out, d)
+			out = binary.AppendVarint(out, dirs[d])
+			out = binary.AppendUvarint(out, uint64(raw.n))
+			out = binary.AppendUvarint(out, uint64(len(raw.b)))
+			out = append(out, raw.b...)
+			continue
+		}
 		files := byDir[d]
 		slices.Sort(files)
 		blob = blob[:0]

@@ -3,6 +3,7 @@ package index_test
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,19 @@ func backdate(t *testing.T, root string) {
 	}))
 }
 
+// backdateDirs sets the times of the directories under root an hour back
+// (the files keep theirs).
+func backdateDirs(t *testing.T, root string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
+}
+
 func localTree(t *testing.T, root string) *local.FS {
 	t.Helper()
 	tree, err := local.New(root)
@@ -79,16 +93,19 @@ var syncFixture = map[string]string{
 func TestSyncAutoSeesNewDeletedRenamed(t *testing.T) {
 	for _, limit := range []int{-1, 0} { // stat directories only; every file too
 		t.Run("StatLimit="+map[int]string{-1: "never", 0: "default"}[limit], func(t *testing.T) {
-			root := hostTree(t, syncFixture)
+			// /k is not touched: its records are written back undecoded.
+			fixture := maps.Clone(syncFixture)
+			fixture["/k/keep.go"] = "package k\n\nfunc Kilo() {}\n"
+			root := hostTree(t, fixture)
 			dir := filepath.Join(t.TempDir(), "idx")
 			opts := index.Options{Sync: index.SyncAuto, StatLimit: limit}
 			reopen(t, localTree(t, root), dir, opts, func(f *index.FS) {
-				assert.Equal(t, 3, f.Stats().Indexed)
+				assert.Equal(t, 4, f.Stats().Indexed)
 			})
 			reopen(t, localTree(t, root), dir, opts, func(f *index.FS) {
 				st := f.Stats()
-				assert.Equal(t, 3, st.Files, "%v", st)
-				assert.Equal(t, 3, st.Unchanged, "%v", st)
+				assert.Equal(t, 4, st.Files, "%v", st)
+				assert.Equal(t, 4, st.Unchanged, "%v", st)
 				assert.Equal(t, 0, st.Indexed, "%v", st)
 			})
 
@@ -100,13 +117,29 @@ func TestSyncAutoSeesNewDeletedRenamed(t *testing.T) {
 
 			reopen(t, localTree(t, root), dir, opts, func(f *index.FS) {
 				st := f.Stats()
-				assert.Equal(t, 4, st.Files, "%v", st)
+				assert.Equal(t, 5, st.Files, "%v", st)
 				assert.Equal(t, 3, st.Indexed, "%v", st) // moved, fresh, three
 				assert.Equal(t, 2, st.Removed, "%v", st) // two, deep
 				assert.Empty(t, found(t, f, "bravo"))
 				assert.Equal(t, []string{"/b/c/moved.go"}, found(t, f, "charlie"))
 				assert.Equal(t, []string{"/new/sub/fresh.go"}, found(t, f, "delta"))
 				assert.Equal(t, []string{"/a/three.go"}, found(t, f, "echo"))
+			})
+			// The manifest file written then (directories not listed kept
+			// as they were) describes the tree: nothing to read, by either
+			// mode.
+			backdateDirs(t, root)
+			for _, mode := range []index.SyncMode{index.SyncAuto, index.SyncAlways} {
+				reopen(t, localTree(t, root), dir, index.Options{Sync: mode, StatLimit: limit}, func(f *index.FS) {
+					st := f.Stats()
+					assert.Equal(t, 5, st.Files, "%s: %v", mode, st)
+					assert.Equal(t, 5, st.Unchanged, "%s: %v", mode, st)
+				})
+			}
+			reopen(t, localTree(t, root), dir, index.Options{Sync: index.SyncAuto, StatLimit: limit}, func(f *index.FS) {
+				st := f.Stats()
+				assert.Equal(t, 5, st.Unchanged, "%v", st)
+				assert.Equal(t, []string{"/k/keep.go"}, found(t, f, "kilo"))
 			})
 		})
 	}
