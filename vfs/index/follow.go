@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	"github.com/fsnotify/fsnotify"
@@ -349,12 +348,16 @@ func (f *FS) pathsUnder(ctx context.Context, p string) ([]string, error) {
 			return err
 		}
 		defer s.Close()
-		coll := collector.NewTopNCollector(int(n)+1, 0, byScore)
-		if err := coll.Collect(ctx, s, r); err != nil {
+		hits, err := topHits(ctx, s, r, 0)
+		if err != nil {
 			return err
 		}
-		for _, h := range coll.Results() {
-			out = append(out, h.ID)
+		for _, h := range hits {
+			id, err := r.ExternalID(h.iid)
+			if err != nil {
+				return err
+			}
+			out = append(out, id)
 		}
 		return nil
 	})
