@@ -48,7 +48,7 @@ const (
 // julyfs index build sets when GOMEMLIMIT is not set: the garbage
 // collector works harder near it rather than let the heap of a build grow
 // to twice what is live.
-const BuildMemoryLimit = 256 << 20
+const BuildMemoryLimit = 224 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
