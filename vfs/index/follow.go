@@ -41,8 +41,9 @@ type hostRoot struct {
 }
 
 // hostRoots returns the host directories of the local trees that make up
-// fsys: fsys itself when it has a host root (vfs/local's Root), or its
-// mounts when it is a union.
+// fsys: fsys itself when it has a host root (vfs/local's Root), its
+// mounts when it is a union, the tree it wraps when it has an Unwrap
+// (vfs/readonly).
 func hostRoots(fsys vfs.FileSystem, prefix string) []hostRoot {
 	switch t := fsys.(type) {
 	case interface{ Root() string }:
@@ -60,6 +61,8 @@ func hostRoots(fsys vfs.FileSystem, prefix string) []hostRoot {
 			out = append(out, hostRoots(m.FS, vfs.Join(prefix, m.Prefix))...)
 		}
 		return out
+	case interface{ Unwrap() vfs.FileSystem }: // a wrapper such as vfs/readonly
+		return hostRoots(t.Unwrap(), prefix)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
+	"github.com/julyfs/julyfs/vfs/readonly"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/union"
 )
@@ -83,11 +84,19 @@ func TestFollowLocal(t *testing.T) {
 func TestFollowUnion(t *testing.T) {
 	root := hostTree(t, syncFixture)
 	notes := temp.MustNew(map[string]string{"/n.md": "november\n"})
-	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: localTree(t, root)}, {Prefix: "/notes", FS: notes}})
+	other := hostTree(t, map[string]string{"/r.go": "func Romeo() {}\n"})
+	u, err := union.New([]union.Mount{
+		{Prefix: "/repo", FS: localTree(t, root)},
+		{Prefix: "/notes", FS: notes},
+		{Prefix: "/ro", FS: readonly.New(localTree(t, other))},
+	})
 	require.NoError(t, err)
 	f := open(t, u, "", index.Options{Follow: true})
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "three.go"), []byte("func Oscar() {}\n"), 0o644))
 	eventually(t, f, "oscar", []string{"/repo/a/three.go"})
+	// A read-only mount of a local tree is followed through its wrapper.
+	require.NoError(t, os.WriteFile(filepath.Join(other, "s.go"), []byte("func Sierra() {}\n"), 0o644))
+	eventually(t, f, "sierra", []string{"/ro/s.go"})
 	require.NoError(t, notes.Write(t.Context(), "/p.md", []byte("papa\n")))
 	eventually(t, f, "papa", []string{"/notes/p.md"})
 	require.NoError(t, notes.Delete(t.Context(), "/n.md"))
