@@ -274,7 +274,11 @@ func TestReadOnlyIndexDir(t *testing.T) {
 	reopen(t, localTree(t, root), dir, index.Options{}, func(*index.FS) {})
 	ro := filepath.Join(t.TempDir(), "ro")
 	require.NoError(t, os.Mkdir(ro, 0o755))
-	require.NoError(t, unix.Mount(dir, ro, "", unix.MS_BIND, ""))
+	if err := unix.Mount(dir, ro, "", unix.MS_BIND, ""); errors.Is(err, unix.EPERM) {
+		t.Skipf("cannot bind-mount here: %v", err)
+	} else {
+		require.NoError(t, err)
+	}
 	t.Cleanup(func() { assert.NoError(t, unix.Unmount(ro, unix.MNT_DETACH)) })
 	require.NoError(t, unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""))
 
