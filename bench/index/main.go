@@ -1,11 +1,19 @@
-// Command index measures vfs/index over a corpus (by default
-// $(go env GOROOT)/src): full build time, peak memory, index size on disk,
-// query latency over the relevance set, the time to apply one file's
-// update, the no-change resync time, and the same queries answered by
-// `rg -l` for comparison. See docs/perf/index.md.
+// Command index measures vfs/index over a corpus at one or more scales:
+// scale 1 is $(go env GOROOT)/src (or -corpus), scale N is N copies of it
+// made in a temporary directory (never committed). Per scale: the full
+// build (wall, user+sys CPU and peak RSS, in a child process so each
+// build's figures are its own), the index size, the no-change reopen with
+// SyncAuto and SyncAlways, query latency in process over the relevance
+// set (top 10 with snippets), relevance (scale 1), a single-file Write
+// through the index, how long a file changed behind julyfs's back takes to
+// become searchable for a following FS, and the one-shot `julyfs search`
+// end to end (julyfs and julyfsd built from this checkout) with each
+// --sync mode, and after a new file and an in-place edit. See
+// docs/perf/index.md.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -15,8 +23,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,89 +38,119 @@ import (
 )
 
 func main() {
-	corpus := flag.String("corpus", filepath.Join(runtime.GOROOT(), "src"), "directory to index")
-	dir := flag.String("index", "", "index directory (default: a temporary one, removed at exit)")
+	corpus := flag.String("corpus", filepath.Join(runtime.GOROOT(), "src"), "directory to index (scale 1)")
+	scales := flag.String("scales", "1,8", "comma-separated numbers of copies of the corpus to measure")
+	dir := flag.String("index", "", "index directory prefix (default: a temporary one, removed at exit)")
 	set := flag.String("relevance", "testdata/relevance/go-src.txt", "relevance set")
 	rounds := flag.Int("rounds", 20, "times each relevance query is run for latency")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build")
-	buildOnly := flag.Bool("build-only", false, "stop after the build")
-	rg := flag.Bool("rg", true, "compare with rg -l")
+	oneshots := flag.Int("oneshots", 10, "runs of each one-shot julyfs search")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build (with -build-only)")
+	buildOnly := flag.Bool("build-only", false, "stop after the builds")
+	rg := flag.Bool("rg", false, "compare with rg -l (scale 1)")
+	child := flag.Bool("child-build", false, "internal: build the index of -corpus in -index and exit")
+	committers := flag.Int("committers", 0, "index.Options.Committers of the build (0: the default)")
 	flag.Parse()
 	ctx := context.Background()
 
+	if *child {
+		childBuild(ctx, *corpus, *dir, *cpuprofile, *committers)
+		return
+	}
 	queries, err := relevance.Load(*set)
 	if err != nil {
 		log.Fatal(err)
 	}
+	tmp, err := os.MkdirTemp("", "julyfs-bench-index-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	if *dir == "" {
-		tmp, err := os.MkdirTemp("", "julyfs-bench-index-")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
 		*dir = filepath.Join(tmp, "idx")
 	}
-	tree, err := local.New(*corpus)
+	bin := buildJulyfs(tmp)
+	fmt.Printf("GOMAXPROCS %d, %s, %d cores\n", runtime.GOMAXPROCS(0), runtime.Version(), runtime.NumCPU())
+	for _, s := range strings.Split(*scales, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			log.Fatalf("-scales: %q", s)
+		}
+		// Always a copy: the bench edits files of the corpus, and GOROOT
+		// is not ours to edit.
+		c := filepath.Join(tmp, fmt.Sprintf("corpus-%dx", n))
+		copies(*corpus, c, n)
+		idx := fmt.Sprintf("%s-%dx", *dir, n)
+		fmt.Printf("\n== scale %dx: %s (%s)\n", n, c, duSize(c))
+		measure(ctx, scale{n: n, corpus: c, dir: idx, bin: bin, queries: queries, rounds: *rounds, oneshots: *oneshots, rg: *rg, buildOnly: *buildOnly, cpuprofile: *cpuprofile, committers: *committers})
+		os.RemoveAll(c)
+	}
+}
+
+type scale struct {
+	n                int
+	corpus, dir, bin string
+	queries          []relevance.Query
+	rounds, oneshots int
+	rg, buildOnly    bool
+	cpuprofile       string
+	committers       int
+}
+
+func measure(ctx context.Context, s scale) {
+	// Full build, in a child process.
+	args := []string{"-child-build", "-corpus", s.corpus, "-index", s.dir, "-committers", strconv.Itoa(s.committers)}
+	if s.cpuprofile != "" {
+		args = append(args, "-cpuprofile", s.cpuprofile)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("build: %v", err)
+	}
+	wall := time.Since(start)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := tv(ru.Utime) + tv(ru.Stime)
+	fmt.Printf("build: %v wall, %v user+sys (%.0f%% of one core), peak RSS %d MiB; %s",
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), 100*cpu.Seconds()/wall.Seconds(), ru.Maxrss/1024, out)
+	fmt.Printf("index size on disk: %s\n", duSize(s.dir))
+	if s.buildOnly {
+		return
+	}
+	tree, err := local.New(s.corpus)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("corpus %s (%s), GOMAXPROCS %d, %s\n", *corpus, duSize(*corpus), runtime.GOMAXPROCS(0), runtime.Version())
+	defer tree.Close()
 
-	// Full build.
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+	// No-change reopen, each mode (in process).
+	for _, mode := range []index.SyncMode{index.SyncAuto, index.SyncAlways, index.SyncAuto} {
+		start := time.Now()
+		f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: mode})
 		if err != nil {
 			log.Fatal(err)
 		}
-		pprof.StartCPUProfile(f)
-	}
-	var ru0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	start := time.Now()
-	f, err := index.Open(ctx, tree, *dir, index.Options{Rebuild: true})
-	if err != nil {
-		log.Fatal(err)
-	}
-	build := time.Since(start)
-	var ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	if *cpuprofile != "" {
-		pprof.StopCPUProfile()
-	}
-	cpu := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
-	fmt.Printf("build: %v wall, %v CPU; %v\n", build.Round(time.Millisecond), cpu.Round(time.Millisecond), f.Stats())
-	fmt.Printf("peak RSS after build: %d MiB\n", ru1.Maxrss/1024)
-	if err := f.Close(); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("index size on disk: %s (corpus %s)\n", duSize(*dir), duSize(*corpus))
-	if *buildOnly {
-		return
+		t := time.Since(start)
+		f.Close()
+		fmt.Printf("reopen, nothing changed, --sync=%s: %v (%v)\n", mode, t.Round(time.Millisecond), f.Stats())
 	}
 
-	// No-change resync (reopen).
-	start = time.Now()
-	f, err = index.Open(ctx, tree, *dir, index.Options{})
+	// In-process queries.
+	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncNever})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("reopen, nothing changed: %v; %v\n", time.Since(start).Round(time.Millisecond), f.Stats())
-	start = time.Now()
-	st, err := f.Sync(ctx)
-	if err != nil {
-		log.Fatal(err)
+	if s.n == 1 {
+		rep, err := relevance.Evaluate(ctx, f, "/", s.queries, 10)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(rep)
 	}
-	fmt.Printf("Sync, nothing changed: %v; %v\n", time.Since(start).Round(time.Millisecond), st)
-
-	// Relevance and latency.
-	rep, err := relevance.Evaluate(ctx, f, "/", queries, 10)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(rep)
 	var lat, first []time.Duration
-	for range *rounds {
-		for _, q := range queries {
+	for range s.rounds {
+		for _, q := range s.queries {
 			t0 := time.Now()
 			n := 0
 			for _, err := range f.Search(ctx, vfs.SearchQuery{Query: q.Text, MaxResults: 10}) {
@@ -124,10 +164,10 @@ func main() {
 			lat = append(lat, time.Since(t0))
 		}
 	}
-	fmt.Printf("query latency, top 10 with snippets (%d queries x %d): p50 %v p99 %v\n", len(queries), *rounds, pct(lat, 50), pct(lat, 99))
-	fmt.Printf("time to the first result (the ranked query plus one snippet): p50 %v p99 %v\n", pct(first, 50), pct(first, 99))
+	fmt.Printf("query latency in process, top 10 with snippets (%d queries x %d): p50 %v p99 %v; first result p50 %v p99 %v\n",
+		len(s.queries), s.rounds, pct(lat, 50), pct(lat, 99), pct(first, 50), pct(first, 99))
 
-	// One file's update through the FS.
+	// One file's Write through the FS.
 	var upd []time.Duration
 	target := "/zz-julyfs-bench/update.go"
 	for i := range 50 {
@@ -138,49 +178,207 @@ func main() {
 		}
 		upd = append(upd, time.Since(t0))
 	}
-	var write []time.Duration
-	for i := range 50 {
-		data := fmt.Appendf(nil, "package bench\n// %d\n", i)
-		t0 := time.Now()
-		if err := tree.Write(ctx, target, data); err != nil {
-			log.Fatal(err)
-		}
-		write = append(write, time.Since(t0))
-	}
 	if err := f.Delete(ctx, target); err != nil {
 		log.Fatal(err)
 	}
-	os.Remove(filepath.Join(*corpus, "zz-julyfs-bench"))
-	fmt.Printf("single-file Write through the index: p50 %v p99 %v (the same Write on the bare tree: p50 %v)\n", pct(upd, 50), pct(upd, 99), pct(write, 50))
+	os.Remove(filepath.Join(s.corpus, "zz-julyfs-bench"))
+	fmt.Printf("single-file Write through the index: p50 %v p99 %v\n", pct(upd, 50), pct(upd, 99))
 	if err := f.Close(); err != nil {
 		log.Fatal(err)
 	}
 
-	if *rg {
-		if _, err := exec.LookPath("rg"); err != nil {
-			fmt.Println("rg not found; skipping the comparison")
-			return
-		}
-		var rgLat []time.Duration
-		for _, q := range queries {
-			// rg -l for files containing every word, as a shell user would:
-			// the first word's files filtered by each further word.
-			words := strings.Fields(q.Text)
-			t0 := time.Now()
-			out, _ := exec.Command("rg", "-l", "-i", "-F", words[0], *corpus).Output()
-			files := strings.Fields(string(out))
-			for _, w := range words[1:] {
-				if len(files) == 0 {
-					break
-				}
-				args := append([]string{"-l", "-i", "-F", w}, files...)
-				out, _ = exec.Command("rg", args...).Output()
-				files = strings.Fields(string(out))
-			}
-			rgLat = append(rgLat, time.Since(t0))
-		}
-		fmt.Printf("rg -l -i (all words, %d queries): p50 %v p99 %v\n", len(queries), pct(rgLat, 50), pct(rgLat, 99))
+	// A following FS: a file rewritten in place behind julyfs's back,
+	// until searchable.
+	start = time.Now()
+	f, err = index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, Follow: true})
+	if err != nil {
+		log.Fatal(err)
 	}
+	fmt.Printf("open with Follow (auto sync + watching every directory): %v\n", time.Since(start).Round(time.Millisecond))
+	victimPath := "/strings/builder.go"
+	if s.n > 1 {
+		victimPath = "/c1/strings/builder.go"
+	}
+	victim := filepath.Join(s.corpus, filepath.FromSlash(victimPath))
+	orig, err := os.ReadFile(victim)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var follow []time.Duration
+	for i := range 10 {
+		word := fmt.Sprintf("zulufollow%dx%d", s.n, i)
+		t0 := time.Now()
+		if err := os.WriteFile(victim, append(slices.Clone(orig), "\n// "+word+"\n"...), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		for {
+			hit := false
+			for r, err := range f.Search(ctx, vfs.SearchQuery{Query: word, MaxResults: 1}) {
+				if err != nil {
+					log.Fatal(err)
+				}
+				hit = r.Path == victimPath
+			}
+			if hit {
+				break
+			}
+			if time.Since(t0) > 30*time.Second {
+				log.Fatalf("follow: %s not found after 30 s", word)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		follow = append(follow, time.Since(t0))
+	}
+	if err := os.WriteFile(victim, orig, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the restore be followed
+	f.Close()
+	fmt.Printf("in-place edit behind julyfs's back to searchable, following FS: p50 %v max %v\n", pct(follow, 50), pct(follow, 100))
+
+	// One-shot julyfs search, end to end.
+	mount := "/=local:" + s.corpus
+	oneshot := func(mode, query string) (time.Duration, time.Duration, string) {
+		var ru0, ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru0)
+		c := exec.Command(s.bin, "search", "--mount", mount, "--index", s.dir, "--sync="+mode, "--max", "10", query)
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		t0 := time.Now()
+		out, err := c.Output()
+		wall := time.Since(t0)
+		if err != nil {
+			log.Fatalf("julyfs search: %v: %s", err, stderr.String())
+		}
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1)
+		return wall, tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime), string(out)
+	}
+	oneshot("auto", "warm up") // the manifest file is written by the first auto
+	for _, mode := range []string{"auto", "never", "always"} {
+		runs := s.oneshots
+		if mode == "always" {
+			runs = min(runs, 3)
+		}
+		var walls, cpus []time.Duration
+		for i := range runs {
+			w, c, _ := oneshot(mode, s.queries[i%len(s.queries)].Text)
+			walls, cpus = append(walls, w), append(cpus, c)
+		}
+		fmt.Printf("one-shot julyfs search --sync=%s (%d runs): wall p50 %v p99 %v; user+sys p50 %v\n", mode, runs, pct(walls, 50), pct(walls, 99), pct(cpus, 50))
+	}
+	// A new file, then an in-place edit, each found (or not) by the next
+	// one-shot auto search.
+	newFile := filepath.Join(s.corpus, "zz-julyfs-bench", "fresh.go")
+	os.MkdirAll(filepath.Dir(newFile), 0o755)
+	word := fmt.Sprintf("yankeenew%d", s.n)
+	if err := os.WriteFile(newFile, []byte("package fresh\n\n// "+word+"\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	w, c, res := oneshot("auto", word)
+	fmt.Printf("one-shot auto search right after a new file: %v wall, %v user+sys; found: %v\n", w.Round(time.Millisecond), c.Round(time.Millisecond), strings.Contains(res, "fresh.go"))
+	w, c, _ = oneshot("auto", word)
+	fmt.Printf("the next one-shot auto search (manifest file rewritten): %v wall, %v user+sys\n", w.Round(time.Millisecond), c.Round(time.Millisecond))
+	word = fmt.Sprintf("xrayedit%d", s.n)
+	if err := os.WriteFile(victim, append(slices.Clone(orig), "\n// "+word+"\n"...), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	w, c, res = oneshot("auto", word)
+	fmt.Printf("one-shot auto search right after an in-place edit: %v wall, %v user+sys; found: %v\n", w.Round(time.Millisecond), c.Round(time.Millisecond), strings.Contains(res, "builder.go"))
+	w, c, res = oneshot("always", word)
+	fmt.Printf("one-shot always search after it: %v wall, %v user+sys; found: %v\n", w.Round(time.Millisecond), c.Round(time.Millisecond), strings.Contains(res, "builder.go"))
+	os.WriteFile(victim, orig, 0o644)
+	os.RemoveAll(filepath.Dir(newFile))
+	oneshot("always", "restore")
+
+	if s.rg && s.n == 1 {
+		rgCompare(s.corpus, s.queries)
+	}
+}
+
+// childBuild builds the index of corpus in dir from scratch and prints the
+// summary line.
+func childBuild(ctx context.Context, corpus, dir, cpuprofile string, committers int) {
+	tree, err := local.New(corpus)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(index.BuildMemoryLimit) // as julyfs index build does
+	}
+	f, err := index.Open(ctx, tree, dir, index.Options{Rebuild: true, Committers: committers})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Stats())
+}
+
+// buildJulyfs builds julyfs and julyfsd from the module in the working
+// directory into dir and returns julyfs's path.
+func buildJulyfs(dir string) string {
+	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/julyfs", "./cmd/julyfsd")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("go build julyfs julyfsd (run from the repository root): %v", err)
+	}
+	return filepath.Join(dir, "julyfs")
+}
+
+// copies makes dst a copy of src (n = 1) or dst/c1 ... dst/cN, each a
+// copy of src.
+func copies(src, dst string, n int) {
+	for i := 1; i <= n; i++ {
+		to := dst
+		if n > 1 {
+			to = filepath.Join(dst, fmt.Sprintf("c%d", i))
+		}
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		cmd := exec.Command("cp", "-a", src+"/.", to)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatalf("copy %s: %v", src, err)
+		}
+	}
+	// The copies' directories are as old as the originals (cp -a), so the
+	// index trusts their times at once, as it would on a settled tree.
+}
+
+func rgCompare(corpus string, queries []relevance.Query) {
+	if _, err := exec.LookPath("rg"); err != nil {
+		fmt.Println("rg not found; skipping the comparison")
+		return
+	}
+	var rgLat []time.Duration
+	for _, q := range queries {
+		// rg -l for files containing every word, as a shell user would:
+		// the first word's files filtered by each further word.
+		words := strings.Fields(q.Text)
+		t0 := time.Now()
+		out, _ := exec.Command("rg", "-l", "-i", "-F", words[0], corpus).Output()
+		files := strings.Fields(string(out))
+		for _, w := range words[1:] {
+			if len(files) == 0 {
+				break
+			}
+			args := append([]string{"-l", "-i", "-F", w}, files...)
+			out, _ = exec.Command("rg", args...).Output()
+			files = strings.Fields(string(out))
+		}
+		rgLat = append(rgLat, time.Since(t0))
+	}
+	fmt.Printf("rg -l -i (all words, %d queries): p50 %v p99 %v\n", len(queries), pct(rgLat, 50), pct(rgLat, 99))
 }
 
 func tv(t syscall.Timeval) time.Duration {

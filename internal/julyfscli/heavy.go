@@ -68,6 +68,11 @@ func indexFlags() []cli.Flag {
 			Name:  "rebuild",
 			Usage: "with --index: discard the index (damaged or not) and build it anew",
 		},
+		&cli.StringFlag{
+			Name:  "sync",
+			Value: "auto",
+			Usage: "with --index: how to bring the index up to date first: `auto` (list only the directories changed since the last sync; see docs/index.md), always (walk the whole tree), never",
+		},
 	}
 }
 
@@ -148,7 +153,7 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 			&cli.DurationFlag{Name: "attr-timeout", Value: DefaultAttrTimeout, Usage: "how long the kernel caches attributes (0: not at all)"},
 			&cli.DurationFlag{Name: "negative-timeout", Usage: "how long the kernel caches that a name does not exist"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users see the mount (non-root needs user_allow_other in /etc/fuse.conf)"},
-			indexFlags()[0], indexFlags()[1],
+			indexFlags()[0], indexFlags()[1], indexFlags()[2],
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,19 +247,35 @@ func (f *FS) loadManifest(ctx context.Context) (_ map[string]entry, err error) {
 	return m, nil
 }
 
-// Sync brings the index up to date with the wrapped tree: it reads new
-// files and files whose size, mtime or etag differ from the manifest,
-// removes files that are gone, and reads nothing else. Writes through the
-// FS wait while it runs. Cancelling ctx stops it after the current batch;
-// what was committed stays, and the next Sync continues from there.
+// Sync brings the index up to date with the wrapped tree: it walks the
+// tree, reads new files and files whose size, mtime or etag differ from
+// the manifest, removes files that are gone, and reads nothing else.
+// Writes through the FS wait while it runs. Cancelling ctx stops it after
+// the current batch; what was committed stays, and the next Sync
+// continues from there.
 func (f *FS) Sync(ctx context.Context) (Stats, error) {
+	return f.SyncMode(ctx, SyncAlways)
+}
+
+// SyncMode brings the index up to date as mode says: [SyncAlways] is
+// Sync; [SyncAuto] checks the tree against the manifest file the last
+// Sync left (see [SyncAuto] for what it sees); [SyncNever] does nothing.
+// An index opened read-only (see [FS.ReadOnly]) is never synced: SyncMode
+// returns ErrReadOnly, unless mode is SyncNever.
+func (f *FS) SyncMode(ctx context.Context, mode SyncMode) (Stats, error) {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	if f.isClosed() {
 		return Stats{}, ErrClosed
 	}
+	if mode == SyncNever {
+		return Stats{}, nil
+	}
+	if f.readOnly {
+		return Stats{}, ErrReadOnly
+	}
 	start := time.Now()
-	st, err := f.sync(ctx)
+	st, err := f.sync(ctx, mode)
 	st.Duration = time.Since(start)
 	f.mu.Lock()
 	f.last = st
@@ -275,23 +293,51 @@ type todo struct {
 	info vfs.FileInfo
 }
 
-func (f *FS) sync(ctx context.Context) (Stats, error) {
+func (f *FS) sync(ctx context.Context, mode SyncMode) (Stats, error) {
 	var st Stats
-	man, err := f.loadManifest(ctx)
+	start := time.Now()
+	// SyncAuto trusts the manifest file. SyncAlways reads the manifest back
+	// from the index itself, which also reads every document's stored
+	// fields (where a damaged segment shows), and walks the whole tree.
+	if mode == SyncAuto {
+		if old, ok := readManifest(f.dir); ok {
+			work, gone, nm, quiet, err := f.quickScan(ctx, old, &st, start)
+			if err != nil {
+				return st, err
+			}
+			if quiet {
+				return st, nil // nothing changed: nothing to write
+			}
+			return st, f.apply(ctx, work, gone, nm, &st)
+		}
+	}
+	files, err := f.loadManifest(ctx)
 	if errors.Is(err, ErrCorrupt) {
 		return st, err
 	}
 	if err != nil {
 		return st, fmt.Errorf("index: read manifest: %w", err)
 	}
-	work, err := f.scan(ctx, man, &st)
+	nm := newManifest()
+	work, err := f.scan(ctx, files, nm, &st, start)
 	if err != nil {
 		return st, err
 	}
-	// What is left in man is gone from the tree.
-	var gone []string
-	for p := range man {
-		gone = append(gone, p)
+	// What is left in files is gone from the tree.
+	gone := slices.Collect(maps.Keys(files))
+	return st, f.apply(ctx, work, gone, nm, &st)
+}
+
+// apply removes the paths gone, reads and indexes the files of work, waits
+// until the index is on disk and writes the manifest file for nm (which
+// the indexed files are added to).
+func (f *FS) apply(ctx context.Context, work []todo, gone []string, nm *manifest, st *Stats) error {
+	if len(gone) > 0 || len(work) > 0 {
+		// The manifest file no longer describes the index: a crash before
+		// the new one is written leaves none (the next Sync walks).
+		if err := removeManifest(f.dir); err != nil {
+			return err
+		}
 	}
 	for len(gone) > 0 {
 		b := bleveindex.NewBatch()
@@ -300,24 +346,37 @@ func (f *FS) sync(ctx context.Context) (Stats, error) {
 			b.Delete(p)
 		}
 		if err := f.idx.Batch(b); err != nil {
-			return st, fmt.Errorf("index: %w", err)
+			return fmt.Errorf("index: %w", err)
 		}
 		st.Removed += n
 		gone = gone[n:]
 	}
-	if err := f.index(ctx, work, &st); err != nil {
-		return st, err
+	if err := f.index(ctx, work, nm, st); err != nil {
+		return err
+	}
+	if st.Indexed >= mergeAfter {
+		// Batches committed on every core outrun scorch's merger, which
+		// would leave a large build in dozens of segments, each a
+		// dictionary every query term is looked up in: merge them as the
+		// merge policy wants before returning.
+		if err := f.idx.merge(ctx); err != nil {
+			return fmt.Errorf("index: merge: %w", err)
+		}
 	}
 	if err := f.flush(ctx); err != nil {
-		return st, err
+		return err
 	}
-	return st, nil
+	if err := writeManifest(f.dir, nm); err != nil {
+		return fmt.Errorf("index: write %s: %w", manifestFile, err)
+	}
+	return nil
 }
 
 // scan walks the tree, stats files in parallel and returns those whose
 // manifest entry does not match. Matched and found entries are removed
-// from man.
-func (f *FS) scan(ctx context.Context, man map[string]entry, st *Stats) ([]todo, error) {
+// from man; nm receives every directory with its time and the files that
+// matched.
+func (f *FS) scan(ctx context.Context, man map[string]entry, nm *manifest, st *Stats, start time.Time) ([]todo, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	paths := make(chan string, 256)
@@ -327,6 +386,16 @@ func (f *FS) scan(ctx context.Context, man map[string]entry, st *Stats) ([]todo,
 		defer close(paths)
 		list := func(ctx context.Context, dir string) iter.Seq2[vfs.DirEntry, error] {
 			return func(yield func(vfs.DirEntry, error) bool) {
+				// The directory's time is taken before it is listed, so a
+				// file created during the listing changes it again.
+				info, err := f.inner.Stat(ctx, dir)
+				if err != nil {
+					yield(vfs.DirEntry{}, err)
+					return
+				}
+				if info.Kind == vfs.KindDir {
+					nm.dirs[dir] = dirTime(info.ModTime, start)
+				}
 				for e, err := range f.inner.List(ctx, dir) {
 					if err == nil && e.Kind == vfs.KindDir && f.opts.SkipDir(e.Path) {
 						continue
@@ -385,6 +454,7 @@ func (f *FS) scan(ctx context.Context, man map[string]entry, st *Stats) ([]todo,
 		delete(man, info.Path)
 		if ok && e.same(info) {
 			st.Unchanged++
+			nm.files[info.Path] = e
 			continue
 		}
 		work = append(work, todo{path: info.Path, info: info})
@@ -402,18 +472,198 @@ func (f *FS) scan(ctx context.Context, man map[string]entry, st *Stats) ([]todo,
 	return work, nil
 }
 
+// parallel calls fn for each item with f.opts.Parallelism goroutines and
+// returns the first error (which stops the others).
+func parallel[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan T)
+	var wg sync.WaitGroup
+	var first error
+	var once sync.Once
+	for range n {
+		wg.Go(func() {
+			for it := range ch {
+				if err := fn(ctx, it); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	func() {
+		defer close(ch)
+		for _, it := range items {
+			select {
+			case ch <- it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// quickScan is the check of SyncAuto: it compares the tree with the
+// manifest file old without walking it. Every directory old lists is
+// stat'ed; only those whose time changed (or was not trusted) are listed,
+// and new directories found there are walked. Files are stat'ed when
+// they are new, when their directory was listed, or, in an index of at
+// most Options.StatLimit files, all of them; the other files are taken to
+// be unchanged. It returns the files to read, the paths gone and the new
+// manifest (without the entries of the files to read).
+func (f *FS) quickScan(ctx context.Context, old *manifest, st *Stats, start time.Time) (work []todo, gone []string, nm *manifest, quiet bool, err error) {
+	nm = newManifest()
+	var mu sync.Mutex
+	var changed []string
+	dirs := slices.Collect(maps.Keys(old.dirs))
+	err = parallel(ctx, f.opts.Parallelism, dirs, func(ctx context.Context, d string) error {
+		info, err := f.inner.Stat(ctx, d)
+		if err != nil {
+			return err
+		}
+		if info.Kind != vfs.KindDir {
+			return nil // gone: its files go with it
+		}
+		t := dirTime(info.ModTime, start)
+		mu.Lock()
+		defer mu.Unlock()
+		nm.dirs[d] = t
+		if t == 0 || old.dirs[d] == 0 || info.ModTime.UnixNano() != old.dirs[d] {
+			changed = append(changed, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, false, fmt.Errorf("index: scan: %w", err)
+	}
+	exact := old.nfiles <= f.opts.StatLimit
+	if len(changed) == 0 && len(nm.dirs) == len(old.dirs) && !exact {
+		// No directory changed, none is gone: the files are those of the
+		// manifest, taken to be unchanged.
+		st.Files, st.Unchanged = old.nfiles, old.nfiles
+		return nil, nil, nil, true, nil
+	}
+	// List the changed directories, and walk the new ones found there.
+	listed := map[string]bool{}  // directories listed
+	present := map[string]bool{} // files found in them
+	for len(changed) > 0 {
+		d := changed[len(changed)-1]
+		changed = changed[:len(changed)-1]
+		listed[d] = true
+		for e, err := range f.inner.List(ctx, d) {
+			if err != nil {
+				if vfs.KindOf(err) == vfs.KindNotFound {
+					delete(nm.dirs, d) // gone since it was stat'ed
+					break
+				}
+				return nil, nil, nil, false, fmt.Errorf("index: scan: %w", err)
+			}
+			switch e.Kind {
+			case vfs.KindFile:
+				present[e.Path] = true
+			case vfs.KindDir:
+				if f.opts.SkipDir(e.Path) {
+					continue
+				}
+				if _, known := nm.dirs[e.Path]; known {
+					continue
+				}
+				info, err := f.inner.Stat(ctx, e.Path)
+				if err != nil {
+					return nil, nil, nil, false, fmt.Errorf("index: scan: %w", err)
+				}
+				if info.Kind != vfs.KindDir {
+					continue
+				}
+				nm.dirs[e.Path] = dirTime(info.ModTime, start)
+				changed = append(changed, e.Path)
+			}
+		}
+	}
+	// Sort out the files of the old manifest, directory by directory: a
+	// directory gone takes its files with it; the files of a directory
+	// listed are those found there; those of a directory unchanged are
+	// stat'ed when exact, else kept undecoded.
+	damaged := fmt.Errorf("index: %s is damaged; run julyfs index build to rewrite it", manifestFile)
+	var stat []string
+	for d := range old.dirs {
+		_, exists := nm.dirs[d]
+		if exists && !listed[d] && !exact {
+			raw := old.blobs[d]
+			nm.blobs[d] = raw
+			st.Files += raw.n
+			st.Unchanged += raw.n
+			continue
+		}
+		files, ok := old.parseDir(d)
+		if !ok {
+			return nil, nil, nil, false, damaged
+		}
+		for _, p := range files {
+			switch {
+			case !exists:
+				gone = append(gone, p)
+			case listed[d] && !present[p]:
+				gone = append(gone, p)
+			default:
+				delete(present, p)
+				stat = append(stat, p)
+			}
+		}
+	}
+	for p := range present {
+		stat = append(stat, p) // new
+	}
+	err = parallel(ctx, f.opts.Parallelism, stat, func(ctx context.Context, p string) error {
+		info, err := f.inner.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		e, ok := old.files[p]
+		switch {
+		case info.Kind != vfs.KindFile:
+			if ok {
+				gone = append(gone, p)
+			}
+		case ok && e.same(info):
+			st.Files++
+			st.Unchanged++
+			nm.files[p] = e
+		default:
+			st.Files++
+			work = append(work, todo{path: p, info: info})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, false, fmt.Errorf("index: scan: %w", err)
+	}
+	slices.SortFunc(work, func(a, b todo) int { return strings.Compare(a.path, b.path) })
+	quiet = len(work) == 0 && len(gone) == 0 && maps.Equal(old.dirs, nm.dirs)
+	return work, gone, nm, quiet, nil
+}
+
 // readResult is one file read for indexing.
 type readResult struct {
 	doc   *document.Document
 	state byte
+	ent   entry
 	size  int
 	err   error
 	path  string
 }
 
 // index reads the files of work with bounded parallelism and commits them
-// in batches.
-func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
+// in batches, adding to nm the entry of each file once its batch is
+// committed.
+func (f *FS) index(ctx context.Context, work []todo, nm *manifest, st *Stats) error {
 	if len(work) == 0 {
 		return nil
 	}
@@ -448,37 +698,69 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	// Batches are committed by one goroutine while the readers fill the
-	// next one.
-	type pending struct {
-		b    *bleveindex.Batch
-		n    int
-		stat Stats
+	// Batches are committed by several goroutines at once (one per core:
+	// scorch builds a batch's segment in the committing goroutine, and
+	// that, not the analysis, is what one goroutine cannot keep up with)
+	// while the readers fill the next one. A path is in one batch only, so
+	// the order in which batches land does not matter.
+	type done struct {
+		path string
+		ent  entry
 	}
-	commits := make(chan pending, 1)
-	commitErr := make(chan error, 1)
-	go func() {
-		var err error
-		for p := range commits {
-			if err == nil {
-				if err = f.idx.Batch(p.b); err != nil {
-					cancel()
+	type pending struct {
+		b     *bleveindex.Batch
+		n     int
+		stat  Stats
+		files []done
+	}
+	var nmMu sync.Mutex
+	committers := f.opts.Committers
+	// unpersisted bounds the batches committed but not yet on disk: scorch
+	// keeps their segments in memory until its persister writes them, and
+	// several committers outrun one persister.
+	unpersisted := make(chan struct{}, 2*committers)
+	commits := make(chan pending)
+	commitErr := make(chan error, committers)
+	for range committers {
+		go func() {
+			var err error
+			for p := range commits {
+				if err != nil {
+					continue
 				}
+				select {
+				case unpersisted <- struct{}{}:
+				case <-ctx.Done():
+					err = ctx.Err()
+					continue
+				}
+				release := sync.OnceFunc(func() { <-unpersisted })
+				p.b.SetPersistedCallback(func(error) { release() })
+				if err = f.idx.Batch(p.b); err != nil {
+					release()
+					cancel()
+					continue
+				}
+				nmMu.Lock()
+				for _, d := range p.files {
+					nm.files[d.path] = d.ent
+				}
+				nmMu.Unlock()
 			}
-		}
-		commitErr <- err
-	}()
+			commitErr <- err
+		}()
+	}
 	cur := pending{b: bleveindex.NewBatch()}
 	bytes := 0
-	done := 0
+	sent := 0
 	send := func() {
 		if cur.n == 0 {
 			return
 		}
 		commits <- cur
 		addStats(st, cur.stat)
-		done += cur.n
-		f.opts.Progress(Progress{Phase: PhaseIndex, Done: done, Total: total})
+		sent += cur.n
+		f.opts.Progress(Progress{Phase: PhaseIndex, Done: sent, Total: total})
 		cur = pending{b: bleveindex.NewBatch()}
 		bytes = 0
 	}
@@ -494,6 +776,7 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 			cur.b.Delete(r.path)
 		default:
 			cur.b.Update(r.doc)
+			cur.files = append(cur.files, done{r.path, r.ent})
 			switch r.state {
 			case stateIndexed:
 				cur.stat.Indexed++
@@ -513,8 +796,14 @@ func (f *FS) index(ctx context.Context, work []todo, st *Stats) error {
 		send()
 	}
 	close(commits)
-	if err := <-commitErr; err != nil {
-		return fmt.Errorf("index: %w", err)
+	var cerr error
+	for range committers {
+		if err := <-commitErr; err != nil && cerr == nil {
+			cerr = err
+		}
+	}
+	if cerr != nil {
+		return fmt.Errorf("index: %w", cerr)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -540,7 +829,7 @@ func addStats(dst *Stats, s Stats) {
 func (f *FS) read(ctx context.Context, w todo) readResult {
 	if w.info.Size > f.opts.MaxFileSize {
 		doc, state := f.newDocument(w.path, w.info, nil)
-		return readResult{doc: doc, state: state, path: w.path}
+		return readResult{doc: doc, state: state, ent: entryOf(w.info, state), path: w.path}
 	}
 	data, err := f.inner.Read(ctx, w.path)
 	switch {
@@ -556,5 +845,5 @@ func (f *FS) read(ctx context.Context, w todo) readResult {
 		info = vfs.FileInfo{Path: w.path, Kind: vfs.KindFile, Size: -1}
 	}
 	doc, state := f.newDocument(w.path, info, data)
-	return readResult{doc: doc, state: state, size: len(data), path: w.path}
+	return readResult{doc: doc, state: state, ent: entryOf(info, state), size: len(data), path: w.path}
 }

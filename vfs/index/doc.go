@@ -23,33 +23,59 @@
 //
 // Each document also stores the size, modification time and etag the file
 // had when it was read (skipped files get a document holding only that).
-// [Open] compares the tree with this manifest and re-reads only files whose
-// size, mtime or etag changed, removes files that are gone, and reads new
-// ones; [FS.Sync] does the same on demand. Opening an index whose tree did
-// not change reads no file. Because a manifest entry is committed in the
-// same batch as the document it describes, an interrupted build (a
-// cancelled context, a crash) resumes where it stopped.
+// Bringing the index up to date re-reads only files whose size, mtime or
+// etag changed, removes files that are gone, and reads new ones; opening
+// an index whose tree did not change reads no file. Because a manifest
+// entry is committed in the same batch as the document it describes, an
+// interrupted build (a cancelled context, a crash) resumes where it
+// stopped.
+//
+// How the tree is compared is [Options.Sync]: [SyncAlways] (the default,
+// and [FS.Sync]) walks the whole tree, listing every directory and
+// stat'ing every file; [SyncAuto] reads the manifest file the last sync
+// left (julyfs-manifest: every file's entry and every directory's
+// modification time), stats the directories, and lists only those whose
+// time changed, which finds every file created, deleted or renamed; a file
+// rewritten in place is found only while the index holds at most
+// [Options.StatLimit] files (every file is then stat'ed too); [SyncNever]
+// compares nothing. A long-running process sets [Options.Follow]: the FS
+// then follows the tree's changes as they happen (the tree's
+// [vfs.Notifier], and inotify through fsnotify for local trees), so
+// nothing needs walking per query.
 //
 // # On-disk layout and format version
 //
-// The index directory holds julyfs-index.json (the format version) and the
-// bleve index under bleve/, laid out as bleve's root package lays out a
-// scorch index (index_meta.json, store/, the mapping stored inside), though
-// this package uses only bleve's sub-packages: the root package's
+// The index directory holds julyfs-index.json (the format version and,
+// when [Options.Tree] was given, the tree the index is for), the manifest
+// file julyfs-manifest (a cache for [SyncAuto], rewritten after each sync
+// that changed something, ignored when missing or damaged) and the bleve
+// index under bleve/, laid out as bleve's root package lays out a scorch
+// index (index_meta.json, store/, the mapping stored inside), though this
+// package uses only bleve's sub-packages: the root package's
 // initialization (every language analyzer) would slow the start of every
-// binary that links this one. An index written with another [FormatVersion]
-// is rebuilt from scratch, with a message through [Options.Log]. A damaged
-// index fails Open with an error matching [ErrCorrupt]; [Options.Rebuild]
-// discards it and builds anew. A directory that holds other files and no
-// julyfs-index.json is refused, never cleared.
+// binary that links this one. An index written with another
+// [FormatVersion] is rebuilt from scratch, with a message through
+// [Options.Log]. A damaged index fails Open with an error matching
+// [ErrCorrupt]; [Options.Rebuild] discards it and builds anew. A directory
+// that holds other files and no julyfs-index.json is refused, never
+// cleared. An index recorded for another tree is refused
+// ([ErrOtherTree]) with a message naming both. An index directory that
+// cannot be written (a read-only filesystem) is opened read-only: it is
+// searched as it is, never synced ([FS.ReadOnly]), and Open says so once
+// through Options.Log.
 //
 // # Concurrency
 //
 // An FS is safe for concurrent use. Writes and deletes of the same path
 // through the FS are serialized, so the index ends with the content that
-// won. [FS.Sync] excludes writes through the FS while it runs. Changes made
-// to the wrapped tree behind the FS's back are seen at the next Sync or
-// Open. One index directory can be open in one process at a time.
+// won. [FS.Sync] excludes writes through the FS while it runs, and so does
+// applying a round of followed changes. Changes made to the wrapped tree
+// behind the FS's back are seen at the next Sync or Open, or, with
+// Options.Follow, about 100 ms after they happen (one goroutine gathers
+// the events, one applies them; Close stops both). A build or resync
+// reads Options.Parallelism files at once and commits Options.Committers
+// batches at once (scorch builds each batch's segment in the committing
+// goroutine). One index directory can be open in one process at a time.
 //
 // # Errors
 //

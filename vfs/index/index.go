@@ -18,6 +18,8 @@ import (
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -36,9 +38,17 @@ const (
 const (
 	DefaultMaxFileSize = 1 << 20
 	DefaultBatchSize   = 256
-	// batchBytes bounds the text held by one batch, whatever BatchSize.
-	batchBytes = 16 << 20
+	// batchBytes bounds the text held by one batch, whatever BatchSize:
+	// analysed, a batch takes some 15 times its text in memory, and
+	// Committers of them are analysed at once.
+	batchBytes = 4 << 20
 )
+
+// BuildMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+// julyfs index build sets when GOMEMLIMIT is not set: the garbage
+// collector works harder near it rather than let the heap of a build grow
+// to twice what is live.
+const BuildMemoryLimit = 224 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
@@ -50,7 +60,49 @@ var (
 	// ErrInUse is matched by the error of Open when another process has the
 	// index directory open.
 	ErrInUse = errors.New("index is in use by another process")
+	// ErrOtherTree is matched by the error of Open when the index was built
+	// for another tree (Options.Tree differs from the one recorded).
+	ErrOtherTree = errors.New("index was built for another tree")
+	// ErrReadOnly is returned by Sync (and matched by the error of a Write
+	// or Delete's index update) on an index opened read-only.
+	ErrReadOnly = errors.New("index is read-only")
 )
+
+// SyncMode says how Open brings the index up to date with the tree.
+type SyncMode string
+
+const (
+	// SyncAlways walks the whole tree: every directory is listed and
+	// every file stat'ed, and a file whose size, mtime or etag changed is
+	// read again. It sees every change. "" means SyncAlways.
+	SyncAlways SyncMode = "always"
+	// SyncAuto compares the tree with the manifest file the last Sync
+	// wrote (see the package doc) and lists only the directories whose
+	// modification time changed since: it sees every file created,
+	// deleted or renamed (a directory's time changes with its entries),
+	// which includes editors and tools that save by writing a new file and
+	// renaming it over the old one. A file rewritten in place (same name,
+	// directory untouched) is seen only in an index of at most
+	// Options.StatLimit files, where every file is also stat'ed; in a
+	// larger one it is seen at the next SyncAlways, or at once by an FS
+	// that follows the tree (see [FS.Follow]). Without a manifest file
+	// (an index written before it existed) SyncAuto is SyncAlways.
+	SyncAuto SyncMode = "auto"
+	// SyncNever searches the index as it is.
+	SyncNever SyncMode = "never"
+)
+
+// ParseSyncMode parses "auto", "always" or "never".
+func ParseSyncMode(s string) (SyncMode, error) {
+	switch m := SyncMode(s); m {
+	case SyncAuto, SyncAlways, SyncNever:
+		return m, nil
+	}
+	return "", fmt.Errorf("sync mode %q: want auto, always or never", s)
+}
+
+// DefaultStatLimit is the StatLimit of the zero Options.
+const DefaultStatLimit = 20000
 
 // Options configures Open. The zero value is usable.
 type Options struct {
@@ -63,9 +115,32 @@ type Options struct {
 	// BatchSize is the number of documents committed together during a
 	// build. 0 means DefaultBatchSize.
 	BatchSize int
+	// Committers is the number of batches committed (analysed and turned
+	// into index segments) at the same time during a build or resync. 0
+	// means GOMAXPROCS.
+	Committers int
 	// Rebuild discards an existing index (damaged or not) and builds it
 	// from scratch.
 	Rebuild bool
+	// Sync is how Open brings an existing index up to date; "" is
+	// SyncAlways. A new or rebuilt index is always built whole.
+	Sync SyncMode
+	// StatLimit is the number of indexed files up to which SyncAuto stats
+	// every file (and so sees files rewritten in place). 0 means
+	// DefaultStatLimit; negative means never.
+	StatLimit int
+	// Follow makes the FS follow the tree's changes until Close, for a
+	// long-running process: through the tree's vfs.Notifier, and through
+	// inotify (fsnotify) for the local trees it is made of, so files
+	// changed behind julyfs's back are searchable within about a second
+	// with no walk per query. Open fails when the directories cannot all
+	// be watched (fs.inotify.max_user_watches).
+	Follow bool
+	// Tree describes the tree the index is for (julyfs passes its mount
+	// table, "/repo=local:/abs/src"). When set, it is recorded in the
+	// index, and Open refuses an index recorded for another tree
+	// (ErrOtherTree) unless Rebuild is set. "" checks nothing.
+	Tree string
 	// SkipDir reports whether the directory at the clean absolute path p
 	// (never "/") and everything under it is left out of the index. nil
 	// skips directories named .git, .hg, .svn and .julyfs.
@@ -98,6 +173,15 @@ func (o Options) withDefaults() Options {
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
 	}
+	if o.Sync == "" {
+		o.Sync = SyncAlways
+	}
+	if o.StatLimit == 0 {
+		o.StatLimit = DefaultStatLimit
+	}
+	if o.Committers <= 0 {
+		o.Committers = runtime.GOMAXPROCS(0)
+	}
 	if o.SkipDir == nil {
 		o.SkipDir = DefaultSkipDir
 	}
@@ -127,6 +211,11 @@ type FS struct {
 	paths [64]sync.Mutex
 	seed  maphash.Seed
 
+	// readOnly: the index directory cannot be written (a read-only
+	// filesystem); the index is searched as it is.
+	readOnly bool
+	follower *follower // nil unless Options.Follow
+
 	mu       sync.RWMutex // guards closed and last
 	closed   bool
 	last     Stats
@@ -148,70 +237,132 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 	opts = opts.withDefaults()
 	f := &FS{inner: fsys, dir: dir, opts: opts, seed: maphash.MakeSeed(),
 		mapping: newMapping(), analyzer: newCodeAnalyzer()}
-	idx, err := openBleve(dir, opts)
+	idx, created, readOnly, err := openBleve(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	f.idx = &store{idx: idx}
-	if _, err := f.Sync(ctx); err != nil {
+	f.idx = &store{idx: idx, readOnly: readOnly}
+	f.readOnly = readOnly
+	if readOnly {
+		opts.Log(fmt.Sprintf("index %s: read-only (%s cannot be written): searching the index as it is, without bringing it up to date with the tree", dir, dir))
+		return f, nil
+	}
+	mode := opts.Sync
+	if created {
+		mode = SyncAlways
+	}
+	if opts.Follow {
+		if err := f.startFollow(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if _, err := f.SyncMode(ctx, mode); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
+// ReadOnly reports whether the index was opened read-only, because its
+// directory cannot be written: it is searched as it is and never synced.
+func (f *FS) ReadOnly() bool { return f.readOnly }
+
 // indexMeta is the content of julyfs-index.json.
 type indexMeta struct {
-	Format int `json:"format"`
+	Format int    `json:"format"`
+	Tree   string `json:"tree,omitempty"`
+}
+
+// writable reports whether dir can be written (not on a read-only
+// filesystem, and permitted).
+func writable(dir string) bool {
+	return unix.Access(dir, unix.W_OK) == nil
 }
 
 // openBleve opens the bleve index under dir, creating, replacing or
-// refusing it as the package doc describes.
-func openBleve(dir string, opts Options) (bleveindex.Index, error) {
+// refusing it as the package doc describes. created says the index is new
+// (empty); readOnly that dir cannot be written, so the index was opened
+// read-only.
+func openBleve(dir string, opts Options) (_ bleveindex.Index, created, readOnly bool, _ error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, false, false, fmt.Errorf("index: %w", err)
 	}
 	metaPath := filepath.Join(dir, metaFile)
 	storePath := filepath.Join(dir, bleveDir)
+	canWrite := writable(dir)
+	create := func(why string) (bleveindex.Index, bool, bool, error) {
+		if !canWrite {
+			return nil, false, false, fmt.Errorf("index: %s %s, and cannot be written (a read-only filesystem?)", dir, why)
+		}
+		idx, err := createBleve(dir, opts.Tree)
+		return idx, true, false, err
+	}
 	raw, err := os.ReadFile(metaPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("index: %w", err)
+			return nil, false, false, fmt.Errorf("index: %w", err)
 		}
 		if len(ents) > 0 {
-			return nil, fmt.Errorf("index: %s is not a julyfs index (it has no %s and is not empty); use an empty or new directory", dir, metaFile)
+			return nil, false, false, fmt.Errorf("index: %s is not a julyfs index (it has no %s and is not empty); use an empty or new directory", dir, metaFile)
 		}
-		return createBleve(dir)
+		return create("holds no index yet")
 	case err != nil:
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, false, false, fmt.Errorf("index: %w", err)
 	}
 	var meta indexMeta
 	if err := json.Unmarshal(raw, &meta); err != nil || meta.Format <= 0 {
 		if !opts.Rebuild {
-			return nil, corrupt(dir, fmt.Errorf("unreadable %s", metaFile))
+			return nil, false, false, corrupt(dir, fmt.Errorf("unreadable %s", metaFile))
 		}
 		opts.Log(fmt.Sprintf("index %s: %s unreadable; rebuilding", dir, metaFile))
-		return createBleve(dir)
+		return create("must be rebuilt")
 	}
 	if meta.Format != FormatVersion {
 		opts.Log(fmt.Sprintf("index %s: written by index format %d, this julyfs uses format %d; rebuilding it", dir, meta.Format, FormatVersion))
-		return createBleve(dir)
+		return create("must be rebuilt")
 	}
 	if opts.Rebuild {
 		opts.Log(fmt.Sprintf("index %s: rebuilding as asked", dir))
-		return createBleve(dir)
+		return create("must be rebuilt")
 	}
-	idx, err := openStore(storePath)
+	if meta.Tree != "" && opts.Tree != "" && meta.Tree != opts.Tree {
+		return nil, false, false, &otherTreeError{dir: dir, built: meta.Tree, given: opts.Tree}
+	}
+	if !canWrite {
+		idx, err := openStore(storePath, true)
+		if err != nil {
+			return nil, false, false, corrupt(dir, err)
+		}
+		return idx, false, true, nil
+	}
+	if meta.Tree == "" && opts.Tree != "" {
+		// An index from before trees were recorded: record this one.
+		if err := writeMeta(dir, indexMeta{Format: FormatVersion, Tree: opts.Tree}); err != nil {
+			return nil, false, false, err
+		}
+	}
+	idx, err := openStore(storePath, false)
 	switch {
 	case err == nil:
-		return idx, nil
+		return idx, false, false, nil
 	case errors.Is(err, bolt.ErrTimeout):
-		return nil, fmt.Errorf("index: open %s: %w", dir, ErrInUse)
+		return nil, false, false, fmt.Errorf("index: open %s: %w", dir, ErrInUse)
 	}
-	return nil, corrupt(dir, err)
+	return nil, false, false, corrupt(dir, err)
 }
+
+// otherTreeError is the error of Open on an index built for another tree.
+type otherTreeError struct{ dir, built, given string }
+
+func (e *otherTreeError) Error() string {
+	return fmt.Sprintf("index: %s was built for the tree %q, not for %q: use another index directory, or rebuild it for this tree with Options.Rebuild (julyfs index build --rebuild)",
+		e.dir, e.built, e.given)
+}
+
+func (e *otherTreeError) Is(target error) bool { return target == ErrOtherTree }
 
 func corrupt(dir string, cause error) error {
 	return &corruptError{dir: dir, cause: cause}
@@ -232,10 +383,13 @@ func (e *corruptError) Unwrap() error        { return e.cause }
 // createBleve replaces any index under dir with an empty one. The meta
 // file is written last, so a directory with a meta file always holds a
 // complete bleve index of that format.
-func createBleve(dir string) (bleveindex.Index, error) {
+func createBleve(dir, tree string) (bleveindex.Index, error) {
 	metaPath := filepath.Join(dir, metaFile)
 	if err := os.Remove(metaPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("index: %w", err)
+	}
+	if err := removeManifest(dir); err != nil {
+		return nil, err
 	}
 	storePath := filepath.Join(dir, bleveDir)
 	if err := os.RemoveAll(storePath); err != nil {
@@ -248,17 +402,25 @@ func createBleve(dir string) (bleveindex.Index, error) {
 		}
 		return nil, fmt.Errorf("index: create %s: %w", dir, err)
 	}
-	raw, _ := json.Marshal(indexMeta{Format: FormatVersion})
-	tmp := metaPath + ".tmp"
-	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+	if err := writeMeta(dir, indexMeta{Format: FormatVersion, Tree: tree}); err != nil {
 		idx.Close()
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	if err := os.Rename(tmp, metaPath); err != nil {
-		idx.Close()
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, err
 	}
 	return idx, nil
+}
+
+// writeMeta replaces julyfs-index.json in dir with meta.
+func writeMeta(dir string, meta indexMeta) error {
+	metaPath := filepath.Join(dir, metaFile)
+	raw, _ := json.Marshal(meta)
+	tmp := metaPath + ".tmp"
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if err := os.Rename(tmp, metaPath); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
 }
 
 // Document fields. A secondary file (see isSecondary) has its text in the
@@ -336,6 +498,13 @@ func (f *FS) Dir() string { return f.dir }
 // Close waits until every change is on disk and closes the index. The
 // wrapped tree is not closed. Close is idempotent.
 func (f *FS) Close() error {
+	f.mu.Lock()
+	fl := f.follower
+	f.follower = nil
+	f.mu.Unlock()
+	if fl != nil {
+		fl.close()
+	}
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
@@ -358,8 +527,12 @@ func (f *FS) isClosed() bool {
 	return f.closed
 }
 
-// flush waits until every batch committed so far is persisted on disk.
+// flush waits until every batch committed so far is persisted on disk. It
+// does nothing when no batch was committed since the last flush.
 func (f *FS) flush(ctx context.Context) error {
+	if f.readOnly || !f.idx.dirty.Swap(false) {
+		return nil
+	}
 	done := make(chan error, 1)
 	b := bleveindex.NewBatch()
 	b.SetInternal([]byte("julyfs:flush"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
@@ -369,7 +542,8 @@ func (f *FS) flush(ctx context.Context) error {
 		default:
 		}
 	})
-	if err := f.idx.Batch(b); err != nil {
+	if err := f.idx.batch(b); err != nil {
+		f.idx.dirty.Store(true)
 		return fmt.Errorf("index: flush: %w", err)
 	}
 	select {

@@ -2,9 +2,11 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
@@ -229,12 +230,15 @@ func (f *FS) withSnippets(ctx context.Context, hits []vfs.SearchResult, terms []
 	}
 }
 
-// byScore is the order of the hits: score descending, then path.
-var byScore = search.SortOrder{&search.SortScore{Desc: true}, &search.SortDocID{}}
-
 // search runs the query and returns its hits, without snippets.
 func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxResults int) (_ []vfs.SearchResult, err error) {
 	defer func() {
+		// bleve (zap) panics on some damaged segments instead of
+		// returning an error.
+		if r := recover(); r != nil {
+			err = corrupt(f.dir, fmt.Errorf("unreadable segment: %v", r))
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				err = ctx.Err()
@@ -245,14 +249,6 @@ func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxRes
 	}()
 	var out []vfs.SearchResult
 	err = f.idx.read(func(r bleveindex.IndexReader) (err error) {
-		size := maxResults
-		if size <= 0 {
-			n, err := r.DocCount()
-			if err != nil {
-				return err
-			}
-			size = int(n) + 1
-		}
 		s, err := buildQuery(terms, scope).Searcher(ctx, r, f.mapping, search.SearcherOptions{})
 		if err != nil {
 			return err
@@ -262,24 +258,84 @@ func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxRes
 				err = cerr
 			}
 		}()
-		coll := collector.NewTopNCollector(size, 0, byScore)
-		if err := coll.Collect(ctx, s, r); err != nil {
+		cands, err := topHits(ctx, s, r, maxResults)
+		if err != nil {
 			return err
 		}
-		hits := coll.Results()
-		out = make([]vfs.SearchResult, 0, len(hits))
-		for _, h := range hits {
-			out = append(out, vfs.SearchResult{Path: h.ID, Score: h.Score})
+		out = make([]vfs.SearchResult, 0, len(cands))
+		for _, c := range cands {
+			id, err := r.ExternalID(c.iid)
+			if err != nil {
+				return err
+			}
+			out = append(out, vfs.SearchResult{Path: id, Score: c.score})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The collector sorts by score then id already; make the contract's
-	// order explicit against float ties it might break differently.
-	slices.SortStableFunc(out, vfs.CompareSearchResults)
+	slices.SortFunc(out, vfs.CompareSearchResults)
+	if maxResults > 0 && len(out) > maxResults {
+		out = out[:maxResults]
+	}
 	return out, nil
+}
+
+// hit is a document matched, by its index-internal id.
+type hit struct {
+	score float64
+	iid   bleveindex.IndexInternalID
+}
+
+// topHits runs the searcher and returns the hits among which the best
+// maxResults (0: all) lie by score then path: every hit scoring at least
+// the maxResults-th best score, ties included, so the caller can order
+// them by path. It does not look up the paths of the hits it drops:
+// bleve's collector, asked to sort by score then id, looks up the id of
+// every hit, which dominated a query over a large index.
+func topHits(ctx context.Context, s search.Searcher, r bleveindex.IndexReader, maxResults int) ([]hit, error) {
+	sctx := &search.SearchContext{
+		DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0),
+		IndexReader:       r,
+	}
+	var hits []hit
+	threshold := math.Inf(-1)
+	prune := func() {
+		if maxResults <= 0 || len(hits) <= maxResults {
+			return
+		}
+		slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
+		threshold = hits[maxResults-1].score
+		n := maxResults
+		for n < len(hits) && hits[n].score >= threshold {
+			n++
+		}
+		hits = hits[:n]
+	}
+	for i := 0; ; i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		dm, err := s.Next(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if dm == nil {
+			break
+		}
+		if dm.Score >= threshold {
+			hits = append(hits, hit{score: dm.Score, iid: slices.Clone(dm.IndexInternalID)})
+			if maxResults > 0 && len(hits) >= 4*maxResults+64 {
+				prune()
+			}
+		}
+		sctx.DocumentMatchPool.Put(dm)
+	}
+	prune()
+	return hits, nil
 }
 
 // bestLine returns the 1-based number and trimmed text of the first line of

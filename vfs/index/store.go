@@ -1,14 +1,17 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -44,11 +47,14 @@ var analysisQueue = sync.OnceValue(func() *bleveindex.AnalysisQueue {
 // scorchConfig is the configuration of the scorch index at path. Batches
 // do not wait for fsync: a lost batch takes its manifest entries with it,
 // so the next Sync re-reads those files. Close waits for persistence.
-func scorchConfig(path string, create bool) map[string]any {
+func scorchConfig(path string, create, readOnly bool) map[string]any {
 	c := storeConfig()
 	c["path"] = path
 	c["create_if_missing"] = create
 	c["error_if_exists"] = create
+	if readOnly {
+		c["read_only"] = true
+	}
 	return c
 }
 
@@ -60,8 +66,9 @@ func storeConfig() map[string]any {
 	}
 }
 
-// openStore opens the existing index at path (dir/bleve).
-func openStore(path string) (bleveindex.Index, error) {
+// openStore opens the existing index at path (dir/bleve), read-only when
+// asked.
+func openStore(path string, readOnly bool) (bleveindex.Index, error) {
 	raw, err := os.ReadFile(filepath.Join(path, storeMetaFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -76,7 +83,7 @@ func openStore(path string) (bleveindex.Index, error) {
 	if meta.IndexType != scorch.Name {
 		return nil, fmt.Errorf("%s: index type %q, want %q", storeMetaFile, meta.IndexType, scorch.Name)
 	}
-	idx, err := scorch.NewScorch(scorch.Name, scorchConfig(filepath.Join(path, storeDir), false), analysisQueue())
+	idx, err := scorch.NewScorch(scorch.Name, scorchConfig(filepath.Join(path, storeDir), false, readOnly), analysisQueue())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +103,7 @@ func newStore(path string) (_ bleveindex.Index, err error) {
 	if err := os.WriteFile(filepath.Join(path, storeMetaFile), raw, 0o666); err != nil {
 		return nil, err
 	}
-	idx, err := scorch.NewScorch(scorch.Name, scorchConfig(filepath.Join(path, storeDir), true), analysisQueue())
+	idx, err := scorch.NewScorch(scorch.Name, scorchConfig(filepath.Join(path, storeDir), true, false), analysisQueue())
 	if err != nil {
 		return nil, err
 	}
@@ -125,14 +132,26 @@ func newStore(path string) (_ bleveindex.Index, err error) {
 type store struct {
 	mu  sync.RWMutex
 	idx bleveindex.Index // nil once closed
+	// dirty is set by every Batch, cleared by FS.flush.
+	dirty    atomic.Bool
+	readOnly bool
 }
 
 // Batch commits b.
 func (s *store) Batch(b *bleveindex.Batch) error {
+	s.dirty.Store(true)
+	return s.batch(b)
+}
+
+// batch commits b without marking the store dirty.
+func (s *store) batch(b *bleveindex.Batch) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.idx == nil {
 		return ErrClosed
+	}
+	if s.readOnly {
+		return ErrReadOnly
 	}
 	return s.idx.Batch(b)
 }
@@ -161,6 +180,26 @@ func (s *store) read(fn func(bleveindex.IndexReader) error) (err error) {
 		}
 	}()
 	return fn(r)
+}
+
+// mergeAfter is the number of files indexed by one sync after which it
+// merges the index's segments (see store.merge).
+const mergeAfter = 2000
+
+// merge runs scorch's merge policy over the index's segments until it
+// plans no more merges.
+func (s *store) merge(ctx context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.idx == nil {
+		return ErrClosed
+	}
+	sc, ok := s.idx.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opts := mergeplan.DefaultMergePlanOptions
+	return sc.ForceMerge(ctx, &opts)
 }
 
 // Close closes the index once reads and batches in flight are done.

@@ -1,7 +1,13 @@
 package full
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/fusemount"
 	"github.com/julyfs/julyfs/internal/julyfscli"
@@ -29,4 +35,44 @@ func TestHeavy(t *testing.T) {
 	if h.Mount == nil || h.Unmount == nil || h.IndexBuild == nil || h.OpenIndex == nil {
 		t.Errorf("full.Heavy() leaves a command to delegate: %+v", h)
 	}
+}
+
+// run runs julyfs with the heavy commands built in, as julyfsd does.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = julyfscli.Run(t.Context(), append([]string{"julyfsd"}, args...), nil, &out, &errb, Heavy())
+	return code, out.String(), errb.String()
+}
+
+// TestIndexSyncAndTree: search --index takes --sync=auto|always|never (a
+// bad value is a usage error) and refuses an index built for other
+// mounts, naming both.
+func TestIndexSyncAndTree(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(a, "x.go"), []byte("func Alpha() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(b, "y.go"), []byte("func Bravo() {}\n"), 0o644))
+	idx := filepath.Join(t.TempDir(), "idx")
+
+	code, out, errOut := run(t, "index", "build", "--mount", "/repo=local:"+a, "--index", idx)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 files: 1 indexed")
+
+	for _, mode := range []string{"auto", "always", "never"} {
+		code, out, errOut = run(t, "search", "--mount", "/repo=local:"+a, "--index", idx, "--sync="+mode, "alpha")
+		assert.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "/repo/x.go", mode)
+	}
+	code, _, errOut = run(t, "search", "--mount", "/repo=local:"+a, "--index", idx, "--sync=sometimes", "alpha")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `sync mode "sometimes": want auto, always or never`)
+
+	code, _, errOut = run(t, "search", "--mount", "/repo=local:"+b, "--index", idx, "bravo")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `was built for the tree "/repo=local:`+a+`", not for "/repo=local:`+b+`"`)
+	assert.Contains(t, errOut, "--rebuild")
+
+	code, out, errOut = run(t, "search", "--mount", "/repo=local:"+b, "--index", idx, "--rebuild", "bravo")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "/repo/y.go")
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,15 +22,44 @@ import (
 // --index DIR). The caller calls close when done (it waits until the index
 // is on disk).
 func openIndex(c *cli.Context, fsys vfs.FileSystem, dir string) (vfs.FileSystem, func() error, error) {
+	mode, err := index.ParseSyncMode(c.String("sync"))
+	if err != nil {
+		return nil, nil, julyfscli.Usagef(c, "--sync: %v", err)
+	}
+	tree, err := treeID(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := index.Options{
 		Rebuild: c.Bool("rebuild"),
-		Log:     func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Sync:    mode,
+		Tree:    tree,
+		// A mount serves until unmounted: it follows the tree's changes
+		// (inotify for local: trees) rather than syncing per search.
+		Follow: c.Command != nil && c.Command.Name == "mount",
+		Log:    func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}
 	f, err := index.Open(c.Context, fsys, dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f, f.Close, nil
+}
+
+// treeID describes the tree of c's flags for index.Options.Tree: its
+// mounts as PREFIX=KIND:ARG (local directories absolute), sorted, so an
+// index is refused for another tree whatever the working directory.
+func treeID(c *cli.Context) (string, error) {
+	table, err := julyfscli.LoadTable(c)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, m := range table {
+		parts = append(parts, m.Prefix+"="+m.Spec.Source())
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " "), nil
 }
 
 // indexBuild is 'julyfs index build', its arguments checked.
@@ -37,9 +69,20 @@ func indexBuild(c *cli.Context) error {
 		return err
 	}
 	defer closeTree()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A build analyses batches on every core; the soft limit makes
+		// the garbage collector work harder rather than let the heap
+		// double past it (see docs/perf/index.md).
+		debug.SetMemoryLimit(index.BuildMemoryLimit)
+	}
 	progress, finish := progressReporter(c.App.ErrWriter)
+	tree, err := treeID(c)
+	if err != nil {
+		return err
+	}
 	opts := index.Options{
 		Rebuild:     c.Bool("rebuild"),
+		Tree:        tree,
 		MaxFileSize: c.Int64("max-file-size"),
 		Progress:    progress,
 		Log:         func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
