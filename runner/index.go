@@ -64,10 +64,6 @@ func (p Plan) indexProblem() string {
 // openIndex wraps the authored tree in the index at dir, built or brought
 // up to date before it returns.
 func openIndex(ctx context.Context, fsys vfs.FileSystem, dir string, opts index.Options) (*index.FS, error) {
-	// A session serves many tool calls (july run, july mcp): the index
-	// follows the tree's changes, including those made behind its back on
-	// local: mounts, until the session closes it.
-	opts.Follow = true
 	idx, err := index.Open(ctx, fsys, dir, opts)
 	switch {
 	case err == nil:

@@ -182,8 +182,12 @@ call and held exclusively while it runs.`,
 			if err != nil {
 				return err
 			}
+			// One call: the index is brought up to date at open and not
+			// followed (watching every directory would cost more than the call).
+			idx := indexOptions(c)
+			idx.Follow = false
 			turn, closeFn, err := openTurn(c.Context, a, runner.SessionOptions{DryRun: c.Bool("dry-run"),
-				IndexDir: c.String("index"), Index: indexOptions(c)})
+				IndexDir: c.String("index"), Index: idx})
 			if err != nil {
 				return err
 			}
@@ -326,10 +330,13 @@ var indexFlag = &cli.StringFlag{Name: "index", Usage: "back SemanticSearch with 
 const indexProgressFiles = 200
 
 // indexOptions reports index messages on stderr: a rebuild, and one line
-// when the open has many files to read.
+// when the open has many files to read. The index follows the tree's
+// changes (including those made behind its back on local: mounts) for as
+// long as the session lives: july run and july mcp serve many calls.
 func indexOptions(c *cli.Context) index.Options {
 	said := false
 	return index.Options{
+		Follow: true,
 		Log: func(msg string) { fmt.Fprintf(c.App.ErrWriter, "july: %s\n", msg) },
 		Progress: func(p index.Progress) {
 			if p.Phase == index.PhaseIndex && p.Total >= indexProgressFiles && !said {
