@@ -3,6 +3,8 @@ package vfs
 import (
 	"context"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -137,11 +139,19 @@ func (w *Watchers) Watch(fn func(Change)) (cancel func()) {
 	}
 }
 
-// Notify calls every subscriber with c.
+// Notify calls every subscriber with c, in the order they subscribed. It
+// holds no lock while a subscriber runs, so a subscriber may cancel itself
+// (or subscribe another) from inside its callback; a subscriber cancelled
+// while a Notify is under way may still get that one change.
 func (w *Watchers) Notify(c Change) {
 	w.mu.RLock()
-	defer w.mu.RUnlock()
-	for _, fn := range w.fns {
+	ids := slices.Sorted(maps.Keys(w.fns))
+	fns := make([]func(Change), len(ids))
+	for i, id := range ids {
+		fns[i] = w.fns[id]
+	}
+	w.mu.RUnlock()
+	for _, fn := range fns {
 		fn(c)
 	}
 }

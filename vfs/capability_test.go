@@ -5,7 +5,11 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -155,4 +159,31 @@ func TestContentETag(t *testing.T) {
 	if e1 == e2 || e1 != vfs.ContentETag([]byte("a")) || len(e1) != 32 {
 		t.Errorf("ContentETag: %q, %q", e1, e2)
 	}
+}
+
+// TestWatchersCancelFromCallback: a subscriber that cancels itself from
+// inside its callback does not deadlock, and gets no later change.
+func TestWatchersCancelFromCallback(t *testing.T) {
+	var w vfs.Watchers
+	var calls atomic.Int32
+	var cancel func()
+	cancel = w.Watch(func(vfs.Change) {
+		calls.Add(1)
+		cancel()
+	})
+	var order []int
+	w.Watch(func(vfs.Change) { order = append(order, 2) })
+	done := make(chan struct{})
+	go func() {
+		w.Notify(vfs.Change{Path: "/a"})
+		w.Notify(vfs.Change{Path: "/b"})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Notify deadlocked on a subscriber that cancelled itself")
+	}
+	assert.Equal(t, int32(1), calls.Load())
+	assert.Equal(t, []int{2, 2}, order)
 }
