@@ -130,6 +130,9 @@ func (r *Root) spec(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 		}
 		r.closers = append(r.closers, l)
 		fsys = l
+	case KindHostfiles:
+		fsys, err = r.openHostfiles(ctx, s)
+		err = s.wrap(err)
 	case KindOverlay:
 		layers := make([]vfs.FileSystem, 0, len(s.Layers))
 		for _, l := range s.Layers {

@@ -14,7 +14,9 @@
 // flag can name are temp: (ARG empty) and local:DIR (a host directory;
 // relative to the base directory given, the working directory for the CLI).
 // The options after the last '?' are comma-separated; ro makes the mount
-// read-only.
+// read-only. hostfiles:DIR and hostfiles:postgres://URL (durable host
+// files with etag CAS, vfs/hostfiles) take scope=deployment|session; see
+// hostfiles.go.
 //
 // YAML config files (julyfs --config, and root: in agent.yaml):
 //

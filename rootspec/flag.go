@@ -31,7 +31,7 @@ func ParseMount(value, baseDir string) (Mount, error) {
 	if err != nil {
 		return Mount{}, &Error{Flag: value, Prefix: clean, Msg: err.Error(), Err: errors.Unwrap(err), fromFlag: true}
 	}
-	spec.Origin = "--mount " + value
+	spec.Origin = "--mount " + redactPassword(value)
 	return Mount{Prefix: clean, Spec: spec}, nil
 }
 
@@ -83,6 +83,9 @@ func parseSpec(body, baseDir string) (Spec, error) {
 		return Spec{}, fmt.Errorf("unknown kind %q (known: %s)", kind, strings.Join(FlagKinds(), ", "))
 	case !info.flag:
 		return Spec{}, fmt.Errorf("kind %s has no --mount form; write it in a --config file", kind)
+	}
+	if kind == KindHostfiles {
+		return parseHostfiles(arg, baseDir)
 	}
 	var opts string
 	if i := strings.LastIndexByte(arg, '?'); i >= 0 {

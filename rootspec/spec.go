@@ -28,6 +28,9 @@ type Spec struct {
 	Layers []Spec
 	// Mounts is a union's nested table.
 	Mounts Table
+	// Store is a hostfiles tree's store: an absolute directory or a
+	// postgres:// URL. Scope is its scope (see hostfiles.go).
+	Store, Scope string
 	// ReadOnly wraps the tree so writes and deletes fail with
 	// "read-only mount".
 	ReadOnly bool
@@ -58,6 +61,8 @@ func (s Spec) Arg() string {
 	switch s.Kind {
 	case KindLocal:
 		return s.Dir
+	case KindHostfiles:
+		return s.hostfilesArg()
 	case KindTemp:
 		switch n := len(s.Files); n {
 		case 0:
@@ -88,6 +93,8 @@ func (s Spec) Arg() string {
 // to the same spec.
 func (s Spec) String() string {
 	switch {
+	case s.Kind == KindHostfiles:
+		return s.hostfilesString()
 	case s.ReadOnly:
 		return s.Source() + "?ro"
 	case s.Kind == KindLocal && strings.Contains(s.Dir, "?"):
@@ -164,10 +171,11 @@ type kindInfo struct {
 }
 
 var kinds = map[string]kindInfo{
-	KindTemp:    {flag: true, usage: "temp: (an empty in-memory tree)"},
-	KindLocal:   {flag: true, usage: "local:DIR (a host directory)"},
-	KindOverlay: {usage: "overlay: [layer, ...] (config files only)"},
-	KindUnion:   {usage: "union: {PREFIX: entry, ...} (config files only)"},
+	KindTemp:      {flag: true, usage: "temp: (an empty in-memory tree)"},
+	KindLocal:     {flag: true, usage: "local:DIR (a host directory)"},
+	KindHostfiles: {flag: true, usage: "hostfiles:DIR|postgres://URL[?scope=deployment|session] (durable host files)"},
+	KindOverlay:   {usage: "overlay: [layer, ...] (config files only)"},
+	KindUnion:     {usage: "union: {PREFIX: entry, ...} (config files only)"},
 }
 
 // Kinds returns the names of the known kinds, sorted.
@@ -230,7 +238,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
 	case e.fromFlag:
-		fmt.Fprintf(&b, "invalid --mount %q: ", e.Flag)
+		fmt.Fprintf(&b, "invalid --mount %q: ", redactPassword(e.Flag))
 	case e.File != "" && e.Line > 0:
 		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
 	case e.File != "":

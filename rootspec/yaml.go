@@ -203,6 +203,8 @@ func (d *decoder) entry(n *yaml.Node, name string) (Spec, error) {
 		if err != nil {
 			err = &Error{File: d.file, Line: kindVal.Line, Prefix: name, Msg: err.Error(), Err: errors.Unwrap(err)}
 		}
+	case KindHostfiles:
+		err = d.hostfiles(&s, kindVal, name)
 	case KindOverlay:
 		s.Layers, err = d.layers(kindVal, name)
 	case KindUnion:

@@ -82,7 +82,16 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("JULYFSD", julyfsd)
+			// The PostgreSQL scripts/test starts, for hostfiles-pg.txtar.
+			env.Setenv("JULYFS_TEST_POSTGRES", os.Getenv("JULYFS_TEST_POSTGRES"))
 			return nil
+		},
+		// [postgres]: a PostgreSQL server is set (always in CI).
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv("JULYFS_TEST_POSTGRES") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

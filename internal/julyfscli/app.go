@@ -102,7 +102,8 @@ PREFIX=KIND:ARG, one per mount (repeat the flag to compose several):
    julyfs grep --mount /=local:. 'TODO' / --glob '*.go'
    julyfs ls   --mount /repo=local:./src --mount /notes=temp: --mount /docs=local:./docs?ro /
 
-Kinds: local:DIR (a host directory), temp: (an empty in-memory tree).
+Kinds: local:DIR (a host directory), temp: (an empty in-memory tree),
+hostfiles:DIR or hostfiles:postgres://... (durable files shared by hosts).
 Append ?ro to make a mount read-only. A --config FILE (YAML) describes what
 flags cannot: overlays, nested unions, seeded temp trees; see 'julyfs help mounts'.
 

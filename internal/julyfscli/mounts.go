@@ -24,6 +24,10 @@ Mount flags: --mount PREFIX=KIND:ARG[?ro], repeatable.
    PREFIX   where the tree appears: / or an absolute path such as /repo
    KIND:ARG local:DIR (a host directory; relative to the working directory)
             temp:     (an empty in-memory tree, gone when julyfs exits)
+            hostfiles:DIR or hostfiles:postgres://USER:PASS@HOST/DB
+                      (durable host files shared by processes and hosts;
+                      ?scope=deployment (default) or ?scope=session; the
+                      password is never printed)
    ?ro      read-only: writes and deletes fail with "read-only mount: PATH"
 
 A single mount at / is the tree itself; several mounts compose a union in

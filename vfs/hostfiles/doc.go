@@ -1,0 +1,60 @@
+// Package hostfiles is the contract's hostFs(files, scope): durable files
+// owned by the host (not by the model's workspace), kept in a [Store] that
+// many processes and hosts share, and served as a vfs.FileSystem that is
+// usually mounted at /host.
+//
+// A [Store] holds files by key (a clean absolute path) within a [Scope]:
+// [Deployment] shares them across sessions, [SessionScope] keys them by a
+// session id. Two stores ship: vfs/hostfiles/diskstore (a host directory,
+// the embedded default) and vfs/hostfiles/pgstore (PostgreSQL, for many
+// hosts on one database); rootspec's hostfiles: kind picks one from a
+// directory or a postgres:// URL. docs/hostfiles.md is the user's guide.
+//
+// # Compare-and-swap
+//
+// [New] turns a scope into a tree with the contract's rule: each FS keeps
+// the etag of every path it has read or written; a Write of a path with a
+// cached etag is a compare-and-swap on it, a Write without one is
+// unconditional. So two agents that both read version A and then write
+// cannot both win: the second gets "conflict: <path>" (kind
+// vfs.KindConflict, errors.Is(err, vfs.ErrConflict)), whose cause is a
+// *[ConflictError] carrying the etag it expected and the one it found.
+// The synthesized StrReplace is Read then Write, so it is a CAS too.
+// [FS.WriteIf] takes an explicit precondition (vfs.ConditionalWriter).
+// Delete is unconditional. The cache belongs to one FS value (one agent
+// session's view): goroutines that share an FS share its cache, and for
+// CAS between them use WriteIf with an etag.
+//
+// # Caching
+//
+// Nothing but etags is cached: every verb reads the store, so a change
+// made by another process is seen by the next call. Directories are not
+// stored; a directory exists while a file is under it.
+//
+// # Change notification
+//
+// FS is a vfs.Notifier. Changes made through any FS over the same Store
+// value are delivered before the verb returns; changes made by other
+// processes or hosts arrive from the store's change feed (inotify for the
+// disk store, LISTEN/NOTIFY with a sequence table for PostgreSQL), so a
+// FUSE mount drops its kernel caches for a path another host wrote. A
+// notification lost with a dropped connection is recovered from the
+// sequence table on reconnect (pgstore) or by a rescan (diskstore); until
+// then a mount serves at most its entry timeout of stale metadata.
+//
+// # Errors
+//
+// Missing files are "not found: <path>", writes over a directory "is a
+// directory: <path>", writes below a file "write failed: <path>", refused
+// preconditions "conflict: <path>". A failure of the store itself (a
+// database that is down, a full disk, a file over the size limit) is a
+// *vfs.PathError of kind KindOther whose message names the path, the store
+// and the cause ("/notes.md: hostfiles store postgres://julyfs@host/db:
+// put /notes.md: ..."); errors.Is(err, vfs.ErrUnavailable) holds when the
+// store could not be reached. Nothing is written partially: a write either
+// commits whole or not at all.
+//
+// # Concurrency
+//
+// An FS and every Store are safe for concurrent use.
+package hostfiles
