@@ -109,7 +109,9 @@ func TestFetchErrors(t *testing.T) {
 	mux.HandleFunc("/missing", http.NotFound)
 	mux.HandleFunc("/boom", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
-	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "file:///etc/passwd", http.StatusFound) })
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	})
 	mux.HandleFunc("/png", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
 		w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00"))
@@ -235,7 +237,9 @@ func TestFetchRefusesNonPublicAddresses(t *testing.T) {
 func TestFetchChecksEveryRedirect(t *testing.T) {
 	inner := serve(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "internal secret") })
 	innerPort := uint16(inner.Listener.Addr().(*net.TCPAddr).Port)
-	outer := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, inner.URL+"/admin", http.StatusFound) })
+	outer := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inner.URL+"/admin", http.StatusFound)
+	})
 	f := NewFetcher(FetchOptions{Timeout: 5 * time.Second})
 	dialed := 0
 	f.dialer.classify = func(ap netip.AddrPort) string {
