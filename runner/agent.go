@@ -53,6 +53,8 @@ type Config struct {
 	// WorkspaceFiles seeds files into the tree when a session binds it:
 	// path (relative paths resolve against the tree's root) to contents.
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
+	// Web configures the web tools (see WebConfig).
+	Web WebConfig `yaml:"web"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -85,6 +87,9 @@ type Agent struct {
 	// IndexDir is the index directory from agent.yaml's index, absolute;
 	// "" for none.
 	IndexDir string
+	// Notes are things july validate says that are not problems (a
+	// default grant left out, and why).
+	Notes []string
 
 	root *rootTable // the decoded root; nil for the host default
 }
@@ -227,6 +232,11 @@ func Load(dir string) (*Agent, error) {
 	plan, ps := PlanTools(rootSet, c.Tools)
 	problems = append(problems, ps...)
 	a.Plan = plan
+	if ps, note := a.webProblems(); len(ps) > 0 {
+		problems = append(problems, ps...)
+	} else if note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 
 	if rootSet {
 		t, ps := decodeRoot(&c.Root, abs)

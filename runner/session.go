@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"sync"
 
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
@@ -31,6 +33,8 @@ type SessionOptions struct {
 	IndexDir string
 	// Index configures opening the index (progress, log, rebuild).
 	Index index.Options
+	// Harness configures the agent loop's harness tools (web, todos).
+	Harness HarnessOptions
 	// NoIndex binds the tree without its index (SemanticSearch then finds
 	// nothing), for callers that only list the tools: the index is
 	// neither built nor locked.
@@ -47,6 +51,10 @@ type Session struct {
 	opts  SessionOptions
 	close func() error // releases the tree; nil for SessionOptions.Root
 	index *index.FS    // the index over the tree, when there is one
+
+	hmu     sync.Mutex
+	harness *harnessState // the loop's harness tools' state (harnesstools.go)
+	hdir    string        // the harness directory made for a root (scratch.go)
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -103,6 +111,12 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 // Close releases the session's tree (the index, then the host directory
 // handles of local mounts). Turns must not be used afterwards.
 func (s *Session) Close() error {
+	s.hmu.Lock()
+	if s.hdir != "" {
+		os.RemoveAll(s.hdir)
+		s.hdir = ""
+	}
+	s.hmu.Unlock()
 	if s.close == nil {
 		return nil
 	}

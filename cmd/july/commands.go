@@ -60,7 +60,7 @@ On success it prints what the agent's model gets.`,
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
 			fmt.Fprintf(w, "tools: %s\n", list(a.Plan.Served()))
-			fmt.Fprintf(w, "harness (the agent loop's, not served by july): %s\n", list(a.Plan.Harness))
+			fmt.Fprintf(w, "harness (served by july run's agent loop, not by july call or july mcp): %s\n", list(a.Plan.Harness))
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
 			}

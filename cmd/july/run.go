@@ -52,8 +52,11 @@ func checkRun(c *cli.Context, a *runner.Agent, override string) error {
 // builtins the plan grants by default but july run does not give the
 // model yet (checkRun has passed).
 func validateRun(c *cli.Context, a *runner.Agent) {
-	if len(a.Plan.Harness) > 0 {
-		fmt.Fprintf(c.App.Writer, "not served yet (july run leaves them out): %s\n", strings.Join(a.Plan.Harness, ", "))
+	if u := a.Plan.Unserved(); len(u) > 0 {
+		fmt.Fprintf(c.App.Writer, "not served (july run leaves them out): %s\n", strings.Join(u, ", "))
+	}
+	for _, n := range a.Notes {
+		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
