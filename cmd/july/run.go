@@ -442,6 +442,10 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 		meta.Created.Local().Format(time.DateTime), meta.Turns, tokens(meta.Usage))
 	turn := 0
 	calls := map[string]sessions.Call{}
+	todos := ""
+	if meta.Parent != "" {
+		fmt.Fprintf(w, "(a subagent of session %s)\n", meta.Parent)
+	}
 	for _, ev := range events {
 		switch ev.Type {
 		case sessions.TypeMessageReceived:
@@ -487,6 +491,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 				tag = " (error)"
 			}
 			fmt.Fprintf(w, "tool %s %s%s\n  %s\n", d.ToolName, args, tag, indent(strings.TrimRight(d.Output, "\n")))
+			if d.ToolName == runner.NameUpdateTodos && !d.IsError && !d.Stubbed {
+				todos = d.Output
+			}
 		case sessions.TypeTurnCompleted:
 			var d sessions.TurnCompleted
 			json.Unmarshal(ev.Data, &d)
@@ -496,6 +503,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn failed: %s\n", indent(d.Message))
 		}
+	}
+	if todos != "" {
+		fmt.Fprintf(w, "\n## todo list\n\n  %s\n", indent(todos))
 	}
 	return nil
 }
