@@ -91,7 +91,8 @@ type Agent struct {
 	// default grant left out, and why).
 	Notes []string
 
-	root *rootTable // the decoded root; nil for the host default
+	root *rootTable    // the decoded root; nil for the host default
+	live *liveTemplate // the root's template when it is live, else nil
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -239,8 +240,18 @@ func Load(dir string) (*Agent, error) {
 	}
 
 	if rootSet {
-		t, ps := decodeRoot(&c.Root, abs)
+		node := &c.Root
+		if hasTemplate(node) {
+			// A live root: validated with placeholders, built per session
+			// (liveroot.go).
+			a.live = &liveTemplate{node: c.Root, dir: abs, prefixes: templatedPrefixes(&c.Root)}
+			node = a.live.placeholder()
+		}
+		t, ps := decodeRoot(node, abs)
 		problems = append(problems, ps...)
+		if t != nil && a.live != nil {
+			problems = append(problems, liveProblems(&c.Root, t.table, c.Name)...)
+		}
 		a.root = t
 	}
 

@@ -86,6 +86,11 @@ func (a *Agent) TreeDescription() string {
 	parts := make([]string, len(a.root.table))
 	for i, m := range a.root.table {
 		parts[i] = m.String()
+		if a.live != nil {
+			if v, ok := a.live.prefixes[m.Prefix]; ok {
+				parts[i] = m.Prefix + "=" + v + " (per session)"
+			}
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -33,6 +34,16 @@ type SessionOptions struct {
 	IndexDir string
 	// Index configures opening the index (progress, log, rebuild).
 	Index index.Options
+	// SessionID is the session's id: the value of {sessionId} in a live
+	// root, and the session of hostfiles trees scoped to it. Required for
+	// an agent with a live root.
+	SessionID string
+	// ContinuationKey is passed to RootFactory.
+	ContinuationKey string
+	// RootFactory, when set, builds the session's tree (a Go live root)
+	// instead of agent.yaml's root; the agent must have a root, whose
+	// plan applies.
+	RootFactory RootFactory
 	// Harness configures the agent loop's harness tools (web, todos).
 	Harness HarnessOptions
 	// NoIndex binds the tree without its index (SemanticSearch then finds
@@ -69,9 +80,19 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 	}
 	if s.fs == nil {
 		var err error
-		if a.Plan.Root {
-			s.fs, s.close, err = buildRoot(ctx, a.root)
-		} else {
+		rc := RootContext{SessionID: opts.SessionID, AgentName: a.Config.Name, ContinuationKey: opts.ContinuationKey}
+		switch {
+		case opts.RootFactory != nil && !a.Plan.Root:
+			err = errors.New("a root factory needs an agent with a root: in agent.yaml (its plan applies to the factory's tree)")
+		case opts.RootFactory != nil:
+			s.fs, s.close, err = openFactory(ctx, opts.RootFactory, rc)
+		case a.live != nil && opts.SessionID == "":
+			err = errors.New("its root is live (it names {sessionId} or {agentName}): bind it with a session id")
+		case a.live != nil:
+			s.fs, s.close, err = a.openLive(ctx, rc)
+		case a.Plan.Root:
+			s.fs, s.close, err = buildRoot(rootspec.WithSessionID(ctx, opts.SessionID), a.root)
+		default:
 			s.fs, s.close, err = hostTree(a.Cwd)
 		}
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/mcpserver"
+	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs/index"
 )
@@ -229,12 +230,22 @@ keeps serving.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.Open(c.Context, runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c)})
+			sopts := runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c), SessionID: liveSessionID(a)}
+			s, err := a.Open(c.Context, sopts)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			srv, err := mcpserver.New(s, mcpserver.Options{})
+			var mopts mcpserver.Options
+			if a.Live() {
+				// Each MCP session its own live root, under its own id.
+				mopts.OpenSession = func(ctx context.Context) (*runner.Session, error) {
+					o := sopts
+					o.SessionID = sessions.NewID()
+					return a.Open(ctx, o)
+				}
+			}
+			srv, err := mcpserver.New(s, mopts)
 			if err != nil {
 				return err
 			}
@@ -293,8 +304,20 @@ func indexOptions(c *cli.Context) index.Options {
 	}
 }
 
+// liveSessionID returns a new session id for an agent with a live root
+// (its tree is built per session), else "".
+func liveSessionID(a *runner.Agent) string {
+	if a.Live() {
+		return sessions.NewID()
+	}
+	return ""
+}
+
 // openTurn binds the agent's tree and starts one turn.
 func openTurn(ctx context.Context, a *runner.Agent, opts runner.SessionOptions) (*runner.Turn, func(), error) {
+	if opts.SessionID == "" {
+		opts.SessionID = liveSessionID(a)
+	}
 	s, err := a.Open(ctx, opts)
 	if err != nil {
 		return nil, nil, err

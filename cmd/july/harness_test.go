@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -63,4 +68,78 @@ turns:
 	assert.Contains(t, show, "tool WebFetch {\"url\":\""+srv.URL+"/doc/go1.26\"} (error)\n  fetching "+srv.URL+"/doc/go1.26: refused: 127.0.0.1 is a loopback address")
 	assert.Contains(t, show, "tool WebFetch {\"url\":\""+srv.URL+"/doc/go1.26\"}\n  URL: "+srv.URL+"/doc/go1.26\n  Title: Go 1.26\n")
 	assert.Contains(t, show, "\n## todo list\n\n  Todos (1 of 1 completed):\n  - [x] a: list the new APIs\n")
+}
+
+// TestRunLiveRoot runs the journal example twice: each session writes to
+// its own ./state/<session id>.
+func TestRunLiveRoot(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "journal"))
+	require.NoError(t, err)
+	agent := filepath.Join(t.TempDir(), "journal")
+	require.NoError(t, os.CopyFS(agent, os.DirFS(src)))
+	os.RemoveAll(filepath.Join(agent, "state"))
+	state := filepath.Join(t.TempDir(), "state")
+	for range 2 {
+		out, errOut, code := julyRun(t, "run", agent, "--model", "script:"+filepath.Join(agent, "demo.script.yaml"), "-m", "Add today's entry", "--state-root", state)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, "Added /entries/today.md.\n", out)
+	}
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	for _, m := range list {
+		data, err := os.ReadFile(filepath.Join(agent, "state", m.ID, "entries", "today.md"))
+		require.NoError(t, err)
+		assert.Equal(t, "Started the journal. Next: keep it up.\n", string(data))
+	}
+	out, _, code := julyRun(t, "validate", agent)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "tree: /=./state/{sessionId} (per session), /prompts=local:"+filepath.Join(agent, "prompts")+"?ro\n")
+}
+
+// TestMCPLiveRootPerSession serves the journal agent over streamable
+// HTTP: two MCP sessions write the same path, each into its own tree.
+func TestMCPLiveRootPerSession(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "journal"))
+	require.NoError(t, err)
+	agent := filepath.Join(t.TempDir(), "journal")
+	require.NoError(t, os.CopyFS(agent, os.DirFS(src)))
+	os.RemoveAll(filepath.Join(agent, "state"))
+
+	cmd := julyCommand(t, "mcp", agent, "--http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	m := regexp.MustCompile(`at (http://\S+/)`).FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var clients []*mcp.ClientSession
+	for i := range 2 {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprint("c", i)}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1]}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		clients = append(clients, cs)
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"path": "/mine.md", "contents": fmt.Sprint("client ", i)}})
+		require.NoError(t, err)
+		require.False(t, r.IsError)
+	}
+	for i, cs := range clients {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"path": "/mine.md"}})
+		require.NoError(t, err)
+		assert.Contains(t, r.Content[0].(*mcp.TextContent).Text, fmt.Sprint("client ", i))
+	}
+	dirs, err := os.ReadDir(filepath.Join(agent, "state"))
+	require.NoError(t, err)
+	n := 0
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(agent, "state", d.Name(), "mine.md")); err == nil {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n, "two session directories with a /mine.md each")
 }

@@ -190,7 +190,18 @@ func runAction(c *cli.Context) error {
 		os.Exit(130)
 	}()
 
-	s, err := a.Open(ctx, runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)})
+	if log == nil && a.Live() {
+		// A live root is built with the session's id: the session first.
+		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
+			return err
+		}
+		defer log.Close()
+	}
+	sopts := runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)}
+	if log != nil {
+		sopts.SessionID = log.ID()
+	}
+	s, err := a.Open(ctx, sopts)
 	if err != nil {
 		return err
 	}
@@ -280,7 +291,7 @@ func printPrompt(c *cli.Context, a *runner.Agent) error {
 	if c.String("session") != "" {
 		return nil
 	}
-	s, err := a.Open(c.Context, runner.SessionOptions{NoIndex: true})
+	s, err := a.Open(c.Context, runner.SessionOptions{NoIndex: true, SessionID: liveSessionID(a)})
 	if err != nil {
 		return err
 	}
