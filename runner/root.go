@@ -68,12 +68,14 @@ func hostTree(dir string) (vfs.FileSystem, func() error, error) {
 
 // withScratch composes a turn's tree: the authored root at / with a fresh
 // empty tree at /tmp.
-func withScratch(authored vfs.FileSystem) (vfs.FileSystem, error) {
+// It also returns the scratch tree alone.
+func withScratch(authored vfs.FileSystem) (vfs.FileSystem, vfs.FileSystem, error) {
 	scratch, err := temp.New(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
+	u, err := union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
+	return u, scratch, err
 }
 
 // TreeDescription describes the agent's tree: its mount table in the

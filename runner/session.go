@@ -66,6 +66,9 @@ type Session struct {
 	hmu     sync.Mutex
 	harness *harnessState // the loop's harness tools' state (harnesstools.go)
 	hdir    string        // the harness directory made for a root (scratch.go)
+	// watch is the /tmp of WatchTree's view (watch.go), nil until asked.
+	watch     *switchFS
+	watchTree vfs.FileSystem
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -171,9 +174,11 @@ func (s *Session) Turn() (*Turn, error) {
 	fsys := s.fs
 	if s.agent.Plan.ScratchTmp {
 		var err error
-		if fsys, err = withScratch(fsys); err != nil {
+		var scratch vfs.FileSystem
+		if fsys, scratch, err = withScratch(fsys); err != nil {
 			return nil, err
 		}
+		s.setScratch(scratch)
 	}
 	ts := tools.Synthesize(fsys, s.agent.Plan.FileTools, s.opts.Tools)
 	if s.agent.Plan.Shell {

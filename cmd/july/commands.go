@@ -221,6 +221,7 @@ keeps serving.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP at `ADDR` instead of stdio"},
 			indexFlag,
+			watchFlags[0], watchFlags[1],
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -236,6 +237,11 @@ keeps serving.`,
 				return err
 			}
 			defer s.Close()
+			unmount, err := mountWatch(c, s)
+			if err != nil {
+				return err
+			}
+			defer unmount()
 			var mopts mcpserver.Options
 			if a.Live() {
 				// Each MCP session its own live root, under its own id.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/julyfs/julyfs/fusemount"
 	"github.com/julyfs/julyfs/runner/sessions"
 )
 
@@ -142,4 +144,65 @@ func TestMCPLiveRootPerSession(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, n, "two session directories with a /mine.md each")
+}
+
+// TestRunMountWatch mounts the session's tree with july run --mount while
+// a scripted agent works: separate processes ls, cat and grep -r what it
+// wrote, including this turn's /tmp; the mount is read-only, and gone
+// when july exits.
+func TestRunMountWatch(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	agent, state := runAgent(t, `
+turns:
+  - replies:
+      - calls:
+          - {tool: Write, args: {path: /notes/a.md, contents: "hello watcher\n"}}
+          - {tool: Write, args: {path: /tmp/scratch.txt, contents: "scratch of this turn\n"}}
+      - sleep: 5s
+        calls:
+          - {tool: Write, args: {path: /notes/a.md, contents: "changed by the agent\n"}}
+      - sleep: 1m
+        text: never
+`)
+	dir := filepath.Join(t.TempDir(), "watch")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		if ok, _ := fusemount.Mounted(dir); ok {
+			fusemount.Unmount(dir, true)
+		}
+	})
+	cmd, events, stderr := startRun(t, "--mount", dir, agent, "-m", "write", "--state-root", state)
+	waitEvent(t, events, sessions.TypeActionResult)
+	waitEvent(t, events, sessions.TypeActionResult)
+
+	sh := exec.Command("bash", "-euo", "pipefail", "-c", `ls "$M"; ls "$M/tmp"; cat "$M/notes/a.md"; grep -r watcher "$M"
+if (echo x > "$M/b.txt") 2>/dev/null; then echo wrote through a read-only mount; fi`)
+	sh.Env = append(os.Environ(), "M="+dir)
+	out, err := sh.CombinedOutput()
+	assert.NoError(t, err, "%s", out)
+	assert.Equal(t, "a.txt\nnotes\ntmp\nscratch.txt\nhello watcher\n"+dir+"/notes/a.md:hello watcher\n", string(out))
+
+	// The agent changes the file the mount has cached: the mount shows the
+	// change at once (the tree's notification invalidates the kernel's
+	// cache; without it the cached page would be served for a second).
+	waitEvent(t, events, sessions.TypeActionResult)
+	data, err := os.ReadFile(filepath.Join(dir, "notes", "a.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "changed by the agent\n", string(data))
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	waitEvent(t, events, sessions.TypeTurnFailed)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("july run did not exit after Ctrl-C")
+	}
+	assert.Contains(t, stderr.String(), "july: the session's tree is mounted on "+dir+" (read-only)")
+	mounted, err := fusemount.Mounted(dir)
+	require.NoError(t, err)
+	assert.False(t, mounted, "unmounted when july exits")
 }

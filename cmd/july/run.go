@@ -102,6 +102,7 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print tool calls and streamed text on stderr"},
 			&cli.BoolFlag{Name: "print-prompt", Usage: "print the system prompt and exit"},
 			indexFlag,
+			watchFlags[0], watchFlags[1],
 		},
 		Action: runAction,
 	}
@@ -206,6 +207,11 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
+	unmount, err := mountWatch(c, s)
+	if err != nil {
+		return err
+	}
+	defer unmount()
 	if log == nil {
 		// A new session once the tree is bound, so a tree that fails
 		// leaves no empty session behind.
