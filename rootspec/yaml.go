@@ -81,6 +81,8 @@ type decoder struct {
 	// or exponential chain of YAML aliases).
 	visits int
 	depth  int
+	// seeded counts the bytes of temp seed contents decoded so far.
+	seeded int64
 }
 
 // maxVisits bounds the entries one decode may visit, maxDepth how deeply
@@ -89,6 +91,11 @@ const (
 	maxVisits = 100000
 	maxDepth  = 64
 )
+
+// MaxSeedBytes bounds the total contents of the temp: seed files one
+// decode may produce. Seeds are for small fixtures; a larger tree belongs
+// in a local: directory.
+const MaxSeedBytes = 64 << 20
 
 func (d *decoder) errf(n *yaml.Node, prefix, format string, args ...any) *Error {
 	return &Error{File: d.file, Line: n.Line, Prefix: prefix, Msg: fmt.Sprintf(format, args...)}
@@ -243,6 +250,11 @@ func (d *decoder) seed(n *yaml.Node, name string) (map[string][]byte, error) {
 		if k.Kind != yaml.ScalarNode || k.Value == "" {
 			return nil, d.errf(k, name, "temp: want a file path as the key, got %s", describe(k))
 		}
+		if a := n.Content[i+1]; a.Kind == yaml.AliasNode {
+			// One anchor referenced many times would multiply its size
+			// in memory: a small config could seed gigabytes.
+			return nil, d.errf(a, name, "temp: %s: a YAML alias (*%s) is not allowed as seed contents; write the contents out", vfs.Clean(k.Value), a.Value)
+		}
 		p := vfs.Clean(k.Value)
 		if p == "/" {
 			return nil, d.errf(k, name, "temp: %q is the root, not a file", k.Value)
@@ -256,6 +268,9 @@ func (d *decoder) seed(n *yaml.Node, name string) (map[string][]byte, error) {
 		var content string
 		if err := v.Decode(&content); err != nil {
 			return nil, d.errf(v, name, "temp: %s: %v", p, err)
+		}
+		if d.seeded += int64(len(content)); d.seeded > MaxSeedBytes {
+			return nil, d.errf(v, name, "temp: seed contents total more than %d bytes (at %s): put large files in a local: tree", MaxSeedBytes, p)
 		}
 		if files == nil {
 			files = map[string][]byte{}

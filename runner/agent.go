@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -90,6 +91,9 @@ type Agent struct {
 	// Notes are things july validate says that are not problems (a
 	// default grant left out, and why).
 	Notes []string
+	// Warnings are legal but probably unintended settings (a root mount
+	// the turn scratch /tmp shadows), for july validate to print.
+	Warnings []Problem
 
 	root *rootTable    // the decoded root; nil for the host default
 	live *liveTemplate // the root's template when it is live, else nil
@@ -148,6 +152,10 @@ func Load(dir string) (*Agent, error) {
 	}
 	invalid := func() error { return &ValidationError{Dir: dir, Problems: problems} }
 
+	if msg := seedAliases(data); msg != "" {
+		add("workspaceFiles", "%s", msg)
+		return nil, invalid()
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&a.Config); err != nil && !errors.Is(err, io.EOF) {
@@ -163,6 +171,11 @@ func Load(dir string) (*Agent, error) {
 	}
 	c := &a.Config
 	rootSet := c.Root.Kind != 0 && !(c.Root.Kind == yaml.ScalarNode && c.Root.Tag == "!!null")
+	if c.Tools == nil && topLevelNull(data, "tools") {
+		// A tools: key whose entries are all commented out must not fail
+		// open into the whole default catalog.
+		add("tools", "is empty (null): list the tools the agent may use, write tools: [] for none, or remove tools: for the default set")
+	}
 
 	if strings.TrimSpace(c.Name) == "" {
 		add("name", "required: give the agent a name")
@@ -172,14 +185,14 @@ func Load(dir string) (*Agent, error) {
 	if instr == "" {
 		instr = DefaultInstructions
 	}
-	text, err := os.ReadFile(filepath.Join(abs, instr))
+	text, err := readInstructions(abs, instr)
 	switch {
 	case err == nil:
 		a.Instructions = string(text)
 	case c.Instructions == "" && errors.Is(err, os.ErrNotExist):
 		// The default file is optional.
 	default:
-		add("instructions", "cannot read %s: %v", instr, unwrapPath(err))
+		add("instructions", "cannot read %s: %v", vfs.DisplayPath(instr), unwrapPath(err))
 	}
 
 	switch c.Runtime {
@@ -225,7 +238,7 @@ func Load(dir string) (*Agent, error) {
 			}
 			a.Cwd = filepath.Clean(cwd)
 			if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
-				add("local.cwd", "%s is not a directory", a.Cwd)
+				add("local.cwd", "%s is not a directory", vfs.DisplayPath(a.Cwd))
 			}
 		}
 	}
@@ -253,6 +266,9 @@ func Load(dir string) (*Agent, error) {
 			problems = append(problems, liveProblems(&c.Root, t.table, c.Name)...)
 		}
 		a.root = t
+		if t != nil && a.Plan.ScratchTmp {
+			a.Warnings = append(a.Warnings, t.shadowedTmp()...)
+		}
 	}
 
 	for _, p := range slices.Sorted(maps.Keys(c.WorkspaceFiles)) {
@@ -276,6 +292,94 @@ func Load(dir string) (*Agent, error) {
 		return nil, invalid()
 	}
 	return a, nil
+}
+
+// MaxInstructionsBytes bounds the instructions file.
+const MaxInstructionsBytes = 1 << 20
+
+// readInstructions reads the instructions file name, which must be a
+// regular file inside the agent directory dir (symlinks may point within
+// it): os.Root refuses absolute names and any path that leaves dir, the
+// file is opened non-blocking (a FIFO must not hang july validate) and
+// checked to be regular on the open descriptor, and at most
+// MaxInstructionsBytes are read.
+func readInstructions(dir, name string) ([]byte, error) {
+	if filepath.IsAbs(name) {
+		return nil, fmt.Errorf("an absolute path; name a file inside the agent directory")
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			return nil, fmt.Errorf("outside the agent directory; name a file inside it")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > MaxInstructionsBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d allowed", fi.Size(), MaxInstructionsBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxInstructionsBytes+1))
+	if err == nil && len(data) > MaxInstructionsBytes {
+		err = fmt.Errorf("more than the %d bytes allowed", MaxInstructionsBytes)
+	}
+	return data, err
+}
+
+// topLevel returns the value of the top-level key of the YAML document
+// data, or nil. Aliases are not expanded.
+func topLevel(data []byte, key string) *yaml.Node {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// topLevelNull reports that the YAML document data has the top-level key
+// with a null value ("tools:" with nothing after it, or "tools: ~").
+func topLevelNull(data []byte, key string) bool {
+	v := topLevel(data, key)
+	return v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!null"
+}
+
+// seedAliases refuses YAML aliases in workspaceFiles (as the mapping or as
+// a file's contents), before decoding would expand them: one anchor
+// referenced many times would multiply its size in memory.
+func seedAliases(data []byte) string {
+	v := topLevel(data, "workspaceFiles")
+	if v == nil {
+		return ""
+	}
+	if v.Kind == yaml.AliasNode {
+		return fmt.Sprintf("line %d: a YAML alias (*%s) is not allowed here; write the files out", v.Line, v.Value)
+	}
+	for i := 1; i < len(v.Content); i += 2 {
+		if c := v.Content[i]; c.Kind == yaml.AliasNode {
+			return fmt.Sprintf("line %d: %s: a YAML alias (*%s) is not allowed as seed contents; write the contents out", c.Line, v.Content[i-1].Value, c.Value)
+		}
+	}
+	return ""
 }
 
 // checkSeedPath refuses a workspace file under the reserved memory/ (after

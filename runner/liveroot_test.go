@@ -82,7 +82,7 @@ func TestLiveRootProblems(t *testing.T) {
 	assert.Equal(t, []string{"root: mount /notes: a {sessionId} template in a read-only mount: each session would get a new, empty directory that nothing can write. Drop ro, or the template"}, problemsOf(t, err))
 	_, err = Load(agentDir(t, "-- agent.yaml --\nname: my agent\nroot:\n  /:\n    local: ./n/{agentName}\n"))
 	assert.Equal(t, []string{`root: {agentName} is "my agent", which cannot be a path segment: name the agent with letters, digits, '.', '_' and '-'`}, problemsOf(t, err))
-	_, err = Load(agentDir(t, "-- agent.yaml --\nname: j\nroot:\n  /:\n    local: ./n/{sessionId}\n  /tmp/x:\n    temp: {}\n"))
+	_, err = Load(agentDir(t, "-- agent.yaml --\nname: j\nroot:\n  /:\n    local: ./n/{sessionId}\n  /docs:\n    local: ./missing\n"))
 	assert.Len(t, problemsOf(t, err), 1, "the rest of the table is still checked")
 }
 

@@ -27,29 +27,35 @@ const ScratchPrefix = "/tmp"
 
 // decodeRoot decodes agent.yaml's root: mapping (the grammar of a root
 // config file's mounts:) with relative directories resolved against the
-// agent's directory, and refuses a mount at or under the reserved /tmp.
+// agent's directory. An empty mapping (root: {}) is the spec's empty
+// virtual workspace: "/" with nothing in it. A mount at or under the
+// reserved /tmp is legal; when the plan binds scratch it is shadowed each
+// turn, which shadowedTmp reports as a warning.
 func decodeRoot(node *yaml.Node, agentDir string) (*rootTable, []Problem) {
 	t, err := rootspec.DecodeMountsFile(node, ConfigFile, agentDir)
 	if err != nil {
 		return nil, []Problem{{Field: "root", Message: err.Error()}}
 	}
-	var problems []Problem
-	if len(t) == 0 {
-		problems = append(problems, Problem{Field: "root", Message: "the mount table is empty: mount a tree at / (for example root: { /: { temp: {} } }), or omit root for the host disk"})
-	}
-	for _, m := range t {
+	return &rootTable{table: t}, nil
+}
+
+// shadowedTmp returns a warning for each authored mount at or under /tmp,
+// which the per-turn scratch /tmp hides.
+func (t *rootTable) shadowedTmp() []Problem {
+	var out []Problem
+	for _, m := range t.table {
 		if vfs.HasPrefix(m.Prefix, ScratchPrefix) {
-			problems = append(problems, Problem{Field: "root", Message: fmt.Sprintf("mount %s is under the reserved %s (turn scratch: each turn binds an empty %s over the root, shadowing it); mount it elsewhere", m.Prefix, ScratchPrefix, ScratchPrefix)})
+			out = append(out, Problem{Field: "root", Message: fmt.Sprintf("mount %s is under %s, which each turn binds to an empty scratch tree: the mount is shadowed and the model never sees it; mount it elsewhere", m.Prefix, ScratchPrefix)})
 		}
 	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	return &rootTable{table: t}, nil
+	return out
 }
 
 // buildRoot builds the authored tree; close releases what it holds.
 func buildRoot(ctx context.Context, t *rootTable) (fsys vfs.FileSystem, close func() error, err error) {
+	if len(t.table) == 0 {
+		return temp.Empty(), func() error { return nil }, nil
+	}
 	r, err := t.table.Open(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -67,15 +73,20 @@ func hostTree(dir string) (vfs.FileSystem, func() error, error) {
 }
 
 // withScratch composes a turn's tree: the authored root at / with a fresh
-// empty tree at /tmp.
-// It also returns the scratch tree alone.
-func withScratch(authored vfs.FileSystem) (vfs.FileSystem, vfs.FileSystem, error) {
-	scratch, err := temp.New(nil)
+// empty tree at /tmp, holding at most quota bytes when quota > 0. It also
+// returns the temp tree itself (for the watch view, which is not held to
+// the quota).
+func withScratch(authored vfs.FileSystem, quota int64) (vfs.FileSystem, vfs.FileSystem, error) {
+	tmp, err := temp.New(nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	var scratch vfs.FileSystem = tmp
+	if quota > 0 {
+		scratch = newQuotaFS(tmp, quota)
+	}
 	u, err := union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
-	return u, scratch, err
+	return u, tmp, err
 }
 
 // TreeDescription describes the agent's tree: its mount table in the
@@ -83,7 +94,10 @@ func withScratch(authored vfs.FileSystem) (vfs.FileSystem, vfs.FileSystem, error
 // disk at DIR" for the host default.
 func (a *Agent) TreeDescription() string {
 	if a.root == nil {
-		return "host disk at " + a.Cwd
+		return "host disk at " + vfs.DisplayPath(a.Cwd)
+	}
+	if len(a.root.table) == 0 {
+		return "empty (root: {})"
 	}
 	parts := make([]string, len(a.root.table))
 	for i, m := range a.root.table {

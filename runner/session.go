@@ -46,6 +46,9 @@ type SessionOptions struct {
 	RootFactory RootFactory
 	// Harness configures the agent loop's harness tools (web, todos).
 	Harness HarnessOptions
+	// ScratchQuota, when positive, bounds the bytes of the files in each
+	// turn's /tmp scratch (july mcp sets it: one turn per MCP session).
+	ScratchQuota int64
 	// NoIndex binds the tree without its index (SemanticSearch then finds
 	// nothing), for callers that only list the tools: the index is
 	// neither built nor locked.
@@ -175,7 +178,7 @@ func (s *Session) Turn() (*Turn, error) {
 	if s.agent.Plan.ScratchTmp {
 		var err error
 		var scratch vfs.FileSystem
-		if fsys, scratch, err = withScratch(fsys); err != nil {
+		if fsys, scratch, err = withScratch(fsys, s.opts.ScratchQuota); err != nil {
 			return nil, err
 		}
 		s.setScratch(scratch)

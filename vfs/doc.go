@@ -44,7 +44,20 @@
 //     (WriteAt, Truncate) and commit them atomically as one Write (the
 //     fallback stages in memory);
 //   - [ConditionalWriter] with [WriteIf]: compare-and-swap on the etag;
-//   - [Notifier] with [Watch]: hear about changes made through the tree.
+//   - [ConditionalCommitter] (on a StagedFile) with [CommitIf] and
+//     [BaseETag]: commit a staging only while the file is still the
+//     version it started from;
+//   - [Notifier] with [Watch]: hear about changes made through the tree;
+//   - [DirMaker], [DirRemover] with [MakeDir], [RemoveDir]: directories of
+//     their own;
+//   - [Renamer] with [Rename]: move a file or directory in one step (the
+//     fallback copies and deletes a file; syscall.EXDEV asks for it);
+//   - [Symlinker] with [Symlink] and [Readlink], [ModeSetter] with
+//     [SetMode], [TimeSetter] with [SetModTime]: links, modes and times
+//     that persist.
+//
+// The helpers of the directory, link and metadata capabilities answer
+// errors.ErrUnsupported where a tree has none, never a fake success.
 //
 // Wrappers forward every capability they can honour: union routes each to
 // the child that owns the path and rewrites error paths; readonly forwards

@@ -3,6 +3,7 @@ package vfs
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // ErrorKind classifies a PathError. Its numeric values are stable so a kind
@@ -109,7 +110,9 @@ const (
 // PathError is the one error type of the contract. Error renders the
 // contract string for Kind; Err, when set, is the underlying cause (an OS
 // error, say) and is reachable with errors.Unwrap but not part of the
-// message, so tools can show the message as-is.
+// message, so tools can show the message as-is, with one exception: a
+// write failure caused by an OS error number adds its message after the
+// contract string ("write failed: /p: no space left on device").
 type PathError struct {
 	Kind ErrorKind
 	// Path is the absolute posix path the error is about, in the caller's
@@ -129,6 +132,9 @@ func (e *PathError) Error() string {
 	case KindNotFound:
 		return "not found: " + e.Path
 	case KindWriteFailed:
+		if cause := errnoCause(e.Err); cause != "" {
+			return "write failed: " + e.Path + ": " + cause
+		}
 		return "write failed: " + e.Path
 	case KindReadOnly:
 		return "read-only mount: " + e.Path
@@ -158,6 +164,18 @@ func (e *PathError) Error() string {
 		return e.Err.Error()
 	}
 	return "error: " + e.Path
+}
+
+// errnoCause is the message of the OS error number in err's chain, "" when
+// there is none. A write failure names it ("write failed: /p: no space
+// left on device"): an errno says what went wrong without naming a host
+// path, which a wrapped *os.PathError would.
+func errnoCause(err error) string {
+	var n syscall.Errno
+	if err == nil || !errors.As(err, &n) || n == 0 {
+		return ""
+	}
+	return n.Error()
 }
 
 // Unwrap returns the cause.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -32,6 +34,8 @@ func TestPathErrorStrings(t *testing.T) {
 	}{
 		{vfs.NotFound("/p"), "not found: /p", vfs.KindNotFound},
 		{vfs.WriteFailed("/p", cause), "write failed: /p", vfs.KindWriteFailed},
+		{vfs.WriteFailed("/p", syscall.ENOSPC), "write failed: /p: no space left on device", vfs.KindWriteFailed},
+		{vfs.WriteFailed("/p", &os.PathError{Op: "write", Path: "/host/secret/p", Err: syscall.ENOSPC}), "write failed: /p: no space left on device", vfs.KindWriteFailed},
 		{vfs.ReadOnly("/p"), "read-only mount: /p", vfs.KindReadOnly},
 		{vfs.NoMount("/p"), "no mount for path: /p", vfs.KindNoMount},
 		{vfs.InvalidGrepPattern("(", cause), "invalid grep pattern: (", vfs.KindInvalidGrepPattern},

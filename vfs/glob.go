@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"strings"
 
@@ -30,11 +31,92 @@ type Pattern struct {
 
 var globCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
 
+// Limits on a glob pattern, so that a hostile pattern cannot cost more
+// than a walk: MaxPatternBytes on its length as given, MaxPatternSegments
+// on its '/'-separated segments after [NormalizePattern].
+const (
+	MaxPatternBytes    = 8192
+	MaxPatternSegments = 256
+)
+
+// NormalizePattern rewrites a glob pattern to an equivalent one that is
+// cheaper to match: each run of consecutive "**" segments becomes one
+// ("a/**/**/b" is "a/**/b": "**/" already matches zero or more
+// directories). Only separators outside "{...}" and "[...]" split
+// segments; everything else, leading slashes included, is kept as is.
+// It is linear in the pattern's length.
+func NormalizePattern(pattern string) string {
+	segs := splitSegments(pattern)
+	out := segs[:0]
+	for i, s := range segs {
+		if s == "**" && i > 0 && segs[i-1] == "**" {
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(out) == len(segs) {
+		return pattern
+	}
+	return strings.Join(out, "/")
+}
+
+// splitSegments splits a pattern at the separators outside braces and
+// classes and not escaped.
+func splitSegments(pattern string) []string {
+	var segs []string
+	depth, start, class := 0, 0, false
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++
+		case class:
+			if c == ']' {
+				class = false
+			}
+		case c == '[':
+			class = true
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case c == '/' && depth == 0:
+			segs = append(segs, pattern[start:i])
+			start = i + 1
+		}
+	}
+	return append(segs, pattern[start:])
+}
+
+// checkPatternSize refuses a pattern over the limits, with a message that
+// says which (the pattern itself is shortened in it).
+func checkPatternSize(pattern, normalized string) error {
+	short := pattern
+	if len(short) > 64 {
+		short = short[:64] + "..."
+	}
+	switch {
+	case len(pattern) > MaxPatternBytes:
+		return &PathError{Kind: KindInvalidGlobPattern, Pattern: fmt.Sprintf("%s (%d bytes; at most %d)", short, len(pattern), MaxPatternBytes)}
+	case strings.Count(normalized, "/")+1 > MaxPatternSegments:
+		if n := len(splitSegments(normalized)); n > MaxPatternSegments {
+			return &PathError{Kind: KindInvalidGlobPattern, Pattern: fmt.Sprintf("%s (%d segments; at most %d)", short, n, MaxPatternSegments)}
+		}
+	}
+	return nil
+}
+
 // CompilePattern compiles a relative glob pattern (leading slashes are
-// ignored). A malformed pattern fails with "invalid glob pattern: <pattern>".
+// ignored), normalized by [NormalizePattern]. A malformed pattern fails
+// with "invalid glob pattern: <pattern>"; one longer than MaxPatternBytes
+// or with more than MaxPatternSegments segments fails with "invalid glob
+// pattern: <start of pattern>... (N bytes; at most M)" (or segments).
 func CompilePattern(pattern string) (*Pattern, error) {
 	p := &Pattern{src: pattern}
-	rel := strings.TrimLeft(pattern, "/")
+	norm := NormalizePattern(pattern)
+	if err := checkPatternSize(pattern, norm); err != nil {
+		return nil, err
+	}
+	rel := strings.TrimLeft(norm, "/")
 	g, err := globCompiler.Compile(rel)
 	if err != nil {
 		return nil, InvalidGlobPattern(pattern, err)

@@ -41,6 +41,9 @@ func Rename(ctx context.Context, fsys FileSystem, from, to string) error {
 	case KindDir:
 		return NewError(KindIsDir, from, syscall.EXDEV)
 	}
+	if from == to {
+		return nil // a copy onto itself, then a delete, would lose the file
+	}
 	data, err := fsys.Read(ctx, from)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -44,8 +45,10 @@ func validateCommand() *cli.Command {
 fields or tool names, and the fail-closed combinations (a root with shell,
 task or readLints; a root with local.cwd, local.workspaceDir, local.sandbox or
 a cloud runtime; an authored tools/Read.* named like a synthesized tool;
-workspaceFiles under memory/ or, with a root, /tmp; a root mount under /tmp).
-On success it prints what the agent's model gets.`,
+workspaceFiles under memory/ or, with a root, /tmp). On success it prints
+what the agent's model gets, and on stderr a warning for each legal but
+probably unintended setting (a root mount under /tmp, shadowed each turn by
+the scratch /tmp).`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -66,6 +69,9 @@ On success it prints what the agent's model gets.`,
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
 			}
 			validateRun(c, a)
+			for _, p := range a.Warnings {
+				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
+			}
 			return nil
 		},
 	}
@@ -217,9 +223,18 @@ session is one turn: with a root, it gets its own empty /tmp. The tree is
 bound once and shared by every session of the process, and so is its search
 index (agent.yaml's index:, or --index DIR), held until the server ends. On
 stdio a line that is not JSON-RPC gets an error response and the server
-keeps serving.`,
+keeps serving. Each session's /tmp holds at most --tmp-quota bytes.
+
+Over HTTP, a bearer token (--token-file FILE, or the JULY_MCP_TOKEN
+environment variable) is required on any address but loopback: --http :PORT
+or 0.0.0.0:PORT without one is refused. On 127.0.0.1 or [::1] the token is
+optional. Browser requests from another origin are refused (403), and a
+session idle for --idle-timeout is closed and its /tmp dropped.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP at `ADDR` instead of stdio"},
+			&cli.StringFlag{Name: "token-file", Usage: "require the bearer token in `FILE` (its first line) on HTTP; default $" + mcpserver.TokenEnv},
+			&cli.DurationFlag{Name: "idle-timeout", Value: mcpserver.DefaultIdleTimeout, Usage: "close an HTTP session idle this long (0: never)"},
+			&cli.Int64Flag{Name: "tmp-quota", Value: DefaultTmpQuota, Usage: "bytes each MCP session may keep in its /tmp scratch (0: no limit)"},
 			indexFlag,
 			watchFlags[0], watchFlags[1],
 		},
@@ -231,7 +246,7 @@ keeps serving.`,
 			if err != nil {
 				return err
 			}
-			sopts := runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c), SessionID: liveSessionID(a)}
+			sopts := runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c), SessionID: liveSessionID(a), ScratchQuota: c.Int64("tmp-quota")}
 			s, err := a.Open(c.Context, sopts)
 			if err != nil {
 				return err
@@ -268,12 +283,44 @@ keeps serving.`,
 	}
 }
 
+// DefaultTmpQuota is july mcp's default --tmp-quota.
+const DefaultTmpQuota = 64 << 20
+
+// mcpToken reads the bearer token: the first line of --token-file, else
+// $JULY_MCP_TOKEN; "" for none.
+func mcpToken(c *cli.Context) (string, error) {
+	if f := c.String("token-file"); f != "" {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok, _, _ := strings.Cut(string(data), "\n")
+		if tok = strings.TrimSpace(tok); tok == "" {
+			return "", fmt.Errorf("--token-file %s: empty token", f)
+		}
+		return tok, nil
+	}
+	return strings.TrimSpace(os.Getenv(mcpserver.TokenEnv)), nil
+}
+
 func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
+	token, err := mcpToken(c)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	if token == "" && !mcpserver.Loopback(ln.Addr()) {
+		ln.Close()
+		return fmt.Errorf("--http %s listens on %s, not only on loopback: anyone who can reach it could use the agent's tools. Set a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", addr, ln.Addr(), mcpserver.TokenEnv)
+	}
+	idle := c.Duration("idle-timeout")
+	if idle == 0 {
+		idle = -1 // never
+	}
+	hs := &http.Server{Handler: srv.Handler(mcpserver.HTTPOptions{Token: token, IdleTimeout: idle}), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(c.App.ErrWriter, "july mcp: serving agent %s at http://%s/\n", name, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/rootspec"
+	"github.com/julyfs/julyfs/vfs"
 )
 
 func mountsCommand() *cli.Command {
@@ -92,7 +93,7 @@ Examples:
 			}
 			tw := tabwriter.NewWriter(out.w, 0, 0, 2, ' ', 0)
 			for _, m := range table {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Prefix, m.Spec.Kind, source(m.Spec), m.Spec.Mode())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", vfs.DisplayPath(m.Prefix), m.Spec.Kind, source(m.Spec), m.Spec.Mode())
 			}
 			if err := tw.Flush(); err != nil {
 				return out.done(err)
@@ -105,7 +106,7 @@ Examples:
 // source renders a spec's SOURCE column: its Arg, or - when empty.
 func source(s rootspec.Spec) string {
 	if a := s.Arg(); a != "" {
-		return a
+		return vfs.DisplayPath(a) // a host directory may hold any byte
 	}
 	return "-"
 }

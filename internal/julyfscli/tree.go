@@ -2,6 +2,7 @@ package julyfscli
 
 import (
 	"bufio"
+	"errors"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -144,6 +145,26 @@ func (o *output) done(err error) error {
 	}
 	if o.err != nil {
 		return o.err
+	}
+	return displayErr(err)
+}
+
+// displayErr returns err with the paths and patterns of its contract
+// errors shown by vfs.DisplayPath (Go-quoted when they hold control
+// characters or invalid UTF-8), also inside an errors.Join.
+func displayErr(err error) error {
+	switch e := err.(type) {
+	case *vfs.PathError:
+		c := *e
+		c.Path, c.Pattern = vfs.DisplayPath(c.Path), vfs.DisplayPath(c.Pattern)
+		return &c
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		out := make([]error, len(errs))
+		for i, x := range errs {
+			out[i] = displayErr(x)
+		}
+		return errors.Join(out...)
 	}
 	return err
 }

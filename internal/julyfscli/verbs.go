@@ -37,7 +37,7 @@ Examples:
 				return err
 			}
 			defer closeTree()
-			p := vfs.Clean(c.Args().First())
+			p := vfs.Clean(vfs.ParseDisplayPath(c.Args().First()))
 			long := c.Bool("l")
 			out := newOutput(c)
 			listed := false
@@ -46,7 +46,7 @@ Examples:
 					return out.done(err)
 				}
 				listed = true
-				line := e.Path
+				line := vfs.DisplayPath(e.Path)
 				if long {
 					info, err := fsys.Stat(c.Context, e.Path)
 					if err != nil {
@@ -72,7 +72,7 @@ Examples:
 				case vfs.KindMissing:
 					return out.done(vfs.NotFound(p))
 				case vfs.KindFile:
-					line := p
+					line := vfs.DisplayPath(p)
 					if long {
 						line = longLine(info)
 					}
@@ -90,7 +90,7 @@ func longLine(info vfs.FileInfo) string {
 	if info.Kind == vfs.KindDir {
 		kind, size = "dir", "-"
 	}
-	return fmt.Sprintf("%-4s %10s  %-19s  %s", kind, size, formatTime(info.ModTime), info.Path)
+	return fmt.Sprintf("%-4s %10s  %-19s  %s", kind, size, formatTime(info.ModTime), vfs.DisplayPath(info.Path))
 }
 
 func formatTime(t time.Time) string {
@@ -122,7 +122,7 @@ Examples:
 				return err
 			}
 			defer closeTree()
-			p := vfs.Clean(c.Args().First())
+			p := vfs.Clean(vfs.ParseDisplayPath(c.Args().First()))
 			info, err := fsys.Stat(c.Context, p)
 			if err != nil {
 				return err
@@ -139,7 +139,7 @@ Examples:
 				etag = "-"
 			}
 			out := newOutput(c)
-			out.line("path:  " + info.Path)
+			out.line("path:  " + vfs.DisplayPath(info.Path))
 			out.line("kind:  " + info.Kind.String())
 			out.line("size:  " + strconv.FormatInt(info.Size, 10))
 			out.line("mtime: " + mtime)
@@ -174,7 +174,7 @@ Examples:
 			out := newOutput(c)
 			var errs []error
 			for _, p := range c.Args().Slice() {
-				data, err := fsys.Read(c.Context, vfs.Clean(p))
+				data, err := fsys.Read(c.Context, vfs.Clean(vfs.ParseDisplayPath(p)))
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -214,11 +214,11 @@ Examples:
 			}
 			defer closeTree()
 			out := newOutput(c)
-			for e, err := range fsys.Glob(c.Context, c.Args().Get(0), vfs.Clean(c.Args().Get(1))) {
+			for e, err := range fsys.Glob(c.Context, c.Args().Get(0), vfs.Clean(vfs.ParseDisplayPath(c.Args().Get(1)))) {
 				if err != nil {
 					return out.done(err)
 				}
-				if !out.line(e.Path) {
+				if !out.line(vfs.DisplayPath(e.Path)) {
 					break
 				}
 			}
@@ -264,7 +264,7 @@ Examples:
 			defer closeTree()
 			q := vfs.GrepQuery{
 				Pattern:         c.Args().Get(0),
-				Path:            vfs.Clean(c.Args().Get(1)),
+				Path:            vfs.Clean(vfs.ParseDisplayPath(c.Args().Get(1))),
 				Glob:            c.String("glob"),
 				CaseInsensitive: c.Bool("ignore-case"),
 				MaxResults:      c.Int("max"),
@@ -277,7 +277,7 @@ Examples:
 					return out.done(err)
 				}
 				hits++
-				buf = append(buf[:0], r.Path...)
+				buf = append(buf[:0], vfs.DisplayPath(r.Path)...)
 				buf = append(buf, ':')
 				buf = strconv.AppendInt(buf, int64(r.LineNumber), 10)
 				buf = append(buf, ':')
@@ -324,7 +324,7 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("reading standard input: %w", err)
 			}
-			return fsys.Write(c.Context, vfs.Clean(c.Args().First()), data)
+			return fsys.Write(c.Context, vfs.Clean(vfs.ParseDisplayPath(c.Args().First())), data)
 		},
 	}
 }
@@ -353,11 +353,11 @@ Examples:
 			defer closeTree()
 			var errs []error
 			for _, p := range c.Args().Slice() {
-				if err := fsys.Delete(c.Context, vfs.Clean(p)); err != nil {
+				if err := fsys.Delete(c.Context, vfs.Clean(vfs.ParseDisplayPath(p))); err != nil {
 					errs = append(errs, err)
 				}
 			}
-			return errors.Join(errs...)
+			return displayErr(errors.Join(errs...))
 		},
 	}
 }
@@ -408,7 +408,7 @@ Examples:
 			}
 			q := vfs.SearchQuery{
 				Query:      c.Args().Get(0),
-				Path:       vfs.Clean(c.Args().Get(1)),
+				Path:       vfs.Clean(vfs.ParseDisplayPath(c.Args().Get(1))),
 				MaxResults: c.Int("max"),
 			}
 			out := newOutput(c)
@@ -431,7 +431,7 @@ Examples:
 //
 //	/repo/net/http/header.go  0.18  L20: // A Header represents the key-value pairs in an HTTP header.
 func searchLine(r vfs.SearchResult) string {
-	s := r.Path + "  " + strconv.FormatFloat(r.Score, 'f', 2, 64)
+	s := vfs.DisplayPath(r.Path) + "  " + strconv.FormatFloat(r.Score, 'f', 2, 64)
 	if r.LineNumber > 0 {
 		s += "  L" + strconv.Itoa(r.LineNumber) + ":"
 		if snippet := oneLine(r.Snippet); snippet != "" {

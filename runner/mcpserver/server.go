@@ -17,6 +17,16 @@
 // session's tree itself (the agent's root) is shared by all MCP sessions of
 // the process, as a static root is shared by all of an agent's sessions.
 //
+// # Hardening
+//
+// On stdio ([StdioTransport]) a bad line or a JSON-RPC batch gets an error
+// response and the server keeps serving, and requests read before stdin
+// ends are answered before the server sees the end. Over HTTP
+// ([Server.Handler]) requests pass cross-origin protection and, with a
+// token, bearer authentication; idle sessions are closed after
+// [HTTPOptions].IdleTimeout. A turn's /tmp quota is the session's
+// (runner.SessionOptions.ScratchQuota).
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use; calls of different MCP sessions run
@@ -27,7 +37,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"sync"
 
@@ -90,12 +99,6 @@ func (m *Server) MCP() *mcp.Server { return m.srv }
 // until the client disconnects or ctx is done.
 func (m *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return m.srv.Run(ctx, t)
-}
-
-// HTTPHandler returns the streamable HTTP handler: each MCP session it
-// accepts is a turn of this server's session.
-func (m *Server) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m.srv }, nil)
 }
 
 // handle is the tools/call handler of every tool.

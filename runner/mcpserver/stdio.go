@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,35 +30,108 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // serving. Responses are written whole, one line each, so they never
 // interleave with the SDK's.
 //
+// A JSON-RPC batch (an array, which MCP 2025-06-18 removed) gets an
+// invalid-request response too.
+//
+// When r ends, the requests already read are still run and answered: the
+// SDK only sees the end of input once every request it was given has its
+// response written (or the connection closes). A client may therefore
+// write a tools/call and close stdin at once.
+//
 // A goroutine reads r until it ends or the connection is closed; as with
 // the SDK's transport, a read blocked on a stdin that never closes outlives
 // the connection.
 func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	out := &lockedWriter{w: w}
+	out := &lockedWriter{w: w, pending: map[jsonrpc.ID]int{}}
+	out.idle = sync.NewCond(&out.mu)
 	pr, pw := io.Pipe()
 	go filterLines(r, pw, out)
 	return &mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}
 }
 
-// lockedWriter serializes writes: the SDK writes each message in one call,
-// and so does filterLines.
+// lockedWriter serializes writes (the SDK writes each message in one call,
+// and so does filterLines) and tracks the requests not answered yet.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending map[jsonrpc.ID]int // requests passed to the SDK, by id
+	idle    *sync.Cond         // signalled when pending shrinks or closed
+	closed  bool
 }
 
+// Write writes one message and, when it is a response, marks its request
+// answered.
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
+		if resp, ok := msg.(*jsonrpc.Response); ok && l.pending[resp.ID] > 0 {
+			if l.pending[resp.ID]--; l.pending[resp.ID] == 0 {
+				delete(l.pending, resp.ID)
+			}
+			l.idle.Broadcast()
+		}
+	}
+	return n, err
 }
 
-func (l *lockedWriter) Close() error { return nil }
+// Close is called when the connection closes: nothing will be answered
+// any more.
+func (l *lockedWriter) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	l.idle.Broadcast()
+	return nil
+}
+
+// track records a request about to be passed to the SDK.
+func (l *lockedWriter) track(msg []byte) {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return
+	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+		l.mu.Lock()
+		l.pending[req.ID]++
+		l.mu.Unlock()
+	}
+}
+
+// DrainTimeout bounds how long the end of stdin waits for the answers to
+// requests already read (longer than any tool call may run: Shell's cap is
+// 10 minutes).
+var DrainTimeout = 15 * time.Minute
+
+// drain waits until every tracked request is answered, the connection
+// closes, or DrainTimeout passes.
+func (l *lockedWriter) drain() {
+	expired := false
+	t := time.AfterFunc(DrainTimeout, func() {
+		l.mu.Lock()
+		expired = true
+		l.idle.Broadcast()
+		l.mu.Unlock()
+	})
+	defer t.Stop()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.pending) > 0 && !l.closed && !expired {
+		l.idle.Wait()
+	}
+}
 
 // filterLines copies the well-formed JSON-RPC lines of r to pw and answers
 // the others on out. It closes pw when r ends (or fails) and stops when
 // the reading side of pw is closed.
-func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
+func filterLines(r io.Reader, pw *io.PipeWriter, out *lockedWriter) {
+	end := func(err error) {
+		if errors.Is(err, io.EOF) {
+			out.drain() // answer what was asked before hanging up
+		}
+		pw.CloseWithError(eof(err))
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	for {
@@ -74,7 +148,7 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
 			line = line[:0]
 			writeError(out, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: line longer than %d bytes", MaxLineLength))
 			if err != nil {
-				pw.CloseWithError(eof(err))
+				end(err)
 				return
 			}
 			continue
@@ -82,13 +156,16 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
 		if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if code, id, reason := check(msg); code != 0 {
 				writeError(out, id, code, reason)
-			} else if _, werr := pw.Write(append(msg, '\n')); werr != nil {
-				return // the connection is closed
+			} else {
+				out.track(msg)
+				if _, werr := pw.Write(append(msg, '\n')); werr != nil {
+					return // the connection is closed
+				}
 			}
 		}
 		line = line[:0]
 		if err != nil {
-			pw.CloseWithError(eof(err))
+			end(err)
 			return
 		}
 	}
@@ -112,16 +189,12 @@ func check(msg []byte) (code int64, id json.RawMessage, reason string) {
 		return jsonrpc.CodeParseError, nil, "Parse error: " + err.Error()
 	}
 	if msg[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(msg, &batch); err != nil || len(batch) == 0 {
+		// The SDK closes the connection on a batch; MCP 2025-06-18 has
+		// none.
+		if string(bytes.Join(bytes.Fields(msg), nil)) == "[]" {
 			return jsonrpc.CodeInvalidRequest, nil, "Invalid Request: empty batch"
 		}
-		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				return jsonrpc.CodeInvalidRequest, nil, "Invalid Request: " + err.Error()
-			}
-		}
-		return 0, nil, ""
+		return jsonrpc.CodeInvalidRequest, nil, "Invalid Request: JSON-RPC batches are not supported; send one message per line"
 	}
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
 		return jsonrpc.CodeInvalidRequest, requestID(msg), "Invalid Request: " + err.Error()

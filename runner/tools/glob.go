@@ -42,6 +42,7 @@ func NewGlob(fsys vfs.FileSystem, opts Options) *Tool {
 			if e.Kind == vfs.KindDir {
 				p = withSlash(p)
 			}
+			p = vfs.DisplayPath(p)
 			if n == opts.MaxEntries || b.Len()+len(p)+1 > opts.MaxOutputBytes {
 				more = true
 				break

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -11,11 +12,14 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-// Grep output modes.
+// Grep output modes: the spec's native result kinds content, files and
+// count. files_with_matches (the ripgrep-style name) is accepted as an
+// alias of files.
 const (
 	GrepContent          = "content"
-	GrepFilesWithMatches = "files_with_matches"
+	GrepFiles            = "files"
 	GrepCount            = "count"
+	GrepFilesWithMatches = "files_with_matches"
 )
 
 type grepArgs struct {
@@ -33,14 +37,15 @@ type grepArgs struct {
 }
 
 // NewGrep returns the Grep tool over the tree's Grep verb, with the
-// native pagination on top: output_mode (content, files_with_matches,
-// count), context lines, head_limit and offset.
+// native pagination on top: output_mode (content, files, count;
+// files_with_matches is an alias of files), context lines, head_limit and
+// offset.
 func NewGrep(fsys vfs.FileSystem, opts Options) *Tool {
 	opts = opts.withDefaults()
 	return define(Tool{
 		Name: NameGrep,
 		Description: fmt.Sprintf("Searches file contents with a regular expression (Go RE2 syntax, matched per line). "+
-			"output_mode: files_with_matches (default) lists matching files, content shows matching lines as "+
+			"output_mode: files (default; files_with_matches is an alias) lists matching files, content shows matching lines as "+
 			"path:line:text (with -A/-B/-C context lines as path-line-text), count shows path:count. glob filters files "+
 			"(a slash-free pattern matches the name at any depth). head_limit and offset page through the entries "+
 			"(matches in content mode, files otherwise); at most %d entries unless head_limit says otherwise.", opts.MaxEntries),
@@ -48,7 +53,7 @@ func NewGrep(fsys vfs.FileSystem, opts Options) *Tool {
 			"pattern":     str("Regular expression (Go RE2 syntax)."),
 			"path":        str("File or directory to search (default /)."),
 			"glob":        str("Glob filter on file paths, e.g. *.go or src/**/*.ts."),
-			"output_mode": enum("What to show (default files_with_matches).", GrepContent, GrepFilesWithMatches, GrepCount),
+			"output_mode": enum("What to show (default files; files_with_matches is an alias of files).", GrepContent, GrepFiles, GrepCount, GrepFilesWithMatches),
 			"-i":          boolean("Case-insensitive match."),
 			"-n":          boolean("Show line numbers in content mode (default true)."),
 			"-A":          integer("Lines of context after each match (content mode).", 0),
@@ -72,13 +77,18 @@ func NewGrep(fsys vfs.FileSystem, opts Options) *Tool {
 
 func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (*Result, error) {
 	mode := in.OutputMode
-	if mode == "" {
-		mode = GrepFilesWithMatches
+	if mode == "" || mode == GrepFilesWithMatches {
+		mode = GrepFiles
 	}
 	limit := in.HeadLimit
 	if limit <= 0 {
 		limit = opts.MaxEntries
 	}
+	// offset and head_limit come from the caller and may be as large as an
+	// int holds: every sum below saturates instead of wrapping.
+	offset := max(in.Offset, 0)
+	in.Offset = offset
+	end := satAdd(offset, limit) // one past the last entry shown
 	q := vfs.GrepQuery{
 		Pattern:         in.Pattern,
 		Path:            opts.path(in.Path),
@@ -87,7 +97,7 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 	}
 	// Entries [in.Offset, in.Offset+limit) are shown; one more tells that
 	// more exist.
-	want := in.Offset + limit + 1
+	want := satAdd(end, 1)
 	var entries []string // files, or "path:count"
 	var hits []vfs.GrepResult
 	more := false
@@ -98,20 +108,24 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 			if err != nil {
 				return nil, err
 			}
+			// Keep only the part of the line that is shown, copied, so a
+			// long line (or the buffer it points into) is not retained.
+			h.Line = strings.Clone(cutLine(strings.TrimSuffix(h.Line, "\r"), opts.MaxLineLength))
 			hits = append(hits, h)
 		}
-		if len(hits) > in.Offset+limit {
+		if len(hits) > end {
 			more = true
-			hits = hits[:in.Offset+limit]
+			hits = hits[:end]
 		}
 		hits = hits[min(in.Offset, len(hits)):]
 	default:
 		var counts []int
+		last := "" // the raw path of the last entry
 		for h, err := range fsys.Grep(ctx, q) {
 			if err != nil {
 				return nil, err
 			}
-			if n := len(entries); n > 0 && entries[n-1] == h.Path {
+			if n := len(entries); n > 0 && last == h.Path {
 				counts[n-1]++
 				continue
 			}
@@ -119,7 +133,8 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 				more = true // every earlier file's count is complete
 				break
 			}
-			entries = append(entries, h.Path)
+			entries = append(entries, vfs.DisplayPath(h.Path))
+			last = h.Path
 			counts = append(counts, 1)
 		}
 		if mode == GrepCount {
@@ -163,12 +178,24 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 		return Text("No matches found."), nil
 	case shown < total:
 		cutNotice(&b, fmt.Sprintf("Output cut at %d bytes after %s %d-%d. Use offset=%d to see more.",
-			opts.MaxOutputBytes, noun, in.Offset+1, in.Offset+shown, in.Offset+shown))
+			opts.MaxOutputBytes, noun, satAdd(offset, 1), satAdd(offset, shown), satAdd(offset, shown)))
 	case more:
 		cutNotice(&b, fmt.Sprintf("Showing %s %d-%d; more exist. Use offset=%d to see more.",
-			noun, in.Offset+1, in.Offset+shown, in.Offset+shown))
+			noun, satAdd(offset, 1), satAdd(offset, shown), satAdd(offset, shown)))
 	}
 	return Text(b.String()), nil
+}
+
+// maxContext bounds -A, -B and -C.
+const maxContext = 1 << 40
+
+// satAdd returns a+b for non-negative a and b, or math.MaxInt when the sum
+// overflows.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // writeContent renders content-mode hits, with context lines when asked,
@@ -179,8 +206,12 @@ func writeContent(ctx context.Context, fsys vfs.FileSystem, b *strings.Builder, 
 	if in.Context > 0 {
 		before, after = max(before, in.Context), max(after, in.Context)
 	}
+	// Line numbers plus context must not overflow: no file has more lines
+	// than maxContext.
+	before, after = min(max(before, 0), maxContext), min(max(after, 0), maxContext)
+	// line renders one output line; text is already cut.
 	line := func(p string, n int, sep byte, text string) string {
-		text = cutLine(strings.TrimSuffix(text, "\r"), opts.MaxLineLength)
+		p = vfs.DisplayPath(p)
 		if numbers {
 			return fmt.Sprintf("%s%c%d%c%s", p, sep, n, sep, text)
 		}
@@ -204,49 +235,76 @@ func writeContent(ctx context.Context, fsys vfs.FileSystem, b *strings.Builder, 
 		}
 		return len(hits), nil
 	}
-	// With context: one read per file, groups of overlapping windows
-	// separated by "--" as grep and ripgrep print them.
+	// With context: one sequential read per file (ranged where the tree
+	// can, holding each line only up to the line cut), groups of
+	// overlapping windows separated by "--" as grep and ripgrep print
+	// them.
 	shown := 0
-	lastPath, lastLine := "", 0
-	var lines []string
+	lastPath, lastLine, cur := "", 0, 0 // cur: lines consumed from the file
+	var ls *lineScanner
+	closeFile := func() {}
+	defer func() { closeFile() }()
 	for i := 0; i < len(hits); {
 		p := hits[i].Path
 		if p != lastPath {
-			data, err := fsys.Read(ctx, p)
+			closeFile()
+			r, _, c, err := openText(ctx, fsys, p)
 			if err != nil {
+				closeFile = func() {}
 				return shown, err
 			}
-			lines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-			lastPath, lastLine = p, 0
+			ls, closeFile = &lineScanner{r: r, keep: opts.MaxLineLength + 8}, c
+			lastPath, lastLine, cur = p, 0, 0
 		}
 		// The window of hits i..j-1, whose context overlaps or touches.
 		j := i + 1
 		for j < len(hits) && hits[j].Path == p && hits[j].LineNumber-before <= hits[j-1].LineNumber+after+1 {
 			j++
 		}
-		from := max(1, hits[i].LineNumber-before)
-		to := min(len(lines), hits[j-1].LineNumber+after)
+		from := max(1, hits[i].LineNumber-before, lastLine+1)
+		to := hits[j-1].LineNumber + after
+		for cur < from-1 {
+			_, _, ok, err := ls.next()
+			if err != nil {
+				return shown, err
+			}
+			if !ok {
+				break
+			}
+			cur++
+		}
 		var group bytes.Buffer
 		if b.Len() > 0 {
 			group.WriteString("--\n")
 		}
 		k := i
-		for n := max(from, lastLine+1); n <= to; n++ {
+		for n := cur + 1; n <= to; n++ {
+			head, full, ok, err := ls.next()
+			if err != nil {
+				return shown, err
+			}
+			if !ok {
+				break
+			}
+			cur++
 			sep := byte('-')
+			for k < j && hits[k].LineNumber < n {
+				k++
+			}
 			if k < j && hits[k].LineNumber == n {
 				sep = ':'
 				k++
 			}
-			group.WriteString(line(p, n, sep, lines[n-1]))
-			if n < to {
+			if n > from {
 				group.WriteByte('\n')
 			}
+			group.WriteString(line(p, n, sep, cutHead(head, full, opts.MaxLineLength)))
 		}
 		if !emit(strings.TrimPrefix(group.String(), "\n")) {
 			return shown, nil
 		}
 		shown += j - i
-		lastLine = to
+		lastLine = cur
 		i = j
 	}
 	return shown, nil

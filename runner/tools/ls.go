@@ -24,7 +24,8 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 		Name: NameLS,
 		Description: fmt.Sprintf("Lists the files and directories directly inside a directory (default /), directories "+
 			"with a trailing slash and files with their size. ignore takes glob patterns matched against each entry's "+
-			"name or its path relative to the listed directory. At most %d entries.", opts.MaxEntries),
+			"name or its path relative to the listed directory. At most %d entries. A name with control characters or invalid "+
+			"UTF-8 is shown Go-quoted (\"bad\\xff.txt\"); to use it, quote the whole path the same way (\"/dir/bad\\xff.txt\").", opts.MaxEntries),
 		Schema: object(nil, map[string]*jsonschema.Schema{
 			"path":   str("Directory to list (default /)."),
 			"ignore": stringList("Glob patterns of entries to leave out."),
@@ -49,10 +50,10 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 		case vfs.KindMissing:
 			return nil, vfs.NotFound(dir)
 		case vfs.KindFile:
-			return Text(fmt.Sprintf("%s (%s)", dir, size(info.Size))), nil
+			return Text(fmt.Sprintf("%s (%s)", vfs.DisplayPath(dir), size(info.Size))), nil
 		}
 		var b strings.Builder
-		b.WriteString(withSlash(dir))
+		b.WriteString(vfs.DisplayPath(withSlash(dir)))
 		shown, total := 0, 0
 		for e, err := range fsys.List(ctx, dir) {
 			if err != nil {
@@ -69,14 +70,14 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 			shown++
 			b.WriteString("\n  ")
 			if e.Kind == vfs.KindDir {
-				b.WriteString(withSlash(vfs.Base(e.Path)))
+				b.WriteString(vfs.DisplayPath(withSlash(vfs.Base(e.Path))))
 				continue
 			}
 			child, err := fsys.Stat(ctx, e.Path)
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&b, "%s (%s)", vfs.Base(e.Path), size(child.Size))
+			fmt.Fprintf(&b, "%s (%s)", vfs.DisplayPath(vfs.Base(e.Path)), size(child.Size))
 		}
 		if total == 0 {
 			b.WriteString("\n  (empty)")

@@ -79,10 +79,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// path maps a path argument into the tree's namespace: an absolute host
+// path maps a path argument into the tree's namespace. A Go-quoted path
+// (how the tools print a name with control characters or invalid UTF-8;
+// see vfs.DisplayPath) is unquoted first. Then an absolute host
 // path under HostDir loses that prefix; anything else is cleaned as a tree
 // path (relative paths resolve against "/").
 func (o Options) path(p string) string {
+	p = vfs.ParseDisplayPath(p) // a path as the tools print it
 	if o.HostDir != "" && strings.HasPrefix(p, o.HostDir) {
 		rest := p[len(o.HostDir):]
 		if rest == "" || rest[0] == '/' {

@@ -53,7 +53,7 @@ func NewSemanticSearch(fsys vfs.FileSystem, opts Options) *Tool {
 				b.WriteByte('\n')
 			}
 			count++
-			b.WriteString(r.Path)
+			b.WriteString(vfs.DisplayPath(r.Path))
 			if r.LineNumber > 0 {
 				fmt.Fprintf(&b, ":%d", r.LineNumber)
 			}

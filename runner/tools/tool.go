@@ -31,6 +31,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/julyfs/julyfs/vfs"
 )
 
 // Effect says whether a tool changes the tree (or the host).
@@ -115,9 +117,16 @@ func Text(s string) *Result {
 }
 
 // Error returns an error result whose text is err's message (for a
-// vfs.PathError, the contract string).
+// vfs.PathError, the contract string with its path and pattern shown by
+// vfs.DisplayPath).
 func Error(err error) *Result {
-	return &Result{Content: []Part{{Type: "text", Text: err.Error()}}, IsError: true}
+	msg := err.Error()
+	if pe, ok := err.(*vfs.PathError); ok {
+		c := *pe
+		c.Path, c.Pattern = vfs.DisplayPath(c.Path), vfs.DisplayPath(c.Pattern)
+		msg = c.Error()
+	}
+	return &Result{Content: []Part{{Type: "text", Text: msg}}, IsError: true}
 }
 
 // Errorf returns an error result with a formatted message.

@@ -94,8 +94,8 @@ func TestStrReplaceWriteBack(t *testing.T) {
 		t.Errorf("StrReplace on a conflicting CAS tree = %v, want conflict: /a.txt", err)
 	}
 	_, err := StrReplace(ctx, failingWriteFS{base}, "/a.txt", "hi", "yo", false)
-	if err == nil || err.Error() != "write failed: /a.txt" || !errors.Is(err, vfs.ErrWriteFailed) || !errors.Is(err, syscall.ENOSPC) {
-		t.Errorf("StrReplace with a failing write = %v, want write failed: /a.txt wrapping ENOSPC", err)
+	if err == nil || err.Error() != "write failed: /a.txt: no space left on device" || !errors.Is(err, vfs.ErrWriteFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("StrReplace with a failing write = %v, want write failed: /a.txt: no space left on device", err)
 	}
 	// A CAS tree that does not conflict: the edit lands.
 	if n, err := StrReplace(ctx, base, "/a.txt", "hi", "yo", false); err != nil || n != 1 {

@@ -38,7 +38,7 @@ func NewWrite(fsys vfs.FileSystem, opts Options) *Tool {
 		if err := fsys.Write(ctx, p, []byte(in.Contents)); err != nil {
 			return nil, err
 		}
-		return Text("Wrote contents to " + p), nil
+		return Text("Wrote contents to " + vfs.DisplayPath(p)), nil
 	})
 }
 
@@ -169,6 +169,6 @@ func NewDelete(fsys vfs.FileSystem, opts Options) *Tool {
 		if err := fsys.Delete(ctx, p); err != nil {
 			return nil, err
 		}
-		return Text("Deleted " + p), nil
+		return Text("Deleted " + vfs.DisplayPath(p)), nil
 	})
 }

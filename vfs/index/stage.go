@@ -41,6 +41,24 @@ type stagedFile struct {
 }
 
 func (s *stagedFile) Commit(ctx context.Context) error {
+	return s.commit(ctx, s.StagedFile.Commit)
+}
+
+// BaseETag forwards to the wrapped staging (vfs.ConditionalCommitter).
+func (s *stagedFile) BaseETag() string { return vfs.BaseETag(s.StagedFile) }
+
+// CommitIf commits through the wrapped staging's ConditionalCommitter and
+// indexes as Commit does; errors.ErrUnsupported when it has none.
+func (s *stagedFile) CommitIf(ctx context.Context, cond vfs.Precondition) error {
+	if _, ok := s.StagedFile.(vfs.ConditionalCommitter); !ok {
+		return errors.ErrUnsupported
+	}
+	return s.commit(ctx, func(ctx context.Context) error { return vfs.CommitIf(ctx, s.StagedFile, cond) })
+}
+
+// commit runs publish (the wrapped staging's Commit or CommitIf), then
+// indexes what it published.
+func (s *stagedFile) commit(ctx context.Context, publish func(context.Context) error) error {
 	f, p := s.f, s.path
 	done, err := f.beginWrite(p)
 	if err != nil {
@@ -58,7 +76,7 @@ func (s *stagedFile) Commit(ctx context.Context) error {
 		}
 		data = data[:n]
 	}
-	if err := s.StagedFile.Commit(ctx); err != nil {
+	if err := publish(ctx); err != nil {
 		return err
 	}
 	err = f.update(ctx, p, data)

@@ -54,7 +54,7 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 		case unix.ENOSYS:
 			noOpenat2.Store(true)
 			return nil, false, nil
-		case unix.EXDEV, unix.EAGAIN, unix.EPERM:
+		case unix.EXDEV, unix.EAGAIN, unix.EPERM, unix.ENAMETOOLONG:
 			return nil, false, nil
 		}
 		return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
@@ -63,6 +63,9 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 
 // oPath opens a name for its metadata only.
 const oPath = unix.O_PATH
+
+// keepAtime is the utimensat time that leaves the access time as it is.
+func keepAtime() unix.Timespec { return unix.Timespec{Nsec: unix.UTIME_OMIT} }
 
 // openat2 runs openat2 relative to the root directory, holding it open
 // for the call (a Close racing a verb cannot free the descriptor number

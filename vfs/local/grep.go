@@ -16,7 +16,8 @@ import (
 // to its directory's handle into a reused buffer, and scanned with
 // [vfs.GrepMatcher]. Binary files (holding a NUL byte) and files or
 // directories this process may not read are skipped, as ripgrep skips them
-// (without its warning); a missing scope yields nothing.
+// (without its warning). A missing scope fails with "not found: <scope>",
+// as the contract says of a missing host search root.
 func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
 		m, filter, err := vfs.CompileGrepQuery(q)
@@ -33,6 +34,9 @@ func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRes
 		var files iter.Seq2[vfs.GrepFile, error]
 		switch st.Kind {
 		case vfs.KindMissing:
+			// A missing host search root fails (the contract); a union
+			// mount's missing virtual path still yields nothing.
+			yield(vfs.GrepResult{}, vfs.NotFound(scope))
 			return
 		case vfs.KindFile:
 			if !filter.Match(scope) {

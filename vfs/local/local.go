@@ -30,42 +30,61 @@
 // Write is atomic: the data goes to a temporary file in the target's
 // directory, is synced, and is renamed over the target, after which the
 // directory is synced too. A failed write leaves the old file intact and no
-// temporary file behind. Write creates missing parent directories and
+// temporary file behind. Write creates missing parent directories
+// (following links inside the root, absolute ones too, as Read does) and
 // replaces a link at the target path with a regular file (it never writes
-// through a link). A file's permission bits survive a rewrite. The
-// temporary files (named ".julyfs-tmp-" and a random suffix) never show in
-// List, Glob or Grep. Empty
+// through a link). A rewrite keeps the file's permission bits, sticky bit,
+// owner and group where the process may set them: a process that is not
+// root keeps itself as the owner and keeps the group only where it is a
+// member. The setuid and setgid bits are dropped, as the kernel drops them
+// when an unprivileged process writes to a file: new contents never
+// inherit a privilege. The temporary files (named ".julyfs-tmp-" and a
+// random suffix) never show in List, Glob or Grep; one left by a writer
+// that died is removed later (see sweep.go: stale and unlocked, when the
+// tree opens, when a walk reads its directory, or by [FS.Sweep]). Empty
 // directories are real directories: they list, and Delete (of files only)
-// never removes them.
+// never removes them. [FS.Rename] moves a file or a directory in one
+// rename(2).
+//
+// Paths longer than the kernel's PATH_MAX (4,096 bytes) work for every
+// verb (os.Root resolves them a name at a time); a single name longer than
+// the host allows (255 bytes) fails to write with "file name too long" and
+// is missing for the read verbs.
 //
 // # ETags
 //
 // Stat's etag is derived from the file's inode, size and modification time
 // ("inode-size-mtime" in hex), so it is cheap and changes on every write
-// through this package (each write makes a new inode). An edit by another
-// program in place that keeps size and mtime is not seen.
+// through this package (each write makes a new inode, and its mtime is set
+// later than the replaced file's, so a reused inode number cannot repeat
+// an etag). An edit by another program in place that keeps size and mtime
+// is not seen.
 //
 // # Concurrency
 //
-// An FS is safe for concurrent use. [FS.WriteIf] holds a per-FS mutex
-// around its check and rename, so it is atomic against writers in the same
-// process that go through the same FS; against other processes it is not.
-// Change notifications ([FS.Watch]) cover writes and deletes made through
-// this FS only, not changes made on the disk by others.
+// An FS is safe for concurrent use. Every change (Write, WriteIf, a
+// staging's Commit, Delete, Rename) holds an flock on the directory of the
+// file it changes around its check and its rename, so [FS.WriteIf] is
+// atomic against every writer of the tree through this package, in this
+// process or in another (a second julyfs, julyfsd, july mcp): of two
+// processes that read the same etag and WriteIf with it, one succeeds and
+// the other gets "conflict: /p". Programs that write the host directory
+// directly take no such lock. Change notifications ([FS.Watch]) cover
+// writes and deletes made through this FS only, not changes made on the
+// disk by others.
 //
 // # Errors
 //
 // Errors are *vfs.PathError values about the posix path, never naming a
 // host path: "not found: /p" for a missing file, "is a directory: /p",
-// "write failed: /p" with the OS error (a full disk, say) as the cause, and
+// "write failed: /p: no space left on device" with the OS error as the
+// cause (its message after the contract string), and
 // for other read failures (permission denied) a KindOther error whose
 // message is the path and the OS error ("/p: permission denied").
 package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -119,6 +138,7 @@ func New(root string) (*FS, error) {
 			fsys.real = real
 		}
 	}
+	fsys.sweepRoot()
 	return fsys, nil
 }
 
@@ -481,157 +501,6 @@ func (fsys *FS) ReadAt(ctx context.Context, path string, b []byte, off int64) (i
 	return n, err
 }
 
-// Write atomically creates or replaces the file at path with data,
-// creating parent directories.
-func (fsys *FS) Write(ctx context.Context, path string, data []byte) error {
-	_, err := fsys.WriteIf(ctx, path, data, vfs.Precondition{})
-	return err
-}
-
-// WriteIf writes data when cond holds and returns the new etag. The check
-// and the rename are atomic against other writes through this FS, not
-// against other processes.
-func (fsys *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
-	p := vfs.Clean(path)
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if p == "/" {
-		return "", vfs.IsDir(p)
-	}
-	name := rel(p)
-	dir := rel(vfs.Parent(p))
-	if err := fsys.root.MkdirAll(dir, 0o777); err != nil {
-		cause := errno(err)
-		if errors.Is(cause, syscall.EEXIST) {
-			cause = syscall.ENOTDIR // a file where a parent directory should be
-		}
-		return "", vfs.WriteFailed(p, cause)
-	}
-	tmp, f, err := fsys.createTemp(dir)
-	if err != nil {
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			f.Close()
-			fsys.root.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-	if err := f.Sync(); err != nil {
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-
-	fsys.mu.Lock()
-	cur, err := fsys.root.Lstat(name)
-	exists := err == nil
-	if err != nil && !isMissing(err) {
-		fsys.mu.Unlock()
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-	if exists && cur.IsDir() {
-		fsys.mu.Unlock()
-		return "", vfs.IsDir(p)
-	}
-	if cond.IfNoneMatch || cond.IfMatch != "" {
-		st, err := fsys.Stat(ctx, p) // what a reader sees, links followed
-		if err != nil {
-			fsys.mu.Unlock()
-			return "", err
-		}
-		if (cond.IfNoneMatch && st.Kind != vfs.KindMissing) ||
-			(cond.IfMatch != "" && (st.Kind != vfs.KindFile || st.ETag != cond.IfMatch)) {
-			fsys.mu.Unlock()
-			return "", vfs.NewError(vfs.KindConflict, p, nil)
-		}
-	}
-	if exists && cur.Mode().IsRegular() {
-		f.Chmod(cur.Mode().Perm()) // keep the file's permission bits; best effort
-	}
-	if err := f.Close(); err != nil {
-		fsys.mu.Unlock()
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-	if err := fsys.root.Rename(tmp, name); err != nil {
-		fsys.mu.Unlock()
-		fsys.root.Remove(tmp)
-		committed = true // closed and removed
-		return "", vfs.WriteFailed(p, errno(err))
-	}
-	committed = true
-	fi, statErr := fsys.root.Lstat(name)
-	fsys.mu.Unlock()
-	if d, err := fsys.root.Open(dir); err == nil {
-		d.Sync() // make the rename durable; best effort on filesystems that refuse
-		d.Close()
-	}
-	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
-	if statErr != nil {
-		return "", vfs.WriteFailed(p, errno(statErr))
-	}
-	return etag(fi), nil
-}
-
-// tempPrefix starts the names of write temporaries.
-const tempPrefix = ".julyfs-tmp-"
-
-// createTemp creates a new file for a write in dir (relative to the root).
-func (fsys *FS) createTemp(dir string) (string, *os.File, error) {
-	for {
-		var b [8]byte
-		rand.Read(b[:])
-		name := tempPrefix + hex.EncodeToString(b[:])
-		if dir != "." {
-			name = dir + "/" + name
-		}
-		f, err := fsys.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return name, f, err
-	}
-}
-
-// Delete removes the file at path. A link is removed, not its target.
-// Directories are never removed: deleting one fails with "is a directory".
-func (fsys *FS) Delete(ctx context.Context, path string) error {
-	p := vfs.Clean(path)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if p == "/" {
-		return vfs.IsDir(p)
-	}
-	fsys.mu.Lock()
-	st, err := fsys.Stat(ctx, p)
-	if err != nil {
-		fsys.mu.Unlock()
-		return err
-	}
-	switch st.Kind {
-	case vfs.KindMissing:
-		fsys.mu.Unlock()
-		return vfs.NotFound(p)
-	case vfs.KindDir:
-		fsys.mu.Unlock()
-		return vfs.IsDir(p)
-	}
-	err = fsys.root.Remove(rel(p))
-	fsys.mu.Unlock()
-	if err != nil {
-		if isMissing(err) {
-			return vfs.NotFound(p)
-		}
-		return otherError(p, err)
-	}
-	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
-	return nil
-}
-
 // MakeDir makes the directory at path and its missing parents on the host
 // (vfs.DirMaker), following links inside the root as Write does. A file in
 // the way fails with "write failed" and its cause (EEXIST at path, ENOTDIR
@@ -642,7 +511,11 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := fsys.root.MkdirAll(rel(p), 0o777); err != nil {
+	err := fsys.root.MkdirAll(rel(p), 0o777)
+	if r, ok := fsys.retry(rel(p), err); ok {
+		err = fsys.root.MkdirAll(r, 0o777) // through a link with an absolute target inside the root
+	}
+	if err != nil {
 		cause := errno(err)
 		if errors.Is(cause, syscall.EEXIST) {
 			if fi, serr := fsys.stat(rel(p)); serr == nil && fi.IsDir() {

@@ -2,20 +2,22 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 )
 
-var _ vfs.Stager = (*FS)(nil)
+var (
+	_ vfs.Stager               = (*FS)(nil)
+	_ vfs.ConditionalCommitter = (*staged)(nil)
+)
 
 // Stage opens a staging for the file at path: a temporary file on the
 // host disk, so a file being written is never held in memory. On Linux it
@@ -52,18 +54,25 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 		}
 		d = vfs.Parent(d)
 	}
-	f, err := openUnnamed(fsys.root, rel(d))
+	f, err := fsys.openUnnamedIn(d)
 	if err != nil {
-		dir := rel(vfs.Parent(p))
-		if err := fsys.mkdirAll(dir); err != nil {
+		w, err := fsys.openWriteDir(vfs.Parent(p), true)
+		if err != nil {
+			return nil, writeDirError(p, err)
+		}
+		s.tmp, f, err = w.createTemp()
+		if err != nil {
+			w.close()
 			return nil, vfs.WriteFailed(p, err)
 		}
-		s.tmp, f, err = fsys.createTemp(dir)
-		if err != nil {
-			return nil, vfs.WriteFailed(p, errno(err))
-		}
+		s.tdir = w
 	}
 	s.f = f
+	if !keep {
+		if st, err := fsys.Stat(ctx, p); err == nil && st.Kind == vfs.KindFile {
+			s.base = st.ETag
+		}
+	}
 	if keep {
 		src, fi, err := fsys.open(p)
 		switch {
@@ -72,6 +81,7 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 			s.Abort()
 			return nil, err
 		default:
+			s.base = etag(fi) // the very version copied: a write makes a new inode
 			_, err := io.Copy(f, src)
 			src.Close()
 			if err != nil {
@@ -87,17 +97,20 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 	return s, nil
 }
 
-// mkdirAll makes the directory dir (relative to the root) and its parents,
-// as Write does: a file in the way is ENOTDIR.
-func (fsys *FS) mkdirAll(dir string) error {
-	if err := fsys.root.MkdirAll(dir, 0o777); err != nil {
-		cause := errno(err)
-		if errors.Is(cause, syscall.EEXIST) {
-			cause = syscall.ENOTDIR
-		}
-		return cause
+// openUnnamedIn opens an unnamed file (see openUnnamed) in the directory
+// at clean posix path d, holding a shared flock on it as createTemp does:
+// once Commit links it under a temporary name, a sweep leaves it alone.
+func (fsys *FS) openUnnamedIn(d string) (*os.File, error) {
+	w, err := fsys.openWriteDir(d, false)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	defer w.close()
+	f, err := openUnnamed(w.fd)
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	}
+	return f, err
 }
 
 // staged is a staging made by Stage.
@@ -105,8 +118,10 @@ type staged struct {
 	fsys *FS
 	path string   // clean posix path of the target
 	f    *os.File // the staged contents
-	tmp  string   // name of f relative to the root, "" while f has none
+	tmp  string   // name of f in tdir, "" while f has none
+	tdir *wdir    // the directory tmp was created in, or nil
 	size atomic.Int64
+	base string // the etag of the file when staged, "" when there was none
 
 	mu   sync.RWMutex // held for writing by Truncate, Commit and Abort
 	done bool
@@ -175,6 +190,18 @@ func (s *staged) Size() int64 { return s.size.Load() }
 
 // Commit publishes the staged contents at the staged path, as Write does.
 func (s *staged) Commit(ctx context.Context) error {
+	return s.CommitIf(ctx, vfs.Precondition{})
+}
+
+// BaseETag is the etag of the file when it was staged (vfs.ConditionalCommitter).
+func (s *staged) BaseETag() string { return s.base }
+
+// CommitIf publishes the staged contents when cond holds, checked under
+// the same directory lock as WriteIf's, so it holds against every writer
+// of the tree through this package in any process
+// (vfs.ConditionalCommitter). On a conflict nothing is published and the
+// staging stays open.
+func (s *staged) CommitIf(ctx context.Context, cond vfs.Precondition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -184,101 +211,76 @@ func (s *staged) Commit(ctx context.Context) error {
 		return err
 	}
 	fsys, p := s.fsys, s.path
-	name, dir := rel(p), rel(vfs.Parent(p))
 	if err := s.f.Sync(); err != nil {
 		return vfs.WriteFailed(p, errno(err))
 	}
-	if err := fsys.mkdirAll(dir); err != nil {
-		return vfs.WriteFailed(p, err)
+	w, err := fsys.openWriteDir(vfs.Parent(p), true)
+	if err != nil {
+		return writeDirError(p, err)
 	}
-	tmp, err := s.name(dir)
+	defer w.close()
+	tmp, f, err := s.name(w)
 	if err != nil {
 		return vfs.WriteFailed(p, errno(err))
 	}
-	drop := func() { // a name given for this commit only
+	if f != s.f {
+		defer f.Close()
+	}
+	if _, err := fsys.commit(ctx, w, p, tmp, f, cond); err != nil {
 		if tmp != s.tmp {
-			fsys.root.Remove(tmp)
+			w.remove(tmp) // a name given for this commit only
 		}
+		return err
 	}
-
-	fsys.mu.Lock()
-	cur, err := fsys.root.Lstat(name)
-	switch {
-	case err != nil && !isMissing(err):
-		fsys.mu.Unlock()
-		drop()
-		return vfs.WriteFailed(p, errno(err))
-	case err == nil && cur.IsDir():
-		fsys.mu.Unlock()
-		drop()
-		return vfs.IsDir(p)
-	case err == nil && cur.Mode().IsRegular():
-		fsys.root.Chmod(tmp, cur.Mode().Perm()) // keep the file's permission bits; best effort
-	}
-	if err := fsys.root.Rename(tmp, name); err != nil {
-		fsys.mu.Unlock()
-		drop()
-		return vfs.WriteFailed(p, errno(err))
-	}
-	fsys.mu.Unlock()
 	s.done, s.tmp = true, ""
 	s.f.Close()
-	if d, err := fsys.root.Open(dir); err == nil {
-		d.Sync() // make the rename durable; best effort on filesystems that refuse
-		d.Close()
+	if s.tdir != nil {
+		s.tdir.close()
 	}
-	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
 	return nil
 }
 
-// name returns a name in dir (relative to the root) under which the staged
-// contents can be renamed into place: the named temporary file when it is
-// in dir already, else a new name linked to the unnamed file, else (the
+// name returns a name in w under which the staged contents can be renamed
+// into place, and a file open on it: the named temporary file when it is
+// in w already, else a new name linked to the unnamed file, else (the
 // target's directory is on another filesystem) a synced copy.
-func (s *staged) name(dir string) (string, error) {
-	fsys := s.fsys
-	if s.tmp != "" && rel(vfs.Parent("/"+s.tmp)) == dir {
-		return s.tmp, nil
+func (s *staged) name(w *wdir) (string, *os.File, error) {
+	if s.tmp != "" && sameFile(s.tdir.fd, w.fd) {
+		return s.tmp, s.f, nil
 	}
 	if s.tmp == "" {
 		for range 10 {
 			name := tempName()
-			err := linkUnnamed(fsys.root, s.f, dir, name)
+			err := linkUnnamed(s.f, w.fd, name)
 			if errors.Is(err, fs.ErrExist) {
 				continue
 			}
 			if err == nil {
-				if dir != "." {
-					name = dir + "/" + name
-				}
-				return name, nil
+				return name, s.f, nil
 			}
 			break
 		}
 	}
-	tmp, dst, err := fsys.createTemp(dir)
+	tmp, dst, err := w.createTemp()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	_, err = io.Copy(dst, io.NewSectionReader(s.f, 0, s.size.Load()))
 	if err == nil {
 		err = dst.Sync()
 	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		fsys.root.Remove(tmp)
-		return "", err
+		dst.Close()
+		w.remove(tmp)
+		return "", nil, err
 	}
-	return tmp, nil
+	return tmp, dst, nil
 }
 
-// tempName is a fresh name for a write temporary.
-func tempName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return tempPrefix + hex.EncodeToString(b[:])
+// sameFile reports whether two descriptors are open on the same file.
+func sameFile(a, b int) bool {
+	var sa, sb unix.Stat_t
+	return unix.Fstat(a, &sa) == nil && unix.Fstat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // Abort drops the staging; nothing is left on the disk.
@@ -290,8 +292,11 @@ func (s *staged) Abort() error {
 	}
 	s.done = true
 	s.f.Close()
-	if s.tmp != "" {
-		s.fsys.root.Remove(s.tmp)
+	if s.tdir != nil {
+		if s.tmp != "" {
+			s.tdir.remove(s.tmp)
+		}
+		s.tdir.close()
 	}
 	return nil
 }

@@ -7,16 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openUnnamed creates a file with no name in the directory dir (relative to
-// root) with O_TMPFILE: it never shows in a listing and vanishes with its
-// descriptor unless linkUnnamed gives it a name.
-func openUnnamed(root *os.Root, dir string) (*os.File, error) {
-	d, err := root.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	fd, err := unix.Openat(int(d.Fd()), ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o666)
+// openUnnamed creates a file with no name in the open directory dirfd with
+// O_TMPFILE: it never shows in a listing and vanishes with its descriptor
+// unless linkUnnamed gives it a name.
+func openUnnamed(dirfd int) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -24,19 +19,14 @@ func openUnnamed(root *os.Root, dir string) (*os.File, error) {
 }
 
 // linkUnnamed gives the file f made by openUnnamed the name name (one path
-// component) in the directory dir (relative to root).
-func linkUnnamed(root *os.Root, f *os.File, dir, name string) error {
-	d, err := root.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), int(d.Fd()), name, unix.AT_SYMLINK_FOLLOW)
+// component) in the open directory dirfd.
+func linkUnnamed(f *os.File, dirfd int, name string) error {
+	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), dirfd, name, unix.AT_SYMLINK_FOLLOW)
 	if err == nil {
 		return nil
 	}
 	// Without /proc: AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH).
-	if unix.Linkat(int(f.Fd()), "", int(d.Fd()), name, unix.AT_EMPTY_PATH) == nil {
+	if unix.Linkat(int(f.Fd()), "", dirfd, name, unix.AT_EMPTY_PATH) == nil {
 		return nil
 	}
 	return err

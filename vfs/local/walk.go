@@ -90,10 +90,11 @@ type entry struct {
 // files.
 func (d *dir) entries() ([]entry, error) {
 	var out []entry
-	var links []string
+	var links, temps []string
 	err := readDirents(d.fd, func(name string, typ byte) {
 		if strings.HasPrefix(name, tempPrefix) {
-			return // a write in flight
+			temps = append(temps, name) // a write in flight, or left by one that died
+			return
 		}
 		switch typ {
 		case unix.DT_UNKNOWN: // the filesystem does not say: ask
@@ -119,6 +120,9 @@ func (d *dir) entries() ([]entry, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if temps != nil {
+		sweepTemps(d.fd, temps)
 	}
 	for _, name := range links {
 		fi, err := d.fsys.stat(rel(d.child(name)))

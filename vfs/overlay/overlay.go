@@ -221,6 +221,11 @@ type call struct {
 	ctx      context.Context
 	failures atomic.Int32
 	firstErr atomic.Pointer[error]
+	// missing counts the layers whose stream said "not found": a host
+	// tree without a grep's scope, which holds nothing there but is not
+	// down.
+	missing    atomic.Int32
+	missingErr atomic.Pointer[error]
 }
 
 // guard wraps layer i's stream: elements are tagged with i, and an error
@@ -232,6 +237,11 @@ func guard[T any](c *call, i int, src iter.Seq2[T, error]) iter.Seq2[tagged[T], 
 			if err != nil {
 				if fatal(c.ctx, err) {
 					yield(tagged[T]{}, err)
+					return
+				}
+				if vfs.KindOf(err) == vfs.KindNotFound {
+					c.missing.Add(1)
+					c.missingErr.CompareAndSwap(nil, &err)
 					return
 				}
 				c.o.failed(i, err)
@@ -270,8 +280,12 @@ func merge[T any](ctx context.Context, o *FS, open func(l vfs.FileSystem, i int)
 				return
 			}
 		}
-		if int(c.failures.Load()) == len(o.layers) {
+		failures, missing := int(c.failures.Load()), int(c.missing.Load())
+		switch {
+		case failures > 0 && failures+missing == len(o.layers):
 			yield(tagged[T]{}, *c.firstErr.Load())
+		case missing == len(o.layers):
+			yield(tagged[T]{}, *c.missingErr.Load()) // every layer a host tree without the scope
 		}
 	}
 }

@@ -5,12 +5,17 @@
 // A temp tree is safe for concurrent use. Streams copy one directory's
 // entries under a read lock and yield without holding it, so a consumer may
 // write to the tree while iterating. Directories exist while a file is under
-// them; deleting the last file under a directory removes it.
+// them; deleting the last file under a directory removes it. A tree also
+// keeps symbolic links, modes and modification times in memory
+// (vfs.Symlinker, vfs.ModeSetter, vfs.TimeSetter; links are followed
+// inside the tree only, see links.go) and moves files and directories in
+// one step (vfs.Renamer).
 package temp
 
 import (
 	"context"
 	"io"
+	iofs "io/fs"
 	"iter"
 	"maps"
 	"slices"
@@ -35,6 +40,9 @@ type node struct {
 	data     []byte           // file only; never mutated in place
 	etag     string
 	mtime    time.Time
+	mode     iofs.FileMode // set by SetMode; 0 until then
+	isLink   bool          // a symbolic link to link (see links.go)
+	link     string
 }
 
 var (
@@ -70,47 +78,58 @@ func MustNew(files map[string]string) *FS {
 	return fs
 }
 
-// lookup returns the node at clean p, or nil. Callers hold mu.
+// lookup returns the node at clean p, links followed, or nil. Callers
+// hold mu.
 func (fs *FS) lookup(p string) *node {
-	n := fs.root
-	for rest := p[1:]; rest != ""; {
-		var seg string
-		seg, rest, _ = strings.Cut(rest, "/")
-		if !n.dir {
-			return nil
-		}
-		n = n.children[seg]
-		if n == nil {
-			return nil
-		}
-	}
+	n, _ := fs.walk(p, true)
 	return n
 }
 
-// put stores a file at clean p, creating parents. Callers hold mu for
-// writing (or own fs exclusively).
-func (fs *FS) put(p string, data []byte) error {
+// parentFor returns the directory that holds clean p (links in p's
+// parents followed, missing ones made) and p's last segment. A parent that
+// is a file, or a link to one or to nothing, fails as write failed.
+// Callers hold mu for writing (or own fs exclusively).
+func (fs *FS) parentFor(p string) (*node, string, error) {
 	if p == "/" {
-		return vfs.IsDir(p)
+		return nil, "", vfs.IsDir(p)
 	}
 	segs := vfs.Split(p)
 	now := fs.now()
-	n := fs.root
+	n, at := fs.root, "/"
 	for _, seg := range segs[:len(segs)-1] {
 		c := n.children[seg]
+		if c != nil && c.isLink {
+			c, at = fs.walk(vfs.Join(at, seg), true)
+			if c == nil {
+				return nil, "", vfs.WriteFailed(p, vfs.NewError(vfs.KindOther, p, errNotDir))
+			}
+		} else {
+			at = vfs.Join(at, seg)
+		}
 		if c == nil {
 			c = &node{dir: true, children: map[string]*node{}, mtime: now}
 			n.children[seg] = c
 			n.mtime = now
 		} else if !c.dir {
-			return vfs.WriteFailed(p, vfs.NewError(vfs.KindOther, p, errNotDir))
+			return nil, "", vfs.WriteFailed(p, vfs.NewError(vfs.KindOther, p, errNotDir))
 		}
 		n = c
 	}
-	name := segs[len(segs)-1]
+	return n, segs[len(segs)-1], nil
+}
+
+// put stores a file at clean p, creating parents; a link at p is replaced,
+// not written through. Callers hold mu for writing (or own fs
+// exclusively).
+func (fs *FS) put(p string, data []byte) error {
+	n, name, err := fs.parentFor(p)
+	if err != nil {
+		return err
+	}
 	if c := n.children[name]; c != nil && c.dir {
 		return vfs.IsDir(p)
 	}
+	now := fs.now()
 	n.children[name] = &node{data: data, etag: vfs.ContentETag(data), mtime: now}
 	n.mtime = now
 	return nil
@@ -135,7 +154,12 @@ func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, e
 		entries := make([]vfs.DirEntry, 0, len(n.children))
 		for name, c := range n.children {
 			k := vfs.KindFile
-			if c.dir {
+			if c.isLink {
+				// A link to a file lists as a file; any other is left out.
+				if t := fs.lookup(vfs.Join(p, name)); t == nil || t.dir {
+					continue
+				}
+			} else if c.dir {
 				k = vfs.KindDir
 			}
 			entries = append(entries, vfs.DirEntry{Path: vfs.Join(p, name), Kind: k})
@@ -284,6 +308,12 @@ func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.Grep
 	kids := make([]kid, 0, len(n.children))
 	for name, c := range n.children {
 		key := name
+		if c.isLink {
+			// A link to a file is grepped as a file; any other is left out.
+			if c = fs.lookup(vfs.Join(p, name)); c == nil || c.dir {
+				continue
+			}
+		}
 		if c.dir {
 			key += "/"
 		}
@@ -350,17 +380,27 @@ func (fs *FS) Delete(ctx context.Context, path string) error {
 		return err
 	}
 	fs.mu.Lock()
-	n := fs.lookup(p)
+	rp, ok := fs.realPath(p)
+	var n *node
+	if ok {
+		n, _ = fs.walk(rp, false) // a link is removed, not its target
+	}
+	// What a reader sees decides, as in vfs/local: a dangling link is not
+	// found, a link to a directory is a directory.
+	seen := n
+	if n != nil && n.isLink {
+		seen = fs.lookup(rp)
+	}
 	switch {
-	case n == nil:
+	case seen == nil:
 		fs.mu.Unlock()
 		return vfs.NotFound(p)
-	case n.dir:
+	case seen.dir:
 		fs.mu.Unlock()
 		return vfs.IsDir(p)
 	}
 	now := fs.now()
-	for q := p; q != "/"; q = vfs.Parent(q) {
+	for q := rp; q != "/"; q = vfs.Parent(q) {
 		parent := fs.lookup(vfs.Parent(q))
 		delete(parent.children, vfs.Base(q))
 		parent.mtime = now

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+
+	"github.com/julyfs/julyfs/vfs"
 )
 
 // segCompiler compiles one segment of a glob pattern in the contract's
@@ -29,8 +31,12 @@ type segment struct {
 // inside "{...}" or escaped, an empty segment, a "**" that is not a whole
 // segment (it crosses separators from within a segment), or a character
 // class that can match "/" (a negated class, say). The caller then falls back to walking.
+//
+// The pattern is normalized first (vfs.NormalizePattern: runs of "**"
+// segments collapse), so a pattern of thousands of "**/" costs as much as
+// one.
 func splitPattern(pattern string) (sp segPattern, ok bool) {
-	rel := strings.TrimLeft(pattern, "/")
+	rel := strings.TrimLeft(vfs.NormalizePattern(pattern), "/")
 	var srcs []string
 	depth, start, class := 0, 0, -1
 	for i := 0; i < len(rel); i++ {
@@ -99,10 +105,26 @@ func splitPattern(pattern string) (sp segPattern, ok bool) {
 // The empty pattern is never returned: it would only match rel itself.
 // The result holds no duplicates.
 func (sp segPattern) derive(rel []string) []string {
-	var out []string
+	out, _ := sp.deriveSteps(rel)
+	return out
+}
+
+// deriveSteps is derive, also returning how many steps it took (at most
+// (segments+1) * (len(rel)+1)), for the test that proves the bound.
+func (sp segPattern) deriveSteps(rel []string) (out []string, steps int) {
 	seen := map[string]bool{}
+	// Each (pattern suffix, rel suffix) pair is walked once: without this
+	// the branches of consecutive or repeated "**" multiply.
+	type state struct{ segs, rel int }
+	visited := map[state]bool{}
 	var walk func(segs []segment, rel []string)
 	walk = func(segs []segment, rel []string) {
+		st := state{len(segs), len(rel)}
+		if visited[st] {
+			return
+		}
+		visited[st] = true
+		steps++
 		if len(rel) == 0 {
 			if len(segs) == 0 {
 				return
@@ -131,5 +153,5 @@ func (sp segPattern) derive(rel []string) []string {
 		}
 	}
 	walk(sp.segs, rel)
-	return out
+	return out, steps
 }

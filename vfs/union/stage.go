@@ -89,3 +89,16 @@ func (s *stagedFile) Commit(ctx context.Context) error {
 }
 
 func (s *stagedFile) Abort() error { return s.m.fixErr(s.StagedFile.Abort(), s.cp) }
+
+// BaseETag forwards to the mount's staging (vfs.ConditionalCommitter).
+func (s *stagedFile) BaseETag() string { return vfs.BaseETag(s.StagedFile) }
+
+// CommitIf forwards to the mount's staging; errors.ErrUnsupported when it
+// cannot commit conditionally.
+func (s *stagedFile) CommitIf(ctx context.Context, cond vfs.Precondition) error {
+	err := vfs.CommitIf(ctx, s.StagedFile, cond)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return s.m.fixErr(err, s.cp)
+}

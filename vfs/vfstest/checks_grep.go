@@ -49,7 +49,7 @@ func checkGrepOrder(t T, newFS NewFunc) {
 	grepCase(t, fsys, vfs.GrepQuery{Pattern: "no such text"}, nil)
 }
 
-func checkGrepScope(t T, newFS NewFunc) {
+func checkGrepScope(t T, newFS NewFunc, opts Options) {
 	fsys := seeded(t, newFS)
 	a := []vfs.GrepResult{hit("/src/a.ts", 2, "TODO: one"), hit("/src/a.ts", 4, "TODO: one")}
 	// A directory scope is by segment: "/src" is not "/src-old".
@@ -57,9 +57,18 @@ func checkGrepScope(t T, newFS NewFunc) {
 	grepCase(t, fsys, vfs.GrepQuery{Pattern: "TODO", Path: "/agent"}, nil)
 	// A file scope greps that file.
 	grepCase(t, fsys, vfs.GrepQuery{Pattern: "TODO", Path: "/src/a.ts"}, a)
-	// A missing scope yields nothing.
+	// A missing scope yields nothing, or on a host tree fails.
 	for _, p := range missingPaths {
-		grepCase(t, fsys, vfs.GrepQuery{Pattern: "TODO", Path: p}, nil)
+		if !opts.HostGrepRoot {
+			grepCase(t, fsys, vfs.GrepQuery{Pattern: "TODO", Path: p}, nil)
+			continue
+		}
+		q := vfs.GrepQuery{Pattern: "TODO", Path: p}
+		hits, err := grepHits(t, grepCall(q), fsys.Grep(t.Context(), q))
+		if len(hits) != 0 {
+			t.Errorf("%s = %v, want no hits", grepCall(q), hits)
+		}
+		wantError(t, grepCall(q), err, vfs.ErrNotFound, "not found: "+p)
 	}
 }
 

@@ -72,6 +72,11 @@ type Options struct {
 	// HasIndex declares that Search may yield results; the suite then
 	// checks their order and MaxResults instead of requiring none.
 	HasIndex bool
+	// HostGrepRoot declares a tree over a host directory: Grep of a
+	// missing scope fails with "not found: <p>" (vfs.ErrNotFound), as
+	// the contract says of a missing host search root, instead of
+	// yielding nothing.
+	HostGrepRoot bool
 }
 
 func (o Options) readOnly() bool { return o.ReadOnly || o.NoFiles }

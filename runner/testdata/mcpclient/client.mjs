@@ -3,6 +3,7 @@
 //   node client.mjs stdio CALLS.json COMMAND [ARG...]   spawn COMMAND, speak MCP on its stdio
 //   node client.mjs http  CALLS.json URL                 streamable HTTP at URL
 //
+// Over HTTP, the MCP_TOKEN environment variable is sent as a bearer token.
 // CALLS.json is {"calls": [{"name", "arguments"}], "bench": {"name", "arguments", "n"}?}.
 // The client connects, lists the tools, makes each call in order and prints
 // one JSON document on stdout: the server's name and instructions, the
@@ -26,7 +27,10 @@ let transport;
 if (mode === "stdio") {
   transport = new StdioClientTransport({ command: target, args: rest, stderr: "inherit" });
 } else if (mode === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(target));
+  // MCP_TOKEN, when set, is sent as a bearer token.
+  const token = process.env.MCP_TOKEN;
+  const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+  transport = new StreamableHTTPClientTransport(new URL(target), { requestInit });
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);

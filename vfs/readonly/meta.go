@@ -1,0 +1,36 @@
+package readonly
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+var (
+	_ vfs.Symlinker  = (*FS)(nil)
+	_ vfs.ModeSetter = (*FS)(nil)
+	_ vfs.TimeSetter = (*FS)(nil)
+)
+
+// Symlink fails with "read-only mount: <path>".
+func (r *FS) Symlink(_ context.Context, _, path string) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// Readlink forwards to the tree (errors.ErrUnsupported when it has no
+// links).
+func (r *FS) Readlink(ctx context.Context, path string) (string, error) {
+	return vfs.Readlink(ctx, r.fsys, path)
+}
+
+// SetMode fails with "read-only mount: <path>".
+func (r *FS) SetMode(_ context.Context, path string, _ fs.FileMode) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetModTime fails with "read-only mount: <path>".
+func (r *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

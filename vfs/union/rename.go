@@ -1,0 +1,46 @@
+package union
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+var _ vfs.Renamer = (*FS)(nil)
+
+// Rename moves a file or directory within the mount that holds both paths,
+// through that mount's Renamer (or vfs.Rename's copy and delete when it
+// has none). Across two mounts it fails with "write failed: <to>" caused
+// by syscall.EXDEV, as rename(2) does across filesystems, so vfs.Rename
+// (and mv through a FUSE mount) falls back to copy and delete. A mount
+// point and a directory of the union itself (one leading to a mount point)
+// cannot be moved or replaced (EBUSY).
+func (u *FS) Rename(ctx context.Context, from, to string) error {
+	f, t := vfs.Clean(from), vfs.Clean(to)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range []string{f, t} {
+		if u.isInner(p) || u.byPath[p] != nil {
+			return vfs.WriteFailed(p, syscall.EBUSY)
+		}
+	}
+	mf, mt := u.route(f), u.route(t)
+	switch {
+	case mf == nil:
+		return vfs.NoMount(f)
+	case mt == nil:
+		return vfs.NoMount(t)
+	case mf != mt:
+		st, err := u.Stat(ctx, f)
+		switch {
+		case err != nil:
+			return err
+		case st.Kind == vfs.KindMissing:
+			return vfs.NotFound(f)
+		}
+		return vfs.WriteFailed(t, syscall.EXDEV)
+	}
+	return mf.fixErr(vfs.Rename(ctx, mf.fs, mf.down(f), mf.down(t)), "")
+}

@@ -1,0 +1,112 @@
+package vfstest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// checkMeta checks the link and metadata capabilities (vfs.Symlinker,
+// vfs.ModeSetter, vfs.TimeSetter) through their helpers: a tree without
+// one answers errors.ErrUnsupported (a read-only tree, read-only mount)
+// and changes nothing; a tree with them sets a modification time Stat
+// then reports, sets a mode without touching the content, makes links
+// that Readlink reads back and that Read follows inside the tree only,
+// and fails on a missing path with not found.
+func checkMeta(t T, newFS NewFunc, opts Options) {
+	files := fixture()
+	fsys := newFS(t, files)
+	ctx := t.Context()
+	unsupported := func(err error) bool { return errors.Is(err, errors.ErrUnsupported) }
+	refused := func(call string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s = nil error on a read-only tree", call)
+		} else if !unsupported(err) && !errors.Is(err, vfs.ErrReadOnly) {
+			t.Errorf("%s = %v on a read-only tree, want read-only mount or errors.ErrUnsupported", call, err)
+		}
+	}
+	intact := func() {
+		t.Helper()
+		if !opts.NoFiles {
+			for _, p := range seedPaths(files) {
+				wantContent(t, fsys, p, files[p])
+			}
+		}
+	}
+	missing := func(call string, err error) {
+		t.Helper()
+		wantError(t, call, err, vfs.ErrNotFound, "not found: /missing")
+	}
+
+	when := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	call := fmt.Sprintf("SetModTime(%q, %v)", "/src/a.ts", when)
+	err := vfs.SetModTime(ctx, fsys, "/src/a.ts", when)
+	switch {
+	case opts.readOnly():
+		refused(call, err)
+	case unsupported(err):
+	case err != nil:
+		t.Errorf("%s failed: %v", call, err)
+	default:
+		if st := stat(t, fsys, "/src/a.ts"); !st.ModTime.Equal(when) {
+			t.Errorf("Stat(%q).ModTime = %v after %s", "/src/a.ts", st.ModTime, call)
+		}
+		missing(`SetModTime("/nope/../missing")`, vfs.SetModTime(ctx, fsys, "/nope/../missing", when))
+	}
+	intact()
+
+	call = `SetMode("/src/b.js", 0700)`
+	err = vfs.SetMode(ctx, fsys, "/src/b.js", 0o700)
+	switch {
+	case opts.readOnly():
+		refused(call, err)
+	case unsupported(err):
+	case err != nil:
+		t.Errorf("%s failed: %v", call, err)
+	default:
+		missing(`SetMode("/nope/../missing")`, vfs.SetMode(ctx, fsys, "/nope/../missing", 0o700))
+	}
+	intact()
+
+	call = `Symlink("a.ts", "/src/lnk")`
+	err = vfs.Symlink(ctx, fsys, "a.ts", "/src/lnk")
+	switch {
+	case opts.readOnly():
+		refused(call, err)
+		wantKind(t, fsys, "/src/lnk", vfs.KindMissing)
+	case unsupported(err):
+		wantKind(t, fsys, "/src/lnk", vfs.KindMissing)
+	case err != nil:
+		t.Errorf("%s failed: %v", call, err)
+	default:
+		if target, err := vfs.Readlink(ctx, fsys, "/src//lnk"); err != nil || target != "a.ts" {
+			t.Errorf(`Readlink("/src//lnk") = %q, %v; want "a.ts"`, target, err)
+		}
+		wantContent(t, fsys, "/src/lnk", files["/src/a.ts"]) // followed inside the tree
+		if target, err := vfs.Readlink(ctx, fsys, "/src/a.ts"); err == nil {
+			t.Errorf(`Readlink("/src/a.ts") = %q, nil error; a file is not a link`, target)
+		}
+		_, err := vfs.Readlink(ctx, fsys, "/nope/../missing")
+		missing(`Readlink("/nope/../missing")`, err)
+		if err := vfs.Symlink(ctx, fsys, "b.js", "/src/a.ts"); err == nil {
+			t.Errorf(`Symlink("b.js", "/src/a.ts") over a file = nil error`)
+		}
+		// A link may point anywhere; following it never leaves the tree.
+		out := "../../../../../../../../../../etc/passwd"
+		if err := vfs.Symlink(ctx, fsys, out, "/src/out"); err != nil {
+			t.Errorf("Symlink(%q, \"/src/out\") failed: %v", out, err)
+		} else if data, err := fsys.Read(ctx, "/src/out"); !errors.Is(err, vfs.ErrNotFound) {
+			t.Errorf(`Read("/src/out") through a link out of the tree = %s, %v; want not found`, short(data), err)
+		}
+		if !opts.NoDelete {
+			del(t, fsys, "/src/lnk")
+			if _, err := vfs.Readlink(ctx, fsys, "/src/lnk"); !errors.Is(err, vfs.ErrNotFound) {
+				t.Errorf(`Readlink("/src/lnk") after Delete = %v, want not found`, err)
+			}
+		}
+	}
+	intact()
+}
