@@ -206,3 +206,23 @@ if (echo x > "$M/b.txt") 2>/dev/null; then echo wrote through a read-only mount;
 	require.NoError(t, err)
 	assert.False(t, mounted, "unmounted when july exits")
 }
+
+// TestRunMountBadDir: a --mount directory that is not empty, or missing,
+// is an error before the turn, and leaves no session behind.
+func TestRunMountBadDir(t *testing.T) {
+	agent, state := runAgent(t, "turns:\n  - replies:\n      - text: never\n")
+	full := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(full, "x"), nil, 0o644))
+	for _, dir := range []string{full, filepath.Join(t.TempDir(), "missing")} {
+		_, errOut, code := julyRun(t, "run", "--mount", dir, agent, "-m", "x", "--state-root", state)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut, "--mount: ")
+		assert.Contains(t, errOut, dir)
+	}
+	_, errOut, code := julyRun(t, "run", "--mount-rw", agent, "-m", "x", "--state-root", state)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--mount-rw needs --mount DIR")
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	assert.Empty(t, list)
+}
