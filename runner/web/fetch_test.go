@@ -206,6 +206,8 @@ func TestFetchRefusesNonPublicAddresses(t *testing.T) {
 		{"http://239.1.2.3/", "239.1.2.3", "multicast"},
 		{"http://100.64.0.1/", "100.64.0.1", "private (carrier-grade NAT)"},
 		{"http://mixed.example/", "10.1.2.3", "private"},
+		{"http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1", "loopback (via NAT64)"},
+		{"http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1", "link-local (via 6to4)"},
 	}
 	for _, c := range cases {
 		t.Run(c.url, func(t *testing.T) {
@@ -270,5 +272,6 @@ func TestDialControlRefuses(t *testing.T) {
 	}
 	assert.NoError(t, d.net.Control("tcp", "93.184.215.14:443", nil))
 	assert.NoError(t, d.net.Control("tcp", "[2606:4700::1]:443", nil))
+	assert.NoError(t, d.net.Control("tcp", "[64:ff9b::5db8:d70e]:443", nil), "NAT64 of a public address")
 	assert.Nil(t, newDialer(fakeResolver{}, true).net.Control, "allowPrivateAddresses installs no check")
 }

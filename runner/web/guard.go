@@ -66,8 +66,28 @@ func addrClass(a netip.Addr) string {
 			return p.class
 		}
 	}
+	// An IPv4 address inside NAT64 (64:ff9b::/96) or 6to4 (2002::/16)
+	// reaches that IPv4 address through a gateway: judge it.
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			if c := addrClass(netip.AddrFrom4([4]byte(b[12:16]))); c != "" {
+				return c + " (via NAT64)"
+			}
+		case sixToFour.Contains(a):
+			if c := addrClass(netip.AddrFrom4([4]byte(b[2:6]))); c != "" {
+				return c + " (via 6to4)"
+			}
+		}
+	}
 	return ""
 }
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
 
 // otherNonPublic are ranges net/netip has no predicate for.
 var otherNonPublic = []struct {
