@@ -226,3 +226,43 @@ func TestRunMountBadDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list)
 }
+
+// TestMCPMountWatch: july mcp --mount mounts the tree while the server
+// runs, and unmounts it when stdin closes.
+func TestMCPMountWatch(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	dir := filepath.Join(t.TempDir(), "watch")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		if ok, _ := fusemount.Mounted(dir); ok {
+			fusemount.Unmount(dir, true)
+		}
+	})
+	cmd := julyCommand(t, "mcp", "--mount", dir, julyAgent(t))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, "mounted on "+dir+" (read-only)")
+	data, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", string(data))
+	assert.Error(t, os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644), "read-only")
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("july mcp did not exit when stdin closed")
+	}
+	mounted, err := fusemount.Mounted(dir)
+	require.NoError(t, err)
+	assert.False(t, mounted)
+}
