@@ -79,7 +79,7 @@ type harnessState struct {
 	loaded   bool // the todo list has been read from the session's log dir
 }
 
-// harness returns the session's harness state, made on first use.
+// harnessFor returns the session's harness state, made on first use.
 func (s *Session) harnessFor() (*harnessState, error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
@@ -122,14 +122,14 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 		return nil, err
 	}
 	spill := &web.Spill{Dir: hdir, Inline: s.opts.Harness.InlineLimit}
-	web := false
+	webTools := false
 	if h.searcher != nil {
-		ts = append(ts, webSearchTool(h.searcher, spill))
-		web = true
+		ts = append(ts, web.NewSearchTool(h.searcher, spill))
+		webTools = true
 	}
 	if h.fetcher != nil {
-		ts = append(ts, webFetchTool(h.fetcher, spill))
-		web = true
+		ts = append(ts, web.NewFetchTool(h.fetcher, spill))
+		webTools = true
 	}
 	if slices.Contains(plan.Harness, AllowUpdateTodos) {
 		s.hmu.Lock()
@@ -146,7 +146,7 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 	if slices.Contains(plan.Harness, AllowTask) && l != nil {
 		ts = append(ts, l.taskTool())
 	}
-	if web && plan.Root {
+	if webTools && plan.Root {
 		ts = overlayTools(ts, &overlaySpill{fs: t.FS, hostDir: filepath.Join(hdir, "agent-tools"), spill: spill})
 	}
 	d, err := NewDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe})
@@ -155,10 +155,6 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 	}
 	return &Turn{FS: t.FS, Dispatcher: d}, nil
 }
-
-func webSearchTool(s web.Searcher, spill *web.Spill) *tools.Tool { return web.NewSearchTool(s, spill) }
-
-func webFetchTool(f *web.Fetcher, spill *web.Spill) *tools.Tool { return web.NewFetchTool(f, spill) }
 
 // TaskResult is the Task tool's structured result.
 type TaskResult struct {
