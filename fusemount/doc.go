@@ -21,11 +21,20 @@
 // file (vfs.Stage), shared by every handle on it, and are committed whole
 // on flush (each close), fsync and release; fsync succeeds only once the
 // tree has taken the data, and until then other readers see the previous
-// file. A local: tree stages in an unnamed temporary file on its own disk
-// and commits by rename; other trees stage in memory and commit through
-// Write, so there a file being written is held whole in memory. unlink is Delete. rename is a copy through Read
-// and Write followed by Delete, file by file for a directory: it is not
-// atomic (see Node.Rename in the docs). mkdir and rmdir make and remove
+// file. A local: tree stages in an unnamed temporary file on its own disk;
+// other trees stage in memory, so there a file being written is held whole
+// in memory. O_TRUNC (negotiated as atomic with the kernel) and a
+// truncate(2) while the file is open for writing only empty the staging.
+// The commit is a compare-and-swap (the staging's own CommitIf where it is
+// a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the
+// tree's etag when the staging started: a file another
+// writer replaced meanwhile is kept and the writer's close fails with EIO.
+// A failed write poisons the staging: later writes fail, the next flush,
+// fsync or release returns the error and discards the staging, and the
+// tree's file stays as it was. unlink is Delete. rename goes
+// through the tree's vfs.Renamer (atomic; EXDEV across the mounts of a
+// union, so mv falls back to copy and delete); a tree without one gets a
+// copy through Read and Write followed by Delete, not atomic. mkdir and rmdir make and remove
 // directories in the tree when it has directories of its own
 // (vfs.DirMaker, vfs.DirRemover: a local: mount, on the host). Elsewhere,
 // as the contract has no mkdir, a directory made by mkdir is held by the
@@ -42,7 +51,22 @@
 // while the file's etag, size and mtime are unchanged. When the tree
 // implements vfs.Notifier, a change made through the API (in the same
 // process) invalidates the kernel's caches for that path at once; changes
-// the tree does not report show once the timeouts pass.
+// the tree does not report show once the timeouts pass. On such a tree,
+// with the default timeouts, entries that are not host files (no
+// FileInfo.HasMode: temp:) are cached for ObservedTimeout, and directory
+// listings are cached across opens (FOPEN_CACHE_DIR, dropped on a change
+// through the mount, an invalidation, or a new directory mtime). A file
+// reopened at the version the kernel keeps pages of is not read at open. A
+// read-only mount answers OPEN with ENOSYS (no-open): reads come without a
+// handle and are served by range from the tree's current file.
+//
+// # Permissions
+//
+// Modes and owners are the tree's (vfs.FileInfo.Mode, UID, GID: the
+// host's on local:, where chmod goes to the host through vfs.ModeSetter)
+// or 0644/0755 owned by the mounting user; chmod elsewhere, chown
+// and utimes are held in memory. With Options.AllowOther the mount adds
+// default_permissions, so the kernel enforces them for every user.
 //
 // # Errors
 //

@@ -25,6 +25,13 @@ type handle struct {
 	write  bool
 	append bool
 
+	// wrote says the handle changed the node's current staging; err is
+	// the error that staging ended with when it was discarded (a failed
+	// write, a lost compare-and-swap) before this handle's flush could
+	// report it. Both are guarded by n.mu.
+	wrote bool
+	err   syscall.Errno
+
 	data    []byte // whole-file copy, when hasData
 	hasData bool
 	gen     uint64 // n.changes when data was read
@@ -47,10 +54,16 @@ func version(fi vfs.FileInfo) string {
 	return fi.ETag + "/" + strconv.FormatInt(fi.Size, 10) + "/" + strconv.FormatInt(fi.ModTime.UnixNano(), 10)
 }
 
-// Open opens file n.
+// Open opens file n. On a read-only mount it answers ENOSYS instead: the
+// kernel then stops sending OPEN and RELEASE for the whole mount (no-open),
+// keeps file pages across opens, and reads come without a handle (Read of
+// the node, by path).
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if n.IsDir() {
 		return nil, 0, syscall.EISDIR
+	}
+	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
+		return nil, 0, syscall.ENOSYS
 	}
 	h, errno := n.open(flags, false)
 	if errno != 0 {
@@ -79,6 +92,12 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	}
 	h := &handle{n: n, write: write, append: flags&syscall.O_APPEND != 0}
 	p := n.path()
+	if !created && (n.isDeleted() || p == "/" && !n.IsRoot()) {
+		// The name the kernel looked up was replaced (a rename over it)
+		// or removed between its lookup and this open: ESTALE makes the
+		// kernel look the name up again and open what is there now.
+		return opened{}, syscall.ESTALE
+	}
 
 	n.mu.Lock()
 	staged := n.stage != nil
@@ -110,6 +129,7 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 			return opened{}, errno
 		}
 		n.touch()
+		h.wrote = true
 		n.version = "" // the kernel's cache may hold pages of an older version
 	case created || n.stage != nil:
 		n.version = ""
@@ -117,7 +137,10 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 		v := version(fi)
 		keep = v == n.version
 		n.version = v
-		if limit := m.opts.wholeFileLimit(); !write && limit >= 0 && fi.Size <= limit {
+		// A small file is read whole now, unless the kernel keeps its
+		// pages of this very version: then it will hardly ask, and the
+		// rare read goes through a reader opened on demand.
+		if limit := m.opts.wholeFileLimit(); !write && !keep && limit >= 0 && fi.Size <= limit {
 			gen := n.changes.Load()
 			data, err := m.fsys.Read(m.ctx, p)
 			if err != nil {
@@ -127,6 +150,13 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 		}
 	}
 	n.opens++
+	if write {
+		n.writers++
+	}
+	if n.handles == nil {
+		n.handles = map[*handle]bool{}
+	}
+	n.handles[h] = true
 	return opened{handle: h, keepCache: keep}, 0
 }
 
@@ -144,13 +174,48 @@ func (n *node) load() syscall.Errno {
 		// empty buffer that is never committed.
 		fsys, p = temp.MustNew(nil), "/deleted"
 	}
+	// The version the staging starts from, asked before the copy: if the
+	// file changes in between, the commit fails rather than overwrite a
+	// version it never saw.
+	base, errno := n.baseOf(fsys, p)
+	if errno != 0 {
+		return errno
+	}
 	st, err := vfs.Stage(n.m.ctx, fsys, p, !n.deleted)
 	if err != nil {
 		return n.m.errno("write", p, err)
 	}
-	n.stage = st
+	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()
 	return 0
+}
+
+// baseOf is the precondition a staging of the file at p starts from: the
+// tree's etag of the file now, or "no file" when there is none.
+func (n *node) baseOf(fsys vfs.FileSystem, p string) (vfs.Precondition, syscall.Errno) {
+	fi, err := fsys.Stat(n.m.ctx, p)
+	if err != nil {
+		return vfs.Precondition{}, n.m.errno("write", p, err)
+	}
+	switch fi.Kind {
+	case vfs.KindDir:
+		return vfs.Precondition{}, syscall.EISDIR
+	case vfs.KindMissing:
+		return vfs.Precondition{IfNoneMatch: true}, 0
+	}
+	return vfs.Precondition{IfMatch: fi.ETag}, 0
+}
+
+// stagedBase is the precondition of a commit of st: the version the
+// staging itself says it started from (vfs.ConditionalCommitter: taken
+// with the copy), else pre, asked of the tree before the staging. An
+// empty BaseETag is not trusted: a union or index staging forwards to one
+// that may have none.
+func stagedBase(st vfs.StagedFile, pre vfs.Precondition) vfs.Precondition {
+	if e := vfs.BaseETag(st); e != "" {
+		return vfs.Precondition{IfMatch: e}
+	}
+	return pre
 }
 
 // stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
@@ -162,11 +227,15 @@ func (n *node) stageEmpty() syscall.Errno {
 		}
 		return 0
 	}
+	base, errno := n.baseOf(n.m.fsys, p)
+	if errno != 0 {
+		return errno
+	}
 	st, err := vfs.Stage(n.m.ctx, n.m.fsys, p, false)
 	if err != nil {
 		return n.m.errno("truncate", p, err)
 	}
-	n.stage = st
+	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()
 	return 0
 }
@@ -177,6 +246,42 @@ func (n *node) dropStage() {
 		n.stage.Abort()
 		n.stage = nil
 	}
+}
+
+// fail records errno, a failed write into n's staging: the staging no
+// longer holds what the writer meant, so every later write fails with it
+// until the next flush, fsync or release reports it and discards the
+// staging (the tree keeps its file). Callers hold n.mu.
+func (n *node) fail(errno syscall.Errno) syscall.Errno {
+	if n.poison == 0 && !n.deleted {
+		n.poison = errno
+		n.m.log.Printf("write %s: %v; the writes since the last commit will be discarded at close", n.path(), errno)
+	}
+	return errno
+}
+
+// discard drops n's staging and its uncommitted writes, for errno: every
+// open handle that wrote into it reports errno at its next flush. The
+// kernel's cached pages of the writes are invalidated (from the
+// invalidator's goroutine: this runs inside a request). Callers hold n.mu.
+func (n *node) discard(errno syscall.Errno) {
+	for h := range n.handles {
+		if h.wrote {
+			h.wrote = false
+			if h.err == 0 {
+				h.err = errno
+			}
+		}
+	}
+	n.dropStage()
+	n.poison = 0
+	n.version = ""
+	if n.dirty {
+		n.dirty = false
+		n.m.setDirty(n, false)
+	}
+	n.changes.Add(1)
+	n.m.invalidate(n.path())
 }
 
 // Read reads from the node's staging while the file is being written, else
@@ -217,6 +322,23 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	return fuse.ReadResultData(dest[:k]), 0
 }
 
+// Read serves a read: through the handle when there is one, else (no-open
+// on a read-only mount) by range from the tree's file as it is now
+// (vfs.ReadAt).
+func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h, ok := f.(*handle); ok {
+		return h.Read(ctx, dest, off)
+	}
+	p := n.path()
+	k, err := vfs.ReadAt(n.m.ctx, n.m.fsys, p, dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, n.m.errno("read", p, err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+var _ fs.NodeReader = (*node)(nil)
+
 // reopen opens the handle's reader on the file as it is now (changes
 // generation gen), closing a stale one.
 func (h *handle) reopen(gen uint64) syscall.Errno {
@@ -243,8 +365,12 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	h.wrote = true
+	if n.poison != 0 {
+		return 0, n.poison
+	}
 	if errno := n.load(); errno != 0 {
-		return 0, errno
+		return 0, n.fail(errno)
 	}
 	if h.append {
 		off = n.stage.Size()
@@ -257,7 +383,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		n.touch()
 	}
 	if err != nil {
-		return uint32(k), n.m.errno("write", n.path(), err)
+		return uint32(k), n.fail(n.m.errno("write", n.path(), err))
 	}
 	return uint32(k), 0
 }
@@ -274,14 +400,26 @@ func (n *node) touch() {
 	}
 }
 
-// truncate sets the file's size; commitNow commits at once (truncate(2) on
-// a path), else the next flush does (ftruncate(2) on a handle).
-func (n *node) truncate(size int64, commitNow bool) syscall.Errno {
+// truncate sets the file's size in its staging. onHandle says the
+// request came with a file handle (ftruncate(2)); without one it is
+// truncate(2) on a path or the kernel's truncation of an open(O_TRUNC)
+// when atomic O_TRUNC is not in use. The staging is committed at once only
+// when no descriptor has the file open for writing: otherwise the writer's
+// next flush (its close) commits it, so a rewrite with O_TRUNC leaves the
+// tree's file whole until the new contents are complete.
+func (n *node) truncate(size int64, h *handle) syscall.Errno {
 	if size > n.m.opts.maxFileSize() {
 		return syscall.EFBIG
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	onHandle := h != nil
+	if onHandle {
+		h.wrote = true
+	}
+	if n.poison != 0 {
+		return n.poison
+	}
 	var errno syscall.Errno
 	if size == 0 {
 		errno = n.stageEmpty()
@@ -289,13 +427,21 @@ func (n *node) truncate(size int64, commitNow bool) syscall.Errno {
 		errno = n.load()
 	}
 	if errno != 0 {
+		if n.writers > 0 {
+			return n.fail(errno)
+		}
 		return errno
 	}
 	if err := n.stage.Truncate(size); err != nil {
-		return n.m.errno("truncate", n.path(), err)
+		errno := n.m.errno("truncate", n.path(), err)
+		if n.writers > 0 {
+			return n.fail(errno)
+		}
+		n.discard(errno)
+		return errno
 	}
 	n.touch()
-	if !commitNow {
+	if onHandle || n.writers > 0 {
 		return 0
 	}
 	errno = n.commitLocked()
@@ -313,16 +459,35 @@ func (n *node) commit() syscall.Errno {
 	return n.commitLocked()
 }
 
+// commitLocked publishes n's staging, on the condition that the tree's
+// file is still the version the staging started from (n.base): a file
+// another writer replaced meanwhile (the API, another process, another
+// mount) is not overwritten, the staging is discarded and the writer gets
+// EIO, never a silent lost update. A staging poisoned by a failed write is
+// discarded and its error returned. Callers hold n.mu.
 func (n *node) commitLocked() syscall.Errno {
+	if n.poison != 0 {
+		errno := n.poison
+		n.discard(errno)
+		return errno
+	}
 	if !n.dirty || n.deleted {
 		return 0
 	}
 	p := n.path()
 	n.m.beginSelf(p)
-	err := n.stage.Commit(n.m.ctx)
+	err := commitStage(n.m.ctx, n.m.fsys, p, n.stage, n.base)
 	n.m.endSelf(p)
+	if vfs.KindOf(err) == vfs.KindConflict {
+		n.m.log.Printf("write %s: the file changed since this writer staged it (another writer); its writes are discarded (EIO)", p)
+		n.discard(syscall.EIO)
+		return syscall.EIO
+	}
 	if err != nil {
 		return n.m.errno("write", p, err)
+	}
+	for h := range n.handles {
+		h.wrote = false // their writes are in
 	}
 	// The staging ended with the commit; a later write stages anew.
 	n.stage = nil
@@ -333,17 +498,87 @@ func (n *node) commitLocked() syscall.Errno {
 	return 0
 }
 
-// Flush commits on every close(2) of a descriptor.
-func (h *handle) Flush(ctx context.Context) syscall.Errno { return h.n.commit() }
+// casInMemoryLimit is the largest staging commitStage reads whole to
+// commit it with one vfs.WriteIf when the staging is no
+// vfs.ConditionalCommitter.
+const casInMemoryLimit = 64 << 20
+
+// commitStage publishes st at p through the tree's compare-and-swap when
+// cond holds: through the staging's own CommitIf where it has one
+// (vfs.ConditionalCommitter: local:, and unions of it), else
+// (up to casInMemoryLimit) by one vfs.WriteIf of the staged bytes read
+// whole, else by a check of the etag followed by the staging's Commit,
+// which keeps memory bounded but leaves a window between the check and the
+// commit (see docs/mount.md). On success the staging has ended; on
+// failure it is still there.
+func commitStage(ctx context.Context, fsys vfs.FileSystem, p string, st vfs.StagedFile, cond vfs.Precondition) error {
+	if err := vfs.CommitIf(ctx, st, cond); !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	if size := st.Size(); size > casInMemoryLimit {
+		fi, err := fsys.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		if (cond.IfNoneMatch && fi.Kind != vfs.KindMissing) ||
+			(cond.IfMatch != "" && (fi.Kind != vfs.KindFile || fi.ETag != cond.IfMatch)) {
+			return vfs.NewError(vfs.KindConflict, p, nil)
+		}
+		return st.Commit(ctx)
+	}
+	data := make([]byte, st.Size())
+	if k, err := st.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && k == len(data)) {
+		return err
+	}
+	if _, err := vfs.WriteIf(ctx, fsys, p, data, cond); err != nil {
+		return err
+	}
+	st.Abort()
+	return nil
+}
+
+// Flush commits on every close(2) of a descriptor that may have written
+// (a reader's close commits nothing: a writer's half-written staging is
+// not published by someone else's cat). It reports the error a staging
+// this handle wrote into was discarded with, even when another handle's
+// flush found it.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	n := h.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if h.err != 0 {
+		errno := h.err
+		h.err = 0
+		return errno
+	}
+	if !h.write && !h.wrote {
+		return 0
+	}
+	errno := n.commitLocked()
+	h.err = 0 // reported now
+	return errno
+}
 
 // Fsync commits; it succeeds only once the tree has the data.
-func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return h.n.commit() }
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	n := h.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if h.err != 0 {
+		errno := h.err
+		h.err = 0
+		return errno
+	}
+	errno := n.commitLocked()
+	h.err = 0
+	return errno
+}
 
-// Release commits what is left, closes the handle's reader and, with the
-// last handle gone, drops the node's staging. The kernel ignores release
-// errors: a commit the tree refused for good (read-only, no space) is
-// logged and dropped, one that failed with EIO is kept for a later commit
-// (at unmount).
+// Release closes the handle's reader and, with the last handle of the node
+// gone, commits what is left (writes no flush committed) and drops the
+// staging. The kernel ignores release errors: a commit the tree refused
+// for good (read-only, no space) is logged and dropped, one that failed
+// with EIO is kept for a later commit (at unmount).
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
 	if h.r != nil {
@@ -354,15 +589,21 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	errno := n.commitLocked()
-	if errno != 0 && errno != syscall.EIO {
-		// The tree refused the data (read-only, no mount, full): the
-		// close already reported it; retrying cannot help.
-		n.m.log.Printf("release %s: dropping uncommitted writes: %v", n.path(), errno)
-		n.dirty = false
-		n.m.setDirty(n, false)
+	delete(n.handles, h)
+	var errno syscall.Errno
+	if len(n.handles) == 0 {
+		errno = n.commitLocked()
+		if errno != 0 && errno != syscall.EIO && n.dirty {
+			// The tree refused the data (read-only, no mount, full):
+			// the close already reported it; retrying cannot help.
+			n.m.log.Printf("release %s: dropping uncommitted writes: %v", n.path(), errno)
+			n.discard(errno)
+		}
 	}
 	n.opens--
+	if h.write {
+		n.writers--
+	}
 	if n.opens == 0 && !n.dirty {
 		n.dropStage()
 	}
@@ -397,14 +638,18 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	h.wrote = true
+	if n.poison != 0 {
+		return n.poison
+	}
 	if errno := n.load(); errno != 0 {
-		return errno
+		return n.fail(errno)
 	}
 	p := n.path()
 	cur := n.stage.Size()
 	if mode&fallocKeepSize == 0 && end > cur {
 		if err := n.stage.Truncate(end); err != nil {
-			return n.m.errno("fallocate", p, err)
+			return n.fail(n.m.errno("fallocate", p, err))
 		}
 		n.touch()
 		cur = end
@@ -413,7 +658,7 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 		zeros := make([]byte, min(min(end, cur)-int64(off), 1<<20))
 		for o := int64(off); o < min(end, cur); o += int64(len(zeros)) {
 			if _, err := n.stage.WriteAt(zeros[:min(int64(len(zeros)), min(end, cur)-o)], o); err != nil {
-				return n.m.errno("fallocate", p, err)
+				return n.fail(n.m.errno("fallocate", p, err))
 			}
 		}
 		n.touch()

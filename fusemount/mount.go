@@ -69,7 +69,17 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 			DisableReadDirPlus: !opts.ReadDirPlus,
 			Debug:              opts.Debug,
 			Logger:             m.log,
+			// The kernel hands O_TRUNC to OPEN instead of truncating
+			// with a separate SETATTR first: the truncation goes into
+			// the staging with the rewrite and lands with it at close.
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 		},
+	}
+	if opts.AllowOther {
+		// Other users are let in: the kernel checks every access
+		// against the mode and owner each file shows (the host's own,
+		// for local:), as the daemon itself may run as root.
+		fsOpts.MountOptions.Options = append(fsOpts.MountOptions.Options, "default_permissions")
 	}
 	if opts.Debug {
 		fsOpts.Logger = m.log
@@ -96,7 +106,12 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	s.inv = newInvalidator(m, root.EmbeddedInode())
-	s.unwatch, _ = vfs.Watch(fsys, s.inv.changed)
+	m.mu.Lock()
+	m.inv = s.inv
+	m.mu.Unlock()
+	var watched bool
+	s.unwatch, watched = vfs.Watch(fsys, s.inv.changed)
+	m.watched.Store(watched)
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"errors"
+	iofs "io/fs"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,13 +25,17 @@ type node struct {
 	m *mount
 
 	mu      sync.Mutex
-	stage   vfs.StagedFile // the file's next version, from the first write to the commit
-	dirty   bool           // stage has writes not yet committed
-	mtime   time.Time      // of the last write into stage
-	opens   int            // open handles
-	deleted bool           // unlinked or replaced by a rename: Nlink 0, commits dropped
-	last    fuse.Attr      // attributes last reported, for fstat of a deleted file
-	version string         // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	stage   vfs.StagedFile   // the file's next version, from the first write to the commit
+	dirty   bool             // stage has writes not yet committed
+	mtime   time.Time        // of the last write into stage
+	opens   int              // open handles
+	writers int              // open handles that may write
+	handles map[*handle]bool // the open handles
+	base    vfs.Precondition // the tree's version stage started from; the commit requires it
+	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
+	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
+	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
+	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -42,6 +47,9 @@ type node struct {
 	statFI  vfs.FileInfo
 	statAt  time.Time
 	statGen uint64
+
+	// realDirs caches hasRealDirs: 0 unknown, 1 yes, 2 no.
+	realDirs atomic.Int32
 
 	// subdirs caches a directory's subdirectory count (for Nlink) and
 	// when it was counted.
@@ -78,6 +86,7 @@ func (n *node) isDeleted() bool {
 // markDeleted records that the node's name is gone: fstat reports Nlink 0
 // and uncommitted writes are dropped, as for an unlinked file on disk.
 func (n *node) markDeleted() {
+	n.m.displace(n.EmbeddedInode())
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.deleted = true
@@ -112,6 +121,7 @@ func (n *node) preserve(name string) {
 
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
+	n.m.releaseIno(n.StableAttr().Ino)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.dirty {
@@ -132,7 +142,7 @@ func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.I
 			return ch
 		}
 	}
-	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: inoOf(p), Gen: n.m.gen.Add(1)})
+	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: n.m.inoFor(p), Gen: n.m.gen.Add(1)})
 }
 
 // fill reports the attributes of the node given what the tree says of its
@@ -143,6 +153,11 @@ func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
+	}
+	if !fi.HasMode && n.statFI.HasMode && n.statFI.Kind == fi.Kind {
+		// A file being written keeps the mode and owner the tree last
+		// reported.
+		fi.Mode, fi.UID, fi.GID, fi.HasMode = n.statFI.Mode, n.statFI.UID, n.statFI.GID, true
 	}
 	n.mu.Unlock()
 	n.m.attr(fi, out)
@@ -209,6 +224,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
+	if n.m.observed(fi) {
+		out.SetEntryTimeout(ObservedTimeout)
+		out.SetAttrTimeout(ObservedTimeout)
+	}
 	return ch, 0
 }
 
@@ -271,6 +290,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	n.remember(fi)
 	n.fill(fi, &out.Attr)
+	if n.m.observed(fi) {
+		out.SetTimeout(ObservedTimeout)
+	}
 	return 0
 }
 
@@ -284,11 +306,21 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		if errno := n.truncate(int64(size), f == nil); errno != 0 {
+		h, _ := f.(*handle)
+		if errno := n.truncate(int64(size), h); errno != 0 {
 			return errno
 		}
 	}
 	mode, hasMode := in.GetMode()
+	if hasMode {
+		switch errno := n.chmodHost(p, mode); errno {
+		case 0:
+			hasMode = false // on the host now
+		case syscall.ENOTSUP:
+		default:
+			return errno
+		}
+	}
 	uid, hasUID := in.GetUID()
 	gid, hasGID := in.GetGID()
 	mtime, hasMtime := in.GetMTime()
@@ -322,6 +354,38 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		})
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// chmodHost sets the mode of p on the host when p is a host file or
+// directory (its FileInfo has the host's mode) and the tree can
+// (vfs.ModeSetter: local:), so the change outlives the mount and holds for
+// every program; ENOTSUP says the mount must hold the mode itself.
+func (n *node) chmodHost(p string, mode uint32) syscall.Errno {
+	fi, err := n.m.fsys.Stat(n.m.ctx, p)
+	if err != nil || !fi.HasMode {
+		return syscall.ENOTSUP
+	}
+	fm := iofs.FileMode(mode & 0o777)
+	if mode&syscall.S_ISUID != 0 {
+		fm |= iofs.ModeSetuid
+	}
+	if mode&syscall.S_ISGID != 0 {
+		fm |= iofs.ModeSetgid
+	}
+	if mode&syscall.S_ISVTX != 0 {
+		fm |= iofs.ModeSticky
+	}
+	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fm); {
+	case errors.Is(err, errors.ErrUnsupported):
+		return syscall.ENOTSUP
+	case err != nil:
+		return n.m.errno("chmod", p, err)
+	}
+	n.m.setMeta(p, func(md *meta) { md.mode = 0 })
+	if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil {
+		n.remember(fi) // a file being written shows the new mode too
+	}
+	return 0
 }
 
 // Readdir lists directory n as the tree's List yields it, after "." and "..".
@@ -382,8 +446,15 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if perm := mode & 0o7777; perm != 0o755 {
 		n.m.setMeta(p, func(md *meta) { md.mode = perm })
 	}
+	n.m.ownByCaller(ctx, p)
+	fi = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}
+	if tf, err := n.m.stat(p); err == nil && tf.Kind == vfs.KindDir {
+		fi = tf
+	}
 	ch := n.child(ctx, name, p, vfs.KindDir)
-	ch.Operations().(*node).fill(vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}, &out.Attr)
+	cn := ch.Operations().(*node)
+	cn.remember(fi)
+	cn.fill(fi, &out.Attr)
 	return ch, 0
 }
 
@@ -397,6 +468,23 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return syscall.EROFS
 	}
 	p := vfs.Join(n.path(), name)
+	if n.hasRealDirs() {
+		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
+		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
+		switch {
+		case err == nil:
+			n.m.removePending(p)
+			n.m.forget(p)
+			n.forgetSubdirs()
+			return 0
+		case errors.Is(err, syscall.ENOTEMPTY):
+			return syscall.ENOTEMPTY
+		case errors.Is(err, syscall.ENOTDIR):
+			return syscall.ENOTDIR
+		case !errors.Is(err, errors.ErrUnsupported):
+			return n.m.errno("rmdir", p, err)
+		}
+	}
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return n.m.errno("rmdir", p, err)
@@ -448,8 +536,36 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		}
 	}
 	n.m.forget(p)
-	n.m.holdParents(p)
+	if !n.hasRealDirs() {
+		n.m.holdParents(p)
+	}
 	return 0
+}
+
+// hasRealDirs reports whether the tree has directories of its own at
+// directory n (vfs.MakeDir of n, which is there, succeeds: local:), so
+// that a directory stays when its last file goes and the mount need not
+// hold it. The answer is cached on the node; one that cannot be had (n
+// vanished or was swapped on the host) is not.
+func (n *node) hasRealDirs() bool {
+	switch n.realDirs.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	if _, ok := n.m.fsys.(vfs.DirMaker); !ok {
+		n.realDirs.Store(2)
+		return false
+	}
+	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, n.path()); {
+	case err == nil:
+		n.realDirs.Store(1)
+		return true
+	case errors.Is(err, errors.ErrUnsupported):
+		n.realDirs.Store(2)
+	}
+	return false
 }
 
 // Create makes an empty file through the tree (unless one appeared there
@@ -481,6 +597,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		if perm := mode & 0o7777; perm != 0o644 {
 			n.m.setMeta(p, func(md *meta) { md.mode = perm })
 		}
+		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, vfs.KindFile)
 	cn := ch.Operations().(*node)
@@ -492,6 +609,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, n.m.errno("create", p, err)
 	}
+	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
 	return ch, h.handle, 0, 0
 }

@@ -40,6 +40,11 @@ func (iv *invalidator) changed(c vfs.Change) {
 		// The mount made this change; the kernel already knows it.
 		return
 	}
+	iv.queueChange(c)
+}
+
+// queueChange queues c for the goroutine that sends invalidations.
+func (iv *invalidator) queueChange(c vfs.Change) {
 	iv.mu.Lock()
 	if !iv.stopped {
 		iv.queue = append(iv.queue, c)

@@ -15,6 +15,12 @@ const (
 	DefaultMaxIO = 1 << 20
 	// DefaultMaxFileSize bounds the size a file can be written to.
 	DefaultMaxFileSize = 4 << 30
+	// ObservedTimeout is the entry and attribute timeout, with the
+	// default timeouts, of what only the tree can change and the tree
+	// reports every change of (a temp: tree, not a host file): the mount
+	// invalidates the kernel's caches on each change, so they can be
+	// kept long.
+	ObservedTimeout = time.Hour
 )
 
 // Options configure a mount. The zero value is a read-write mount with the
@@ -26,8 +32,9 @@ type Options struct {
 
 	// EntryTimeout is how long the kernel may cache a name lookup, and
 	// AttrTimeout how long it may cache a file's attributes. Zero means
-	// the default (one second, as libfuse); a negative value disables the
-	// cache. Changes made through the tree's API are pushed to the kernel
+	// the default (one second, as libfuse; ObservedTimeout for entries of
+	// a tree that reports all their changes, such as temp:); a negative
+	// value disables the cache. Changes made through the tree's API are pushed to the kernel
 	// at once when the tree implements vfs.Notifier, whatever the
 	// timeouts; changes the tree does not report (a host directory edited
 	// behind a local: mount) show after the timeouts.
@@ -63,7 +70,9 @@ type Options struct {
 	Logger *log.Logger
 
 	// AllowOther lets users other than the one mounting see the tree
-	// (fusermount3 needs user_allow_other in /etc/fuse.conf for non-root).
+	// (fusermount3 needs user_allow_other in /etc/fuse.conf for non-root),
+	// with default_permissions: the kernel checks each access against the
+	// mode and owner the mount shows (the host's, for local:).
 	AllowOther bool
 	// FsName is the source column of /proc/mounts and df; default "julyfs".
 	FsName string

@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"context"
+	"errors"
 	"syscall"
 	"time"
 
@@ -16,10 +17,16 @@ const (
 )
 
 // Rename moves the file or directory name of n to newName in newParent.
-// The contract has no rename, so it is a copy through Read and Write
-// followed by Delete of the source: not atomic. A failure part-way leaves
-// the source whole and some of the destination written; other processes
-// may briefly see both. A directory is renamed file by file.
+// Where the tree can move in one step (vfs.Renamer: local:, temp:, within
+// one mount of a union) it does, atomically: a reader sees the old name or
+// the new one, never a partial file, and a local: file keeps its host
+// inode. A move the tree cannot make in one step (across the mounts of a
+// union) is EXDEV, as across filesystems, so mv falls back to copy and
+// delete; a read-only tree is EROFS. A tree with no Renamer gets a copy
+// through Read and Write followed by Delete of the source: not atomic (a
+// failure part-way leaves the source whole and some of the destination
+// written; other processes may briefly see both), file by file for a
+// directory.
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	m := n.m
 	if m.opts.ReadOnly {
@@ -54,6 +61,14 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if flags&renameNoReplace != 0 && dfi.Kind != vfs.KindMissing {
 		return syscall.EEXIST
 	}
+	if r, ok := m.fsys.(vfs.Renamer); ok {
+		if errno := n.renameInTree(r, name, src, dst, sfi, dfi, np, newName); errno != 0 {
+			return errno
+		}
+		n.displaceChild(name)
+		m.holdParents(src)
+		return 0
+	}
 	if dfi.Kind == vfs.KindFile {
 		np.preserve(newName)
 	}
@@ -73,8 +88,17 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 			}
 		}
 	}
+	n.displaceChild(name)
 	m.holdParents(src)
 	return 0
+}
+
+// displaceChild records that the child name of n, just renamed, and what
+// is under it keep their inode numbers at their new paths.
+func (n *node) displaceChild(name string) {
+	if ch := n.GetChild(name); ch != nil {
+		n.m.displace(ch)
+	}
 }
 
 func (n *node) renameFile(name, src, dst string, dfi vfs.FileInfo) syscall.Errno {
@@ -188,6 +212,88 @@ func (m *mount) copyFile(src, dst string) syscall.Errno {
 	}
 	if err := m.write(dst, data); err != nil {
 		return m.errno("rename", dst, err)
+	}
+	return 0
+}
+
+// renameInTree moves src to dst through the tree's Renamer, after the
+// checks rename(2) makes (a file onto a directory is EISDIR, a directory
+// onto a file ENOTDIR or onto a non-empty directory ENOTEMPTY, a directory
+// into itself EINVAL) and after committing uncommitted writes under src,
+// whose stagings name the old path.
+func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.FileInfo, np *node, newName string) syscall.Errno {
+	m := n.m
+	switch {
+	case sfi.Kind == vfs.KindFile && dfi.Kind == vfs.KindDir:
+		return syscall.EISDIR
+	case sfi.Kind == vfs.KindDir && dfi.Kind == vfs.KindFile:
+		return syscall.ENOTDIR
+	case sfi.Kind == vfs.KindDir && vfs.HasPrefix(dst, src):
+		return syscall.EINVAL
+	case sfi.Kind == vfs.KindDir && dfi.Kind == vfs.KindDir:
+		entries, err := m.list(dst)
+		if err != nil {
+			return m.errno("rename", dst, err)
+		}
+		if len(entries) > 0 {
+			return syscall.ENOTEMPTY
+		}
+	}
+	if sfi.Kind == vfs.KindFile {
+		if ch := n.GetChild(name); ch != nil {
+			if cn, ok := ch.Operations().(*node); ok {
+				if errno := cn.commit(); errno != 0 {
+					return errno
+				}
+			}
+		}
+	} else {
+		for _, dn := range m.dirtyNodes() {
+			if vfs.HasPrefix(dn.path(), src) {
+				if errno := dn.commit(); errno != 0 {
+					return errno
+				}
+			}
+		}
+	}
+	if dfi.Kind == vfs.KindFile {
+		np.preserve(newName)
+	}
+	// A directory only the mount holds (made by mkdir on a tree without
+	// directories of its own) is not in the tree: it moves in the mount.
+	tf, err := m.fsys.Stat(m.ctx, src)
+	if err != nil {
+		return m.errno("rename", src, err)
+	}
+	if tf.Kind != vfs.KindMissing {
+		if dfi.Kind == vfs.KindDir {
+			// An empty directory at dst that only the mount holds.
+			m.removePending(dst)
+		}
+		m.beginSelfTree(src)
+		m.beginSelfTree(dst)
+		err = r.Rename(m.ctx, src, dst)
+		m.endSelfTree(dst)
+		m.endSelfTree(src)
+		switch {
+		case errors.Is(err, syscall.EXDEV):
+			return syscall.EXDEV
+		case err != nil:
+			return m.errno("rename", src, err)
+		}
+	}
+	if dfi.Kind != vfs.KindMissing {
+		if ch := np.GetChild(newName); ch != nil {
+			if cn, ok := ch.Operations().(*node); ok {
+				cn.markDeleted()
+			}
+		}
+	}
+	m.forget(dst)
+	m.rebase(src, dst)
+	if sfi.Kind == vfs.KindDir && tf.Kind == vfs.KindMissing {
+		m.removePending(src)
+		m.addPending(dst, sfi.ModTime)
 	}
 	return 0
 }

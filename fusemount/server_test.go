@@ -21,6 +21,9 @@ import (
 // TestMain runs the binary as a mount server when JULYFS_SERVE_DIR is set:
 // the tests that signal or measure the server run it as a separate process.
 func TestMain(m *testing.M) {
+	if code, ran := helperChild(); ran {
+		os.Exit(code)
+	}
 	if dir := os.Getenv("JULYFS_SERVE_DIR"); dir != "" {
 		os.Exit(serveChild(dir, os.Getenv("JULYFS_SERVE_ROOT")))
 	}

@@ -2,15 +2,19 @@ package fusemount
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
+	iofs "io/fs"
 	"log"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -50,6 +54,19 @@ type mount struct {
 	// path, so their change notifications do not invalidate what the
 	// kernel already knows.
 	self map[string]int
+	// selfTrees counts the mount's own renames in flight, by the paths
+	// of what moves: every path under them is the mount's own change.
+	selfTrees map[string]int
+	// inv sends kernel invalidations; nil until the mount is live.
+	inv *invalidator
+	// watched says the tree reports its changes (vfs.Notifier).
+	watched atomic.Bool
+	// displaced holds the inode numbers of live nodes that no longer sit
+	// at the path their number hashes (moved by a rename, or unlinked
+	// while open), so a new file at that path gets another number: two
+	// live files never share an st_ino (mv and cp -r would take them for
+	// one file).
+	displaced map[uint64]bool
 }
 
 // meta is what chmod, chown and utimes set on a path. The tree cannot store
@@ -75,6 +92,9 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 		meta:    map[string]meta{},
 		dirty:   map[*node]bool{},
 		self:    map[string]int{},
+
+		selfTrees: map[string]int{},
+		displaced: map[uint64]bool{},
 	}
 }
 
@@ -98,6 +118,55 @@ func inoOf(path string) uint64 {
 		ino += 2
 	}
 	return ino
+}
+
+// observed reports whether every change to what fi describes reaches the
+// mount, so the kernel may cache it for ObservedTimeout: the tree reports
+// its changes (vfs.Notifier), the entry is not a host file or directory
+// (no host mode: another program cannot change it behind the tree), and
+// the timeouts were left at their defaults.
+func (m *mount) observed(fi vfs.FileInfo) bool {
+	return !fi.HasMode && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
+}
+
+// inoFor is the inode number of a new node at path p: inoOf(p) unless a
+// live node displaced from p holds that number, else a hash of p and a
+// counter.
+func (m *mount) inoFor(p string) uint64 {
+	ino := inoOf(p)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := 0; m.displaced[ino]; i++ {
+		ino = inoOf(p + "\x00" + strconv.Itoa(i))
+	}
+	return ino
+}
+
+// displace records that the node in and every node the kernel knows under
+// it keep their numbers at other paths (or none).
+func (m *mount) displace(in *fs.Inode) {
+	// Collected before taking m.mu: Children takes the inodes' locks.
+	var inos []uint64
+	var walk func(*fs.Inode)
+	walk = func(in *fs.Inode) {
+		inos = append(inos, in.StableAttr().Ino)
+		for _, ch := range in.Children() {
+			walk(ch)
+		}
+	}
+	walk(in)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ino := range inos {
+		m.displaced[ino] = true
+	}
+}
+
+// releaseIno forgets a displaced number once its node is gone.
+func (m *mount) releaseIno(ino uint64) {
+	m.mu.Lock()
+	delete(m.displaced, ino)
+	m.mu.Unlock()
 }
 
 // stat answers Stat for path, merged with what the mount holds: pending
@@ -212,9 +281,25 @@ func (m *mount) removePending(p string) {
 	}
 }
 
+// invalidate has the kernel drop what it caches of the file at p, from the
+// invalidator's goroutine (never from inside a request).
+func (m *mount) invalidate(p string) {
+	m.mu.Lock()
+	iv := m.inv
+	m.mu.Unlock()
+	if iv != nil {
+		iv.queueChange(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	}
+}
+
 // holdParents keeps the directories above p visible after the mount deleted
-// p: a tree drops a directory with its last file, but a directory emptied
-// through the mount stays until rmdir, as on any other filesystem.
+// p: a tree without directories of its own (temp:) drops a directory with
+// its last file, but a directory emptied through the mount stays until
+// rmdir, as on any other filesystem. Where the tree has directories of its
+// own (vfs.DirMaker: local:, or that part of a union) a parent that is
+// missing now was removed or replaced on the host (a directory swapped for
+// a symbolic link out of the root, say): the mount does not hold it, or it
+// would show a phantom empty directory the tree does not have.
 func (m *mount) holdParents(p string) {
 	now := time.Now()
 	for d := vfs.Parent(p); d != "/"; d = vfs.Parent(d) {
@@ -222,8 +307,29 @@ func (m *mount) holdParents(p string) {
 		if err != nil || fi.Kind != vfs.KindMissing {
 			return
 		}
+		if !m.dropsDirs(d) {
+			return
+		}
 		m.addPending(d, now)
 	}
+}
+
+// dropsDirs reports whether the part of the tree at the missing directory
+// d has no directories of its own (its MakeDir is unsupported), so the
+// mount must hold d itself. It asks MakeDir of the nearest ancestor that
+// is a directory (a no-op there), never of d.
+func (m *mount) dropsDirs(d string) bool {
+	if _, ok := m.fsys.(vfs.DirMaker); !ok {
+		return true
+	}
+	a := vfs.Parent(d)
+	for a != "/" {
+		if fi, err := m.fsys.Stat(m.ctx, a); err == nil && fi.Kind == vfs.KindDir {
+			break
+		}
+		a = vfs.Parent(a)
+	}
+	return errors.Is(vfs.MakeDir(m.ctx, m.fsys, a), errors.ErrUnsupported)
 }
 
 // rebase moves everything the mount holds about paths at or under src to
@@ -294,6 +400,23 @@ func (m *mount) setMeta(p string, fn func(*meta)) {
 	m.meta[p] = md
 }
 
+// ownByCaller records the process that made p through the mount as its
+// owner, when other users may use the mount: the daemon makes files as
+// itself (root, typically), and the kernel's permission checks would
+// otherwise keep a user out of the directory they just made. The tree's
+// file keeps the daemon's owner; the mount shows the caller's while it
+// runs.
+func (m *mount) ownByCaller(ctx context.Context, p string) {
+	if !m.opts.AllowOther {
+		return
+	}
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
+		return
+	}
+	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
+}
+
 // beginSelf and endSelf bracket a change the mount makes itself.
 func (m *mount) beginSelf(p string) {
 	m.mu.Lock()
@@ -312,7 +435,31 @@ func (m *mount) endSelf(p string) {
 func (m *mount) isSelf(p string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.self[p] > 0
+	if m.self[p] > 0 {
+		return true
+	}
+	for t := range m.selfTrees {
+		if vfs.HasPrefix(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// beginSelfTree and endSelfTree bracket a rename the mount makes of p and
+// everything under it.
+func (m *mount) beginSelfTree(p string) {
+	m.mu.Lock()
+	m.selfTrees[p]++
+	m.mu.Unlock()
+}
+
+func (m *mount) endSelfTree(p string) {
+	m.mu.Lock()
+	if m.selfTrees[p]--; m.selfTrees[p] <= 0 {
+		delete(m.selfTrees, p)
+	}
+	m.mu.Unlock()
 }
 
 // write commits data to path through the tree.
@@ -373,6 +520,21 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Size = uint64(fi.Size)
 	}
 	out.Uid, out.Gid = m.uid, m.gid
+	if fi.HasMode {
+		// The host's own bits and owner: with --allow-other the kernel
+		// checks access against them (default_permissions).
+		out.Mode = out.Mode&syscall.S_IFMT | uint32(fi.Mode.Perm())
+		if fi.Mode&iofs.ModeSetuid != 0 {
+			out.Mode |= syscall.S_ISUID
+		}
+		if fi.Mode&iofs.ModeSetgid != 0 {
+			out.Mode |= syscall.S_ISGID
+		}
+		if fi.Mode&iofs.ModeSticky != 0 {
+			out.Mode |= syscall.S_ISVTX
+		}
+		out.Uid, out.Gid = fi.UID, fi.GID
+	}
 	if md := m.getMeta(fi.Path); md != (meta{}) {
 		if md.mode != 0 {
 			out.Mode = out.Mode&syscall.S_IFMT | md.mode&0o7777

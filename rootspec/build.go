@@ -132,6 +132,8 @@ func (r *Root) spec(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 		fsys = l
 	case KindHostfiles:
 		fsys, err = r.openHostfiles(ctx, s)
+	case KindPlugin:
+		fsys, err = r.openPlugin(ctx, s)
 		err = s.wrap(err)
 	case KindOverlay:
 		layers := make([]vfs.FileSystem, 0, len(s.Layers))

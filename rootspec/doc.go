@@ -65,7 +65,10 @@
 // local is vfs/local, temp is vfs/temp, overlay is vfs/overlay, union is
 // vfs/union, and the ro option wraps the tree with vfs/readonly. Parsing
 // checks that local directories exist; Open checks again, since the disk
-// may have changed since.
+// may have changed since. plugin starts a plugin binary through the opener
+// package plugins/pluginkind registers ([RegisterPluginOpener]); without
+// it a plugin mount fails with [ErrNoPluginSupport], so binaries that do
+// not mount plugins link no gRPC.
 //
 // # Adding a kind or an option
 //

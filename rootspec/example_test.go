@@ -55,5 +55,5 @@ root:
 	_, err := rootspec.DecodeMountsFile(&doc.Root, "agent.yaml", ".")
 	fmt.Println(err)
 	// Output:
-	// agent.yaml:5: /scratch: unknown key "tmp" (kinds: hostfiles, local, overlay, temp, union; options: readonly, ro)
+	// agent.yaml:5: /scratch: unknown key "tmp" (kinds: hostfiles, local, overlay, plugin, temp, union; options: readonly, ro)
 }

@@ -97,6 +97,8 @@ func parseSpec(body, baseDir string) (Spec, error) {
 		if arg != "" {
 			return Spec{}, fmt.Errorf("temp: takes no argument, got %q (seed files need a --config file)", arg)
 		}
+	case KindPlugin:
+		return parsePluginFlag(s, arg, opts, baseDir)
 	case KindLocal:
 		dir, err := resolveDir(arg, baseDir)
 		if err != nil {

@@ -31,6 +31,8 @@ type Spec struct {
 	// Store is a hostfiles tree's store: an absolute directory or a
 	// postgres:// URL. Scope is its scope (see hostfiles.go).
 	Store, Scope string
+	// Plugin is the binary and parameters of a plugin tree.
+	Plugin *PluginSpec
 	// ReadOnly wraps the tree so writes and deletes fail with
 	// "read-only mount".
 	ReadOnly bool
@@ -72,6 +74,8 @@ func (s Spec) Arg() string {
 		default:
 			return strconv.Itoa(n) + " files"
 		}
+	case KindPlugin:
+		return s.Plugin.arg()
 	case KindOverlay:
 		parts := make([]string, len(s.Layers))
 		for i, l := range s.Layers {

@@ -212,6 +212,8 @@ func (d *decoder) entry(n *yaml.Node, name string) (Spec, error) {
 		}
 	case KindHostfiles:
 		err = d.hostfiles(&s, kindVal, name)
+	case KindPlugin:
+		s.Plugin, err = d.plugin(kindVal, name)
 	case KindOverlay:
 		s.Layers, err = d.layers(kindVal, name)
 	case KindUnion:

@@ -498,8 +498,11 @@ func TestRunProblems(t *testing.T) {
 	assert.Equal(t, `model: model "gemini:pro": unknown provider "gemini" (want openai, anthropic or script)`, ps[0].String())
 	assert.Empty(t, bad.RunProblems("script:x.yaml"), "--model replaces agent.yaml's model")
 
-	_, err = ResolveModel("openai:gpt-4.1", model.Options{})
-	assert.ErrorContains(t, err, "model openai:gpt-4.1: the openai provider is not built into this july yet")
+	noEnv := func(string) string { return "" }
+	_, err = ResolveModel("openai:gpt-4.1", model.Options{Getenv: noEnv})
+	assert.ErrorContains(t, err, "openai: no API key: set OPENAI_API_KEY")
+	_, err = ResolveModel("claude-sonnet-4-5", model.Options{Getenv: noEnv})
+	assert.ErrorContains(t, err, "anthropic: no API key: set ANTHROPIC_API_KEY")
 	desc, err := DescribeModel("claude-sonnet-4-5")
 	require.NoError(t, err)
 	assert.Equal(t, "anthropic:claude-sonnet-4-5 (provider inferred from the name claude-sonnet-4-5)", desc)

@@ -2,9 +2,10 @@ package runner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/model/anthropic"
+	"github.com/julyfs/julyfs/runner/model/openai"
 	"github.com/julyfs/julyfs/runner/model/script"
 )
 
@@ -20,9 +21,10 @@ func ResolveModel(spec string, opts model.Options) (model.Model, error) {
 	switch provider {
 	case script.Provider:
 		return script.New(name, opts)
-	case "openai", "anthropic":
-		// TODO(lead): wire openai.New / anthropic.New
-		return nil, fmt.Errorf("model %s: the %s provider is not built into this july yet", strings.TrimSpace(spec), provider)
+	case "openai":
+		return openai.New(name, opts)
+	case "anthropic":
+		return anthropic.New(name, opts)
 	}
 	return nil, fmt.Errorf("model %s: unknown provider %q", spec, provider)
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"io/fs"
 	"iter"
 	"time"
 )
@@ -70,6 +71,15 @@ type FileInfo struct {
 	Size    int64     // bytes, for files
 	ModTime time.Time // zero when the backend has none
 	ETag    string    // opaque; a content hash where the backend has none
+
+	// Mode holds the permission bits (with setuid, setgid and sticky) and
+	// UID and GID the owner of a host file or directory, where the backend
+	// has them (HasMode); a FUSE mount shows them and lets the kernel
+	// check access against them. Zero otherwise.
+	Mode    fs.FileMode
+	UID     uint32
+	GID     uint32
+	HasMode bool
 }
 
 // GrepQuery is the argument of Grep.

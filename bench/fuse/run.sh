@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/fuse/run.sh: the same workloads on native tmpfs, on go-fuse's own
-# loopback (fs.NewLoopbackRoot, with and without FUSE passthrough) over that
-# tmpfs, and on `julyfs mount --mount /=local:` over it. Prints a markdown
-# table; docs/perf/fuse.md records a run. Needs root (it mounts a tmpfs),
-# fio, python3 and about 6 GiB of free memory.
+# loopback (fs.NewLoopbackRoot) over that tmpfs with FUSE passthrough (as
+# go-fuse ships it as root: the main peer) and without it, and on
+# `julyfs mount --mount /=local:` over it, read-write and --read-only.
+# Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
+# mounts a tmpfs), fio, python3 and about 6 GiB of free memory.
 #
 #   bench/fuse/run.sh [N_META_FILES]
 set -euo pipefail
@@ -12,12 +13,12 @@ cd "$(dirname "$0")/../.."
 NMETA=${1:-2000}
 W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
-mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs"
+mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-ro"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 1
-  for m in "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$T"; do
+  for m in "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-ro" "$T"; do
     mountpoint -q "$m" && umount -l "$m"
   done
   rm -rf "$W"
@@ -39,7 +40,8 @@ waitmount() {
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
-for m in loopback loopback-nopt julyfs; do waitmount "$W/$m"; done
+"$BIN/julyfs" mount --read-only --mount "/=local:$T/data" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
+for m in loopback loopback-nopt julyfs julyfs-ro; do waitmount "$W/$m"; done
 
 fiojson() { fio --output-format=json "$@" | python3 -c "$FIOPY"; }
 FIOPY='
@@ -47,6 +49,27 @@ import json, sys
 j = json.load(sys.stdin)["jobs"][0]
 r, w = j["read"], j["write"]
 print("%.0f %.0f %.0f" % (r["bw"] / 1024, w["bw"] / 1024, w["iops"]))'
+
+# wall-clock seconds of one run of a command
+once() {
+  local s e
+  s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
+  python3 -c "print('%.3f' % (float('$e')-float('$s')))"
+}
+
+# a node_modules-like tree of N small files in 1000 directories (made on
+# the tmpfs itself, not through the target)
+mktree() {
+  python3 - "$1" "$2" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "pkg%03d" % (i % 1000), "lib")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.js" % i), "w") as f:
+        f.write("module.exports = %d;\n" % i)
+PY
+}
 
 # best of 3 wall-clock seconds of a command
 best() {
@@ -59,10 +82,21 @@ best() {
   printf '%.3f' "$b"
 }
 
-echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s | stat/s | cached stat/s | readdir entries/s | find s | grep -r s |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-for name in native loopback loopback-nopt julyfs; do
+NRM=${NRM:-30000}
+echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s | stat/s | cached stat/s | readdir entries/s | find s | grep -r s | rm -rf ${NRM} files s | mv 1 GiB ms |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for name in native loopback loopback-nopt julyfs julyfs-ro; do
   if [ $name = native ]; then D=$T/data; else D=$W/$name; fi
+  if [ $name = julyfs-ro ]; then
+    # read-only: the read workloads only, on files made on the tmpfs
+    head -c 1G /dev/zero | tr '\0' 'x' > "$T/data/seq-$name.dat"
+    read -r sr _ _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=read --bs=1M --size=1G --readonly)
+    rm -f "$T/data/seq-$name.dat"
+    f=$(best find "$D/gosrc")
+    g=$(best grep -r -c "func " "$D/gosrc")
+    echo "| $name | — | $sr | — | — | — | — | — | $f | $g | — | — |"
+    continue
+  fi
   read -r _ sw _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=write --bs=1M --size=1G --end_fsync=1)
   read -r sr _ _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=read --bs=1M --size=1G)
   read -r _ _ iops < <(fiojson --name=rand --directory="$D" --filename=rand-$name.dat --rw=randwrite --bs=4k --size=64M --end_fsync=1)
@@ -71,5 +105,12 @@ for name in native loopback loopback-nopt julyfs; do
   while read -r k v; do meta[$k]=$v; done < <("$BIN/metaops" "$D" "$NMETA")
   f=$(best find "$D/gosrc")
   g=$(best grep -r -c "func " "$D/gosrc")
-  echo "| $name | $sw | $sr | $iops | ${meta[create]} | ${meta[stat]} | ${meta[stat-cached]} | ${meta[readdir-entries]} | $f | $g |"
+  mktree "$T/data/rm-$name" "$NRM"
+  r=$(once rm -rf "$D/rm-$name")
+  mkdir -p "$T/data/mv-$name/to"
+  head -c 1G /dev/zero > "$T/data/mv-$name/big"
+  mv_s=$(once mv "$D/mv-$name/big" "$D/mv-$name/to/big")
+  mvms=$(python3 -c "print('%.1f' % (1000*float('$mv_s')))")
+  rm -rf "$T/data/mv-$name"
+  echo "| $name | $sw | $sr | $iops | ${meta[create]} | ${meta[stat]} | ${meta[stat-cached]} | ${meta[readdir-entries]} | $f | $g | $r | $mvms |"
 done

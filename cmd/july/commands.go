@@ -68,10 +68,10 @@ the scratch /tmp).`,
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
 			}
-			validateRun(c, a)
 			for _, p := range a.Warnings {
 				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
 			}
+			validateRun(c, a)
 			return nil
 		},
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -25,7 +27,15 @@ func TestScripts(t *testing.T) {
 		Dir: "../julyfs/testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("JULYFSD", "/nonexistent/julyfsd-must-not-be-needed")
+			env.Setenv("JULYFS_TEST_POSTGRES", os.Getenv("JULYFS_TEST_POSTGRES"))
 			return nil
+		},
+		// [postgres]: as in cmd/julyfs's TestScripts.
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv("JULYFS_TEST_POSTGRES") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

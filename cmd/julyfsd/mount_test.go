@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/fusemount"
 	"github.com/julyfs/julyfs/internal/julyfscli"
 	"github.com/julyfs/julyfs/internal/julyfscli/full"
@@ -204,4 +207,38 @@ func TestMountErrors(t *testing.T) {
 			t.Errorf("julyfs %q = %d, %q; want %d, %q", tt.args, c, stderr.String(), tt.code, tt.want)
 		}
 	}
+}
+
+// TestMountAllowOther: `julyfs mount --allow-other` lets other users in
+// with the host's permissions enforced: nobody (uid 65534) reads a 0644
+// file but not a 0600 one, and cannot write where the host forbids it.
+func TestMountAllowOther(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("acting as another user needs root")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv (util-linux)")
+	}
+	base, err := os.MkdirTemp("", "julyfsd-allow-other-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	src, dir := filepath.Join(base, "src"), filepath.Join(base, "mnt")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "public"), []byte("public\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "secret"), []byte("secret\n"), 0o600))
+	startMount(t, dir, "--allow-other", "--mount", "/=local:"+src)
+
+	asNobody := `setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$S"`
+	out, err := shell(t, asNobody, "M="+dir, `S=cat "$M/public"`)
+	assert.NoError(t, err, out)
+	assert.Equal(t, "public\n", out)
+	out, err = shell(t, asNobody+` 2>&1`, "M="+dir, `S=cat "$M/secret"`)
+	assert.Error(t, err)
+	assert.Contains(t, out, "Permission denied")
+	out, err = shell(t, asNobody+` 2>&1`, "M="+dir, `S=echo x > "$M/new"`)
+	assert.Error(t, err)
+	assert.Contains(t, out, "Permission denied")
+	assert.NoFileExists(t, filepath.Join(src, "new"))
 }

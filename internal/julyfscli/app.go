@@ -78,6 +78,7 @@ func commands(h Heavy) []*cli.Command {
 		mountsCommand(),
 		mountCommand(h),
 		unmountCommand(h),
+		conformanceCommand(),
 	}
 }
 
@@ -104,6 +105,7 @@ PREFIX=KIND:ARG, one per mount (repeat the flag to compose several):
 
 Kinds: local:DIR (a host directory), temp: (an empty in-memory tree),
 hostfiles:DIR or hostfiles:postgres://... (durable files shared by hosts).
+plugin:PATH?K=V&... (a plugin binary: julyfs-git, julyfs-archive).
 Append ?ro to make a mount read-only. A --config FILE (YAML) describes what
 flags cannot: overlays, nested unions, seeded temp trees; see 'julyfs help mounts'.
 

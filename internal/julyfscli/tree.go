@@ -85,6 +85,9 @@ func OpenTree(c *cli.Context) (fsys vfs.FileSystem, close func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := delegatePlugins(c, table); err != nil {
+		return nil, nil, err
+	}
 	root, err := table.Open(c.Context)
 	if err != nil {
 		return nil, nil, err

@@ -330,13 +330,21 @@ func etag(fi fs.FileInfo) string {
 
 func info(p string, fi fs.FileInfo) vfs.FileInfo {
 	k := kindOf(fi.Mode())
+	var out vfs.FileInfo
 	switch k {
 	case vfs.KindFile:
-		return vfs.FileInfo{Path: p, Kind: k, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag(fi)}
+		out = vfs.FileInfo{Path: p, Kind: k, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag(fi)}
 	case vfs.KindDir:
-		return vfs.FileInfo{Path: p, Kind: k, ModTime: fi.ModTime()}
+		out = vfs.FileInfo{Path: p, Kind: k, ModTime: fi.ModTime()}
+	default:
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
 	}
-	return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+	// The host's permission bits and owner, for a mount to enforce.
+	out.Mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+	}
+	return out
 }
 
 // Stat describes path, following links inside the root.

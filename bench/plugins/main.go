@@ -1,0 +1,173 @@
+// Command plugins compares each verb in process and through a plugin on
+// the same host tree, in wall time and in CPU time (this process plus the
+// plugin process, whose CPU time is counted once it has exited), which a
+// shared machine disturbs far less than wall time.
+//
+//	go build -o /tmp/localplugin ./bench/plugins/localplugin
+//	go run ./bench/plugins -plugin /tmp/localplugin -n 5
+//
+// It makes its own tree (100,000 empty files, a 1 MiB and a 64 MiB file)
+// in a temporary directory and uses $(go env GOROOT)/src for Grep and
+// Glob.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/julyfs/julyfs/plugins"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+func main() {
+	pluginPath := flag.String("plugin", "", "the localplugin binary")
+	n := flag.Int("n", 5, "operations per measure")
+	flag.BoolVar(&noShared, "no-shared", false, "move file contents in gRPC chunks, never through memory files")
+	flag.Parse()
+	if *pluginPath == "" {
+		log.Fatal("-plugin is required")
+	}
+	dir, err := os.MkdirTemp("", "bench-plugins")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	must(os.Mkdir(filepath.Join(dir, "many"), 0o755))
+	for i := range 100_000 {
+		must(os.WriteFile(filepath.Join(dir, "many", fmt.Sprintf("f%06d", i)), nil, 0o644))
+	}
+	must(os.WriteFile(filepath.Join(dir, "big1"), make([]byte, 1<<20), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "big64"), make([]byte, 64<<20), 0o644))
+	goroot := filepath.Join(runtime.GOROOT(), "src")
+	big := make([]byte, 64<<20)
+
+	type verb struct {
+		name string
+		dir  string
+		reps int // times -n, so short operations outweigh the plugin's start
+		run  func(ctx context.Context, fsys vfs.FileSystem) (int, error)
+	}
+	drain := func(seq func(func(vfs.DirEntry, error) bool)) (int, error) {
+		n := 0
+		for _, err := range seq {
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+		return n, nil
+	}
+	read := func(ctx context.Context, f vfs.FileSystem, p string) (int, error) {
+		data, err := f.Read(ctx, p)
+		return len(data), err
+	}
+	verbs := []verb{
+		{"List 100,000 entries", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) { return drain(f.List(ctx, "/many")) }},
+		{"Read 1 MiB", dir, 20, func(ctx context.Context, f vfs.FileSystem) (int, error) { return read(ctx, f, "/big1") }},
+		{"Read 64 MiB", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) { return read(ctx, f, "/big64") }},
+		{"Write 64 MiB", dir, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) {
+			return len(big), f.Write(ctx, "/written", big)
+		}},
+		{"Grep TODO\\( GOROOT/src", goroot, 1, func(ctx context.Context, f vfs.FileSystem) (int, error) {
+			n := 0
+			for _, err := range f.Grep(ctx, vfs.GrepQuery{Pattern: `TODO\(`}) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		}},
+		{"Glob **/*.go GOROOT/src", goroot, 2, func(ctx context.Context, f vfs.FileSystem) (int, error) { return drain(f.Glob(ctx, "**/*.go", "/")) }},
+	}
+	ctx := context.Background()
+	fmt.Printf("| verb | in process wall / CPU | plugin wall / CPU | ratio wall / CPU |\n| --- | --- | --- | --- |\n")
+	for _, v := range verbs {
+		in, err := local.New(v.dir)
+		must(err)
+		reps := *n * v.reps
+		want := -1
+		// Both sides must answer the same: a count of entries, hits or bytes.
+		check := func(fsys vfs.FileSystem) func() error {
+			return func() error {
+				got, err := v.run(ctx, fsys)
+				if err == nil && want >= 0 && got != want {
+					err = fmt.Errorf("%s: %d results, want %d", v.name, got, want)
+				}
+				want = got
+				return err
+			}
+		}
+		iw, ic := measure(reps, check(in), nil)
+		in.Close()
+
+		// The plugin's start and stop, measured alone, are taken off.
+		_, startCPU := measure(1, func() error { return nil }, func() func() { p := open(*pluginPath, v.dir); return func() { p.Close() } })
+		var p plugins.FS
+		pw, pc := measure(reps, func() error { return check(p)() }, func() func() {
+			p = open(*pluginPath, v.dir)
+			v.run(ctx, p) // warm the tree as the in-process run is warm
+			return func() { p.Close() }
+		})
+		pc -= startCPU / time.Duration(reps)
+		fmt.Printf("| %s | %v / %v | %v / %v | %.2fx / %.2fx |\n", v.name, iw.Round(time.Microsecond*10), ic.Round(time.Microsecond*10),
+			pw.Round(time.Microsecond*10), pc.Round(time.Microsecond*10), float64(pw)/float64(iw), float64(pc)/float64(ic))
+	}
+}
+
+var noShared bool
+
+func open(path, dir string) plugins.FS {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := plugins.OpenConfig(ctx, plugins.Config{Path: path, Args: map[string]string{"dir": dir}, Logger: hclog.NewNullLogger(), NoSharedMemory: noShared})
+	must(err)
+	return p
+}
+
+// measure runs op n times and returns the wall and CPU time per op; CPU
+// counts this process and every child that exited meanwhile. setup, when
+// set, runs before the clock starts and returns what to run after op's
+// last run (inside the CPU measure, so a plugin's exit is counted).
+func measure(n int, op func() error, setup func() func()) (wall, cpu time.Duration) {
+	var teardown func()
+	if setup != nil {
+		teardown = setup()
+	}
+	runtime.GC()
+	c0 := cpuNow()
+	t0 := time.Now()
+	for range n {
+		must(op())
+	}
+	wall = time.Since(t0)
+	if teardown != nil {
+		teardown()
+	}
+	cpu = cpuNow() - c0
+	return wall / time.Duration(n), cpu / time.Duration(n)
+}
+
+func cpuNow() time.Duration {
+	var self, kids syscall.Rusage
+	must(syscall.Getrusage(syscall.RUSAGE_SELF, &self))
+	must(syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids))
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+}
+
+func must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

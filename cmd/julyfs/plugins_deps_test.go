@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNoPluginMachinery checks that julyfs links neither gRPC nor
+// go-plugin (their init functions cost every run ~10 ms): plugin mounts
+// are julyfsd's.
+func TestNoPluginMachinery(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "list", "-deps", "github.com/julyfs/julyfs/cmd/julyfs").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/julyfs/julyfs/plugins"} {
+			if strings.HasPrefix(p, heavy) {
+				t.Errorf("cmd/julyfs links %s; only julyfsd may", p)
+			}
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package fusemount
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/readonly"
+	"github.com/julyfs/julyfs/vfs/union"
+)
+
+// renameChild renames from to to with rename(2) and prints "ok" or the
+// error's errno name.
+func renameChild(from, to string) int {
+	err := syscall.Rename(from, to)
+	if err == nil {
+		fmt.Println("ok")
+		return 0
+	}
+	var errno syscall.Errno
+	if e, ok := err.(syscall.Errno); ok {
+		errno = e
+	}
+	fmt.Println(errnoName(errno))
+	return 0
+}
+
+func errnoName(e syscall.Errno) string {
+	for _, c := range []struct {
+		e    syscall.Errno
+		name string
+	}{{syscall.EXDEV, "EXDEV"}, {syscall.EROFS, "EROFS"}, {syscall.ENOENT, "ENOENT"}, {syscall.EISDIR, "EISDIR"}, {syscall.ENOTDIR, "ENOTDIR"}, {syscall.ENOTEMPTY, "ENOTEMPTY"}, {syscall.EINVAL, "EINVAL"}} {
+		if c.e == e {
+			return c.name
+		}
+	}
+	return e.Error()
+}
+
+// rename2 runs rename(2) from a helper process and returns "ok" or the
+// errno's name.
+func rename2(t *testing.T, from, to string) string {
+	t.Helper()
+	cmd, stdin, out := helper(t, "rename", "JULYFS_FROM="+from, "JULYFS_TO="+to)
+	stdin.Close()
+	line := readLine(t, out)
+	cmd.Wait()
+	return line
+}
+
+// hostIno is the inode number of a host file.
+func hostIno(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(path, &st))
+	return st.Ino
+}
+
+// localMount mounts a local: tree of a fresh host directory holding files.
+func localMount(t *testing.T, files map[string]string, opts Options) (root string, s *Server) {
+	t.Helper()
+	root = t.TempDir()
+	for p, data := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
+	}
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return root, mountT(t, fsys, opts)
+}
+
+// TestRenameLocalMovesInOneStep: mv within a local: mount is one rename on
+// the host (the file keeps its inode), across directories, over an
+// existing file, and of a directory with its contents.
+func TestRenameLocalMovesInOneStep(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 1<<18) // 4 MiB
+	root, s := localMount(t, map[string]string{
+		"big.dat": big, "a.txt": "a\n", "b.txt": "b\n",
+		"d/x.txt": "x\n", "d/sub/y.txt": "y\n", "other/keep.txt": "k\n", "f/z.txt": "z\n",
+	}, Options{})
+	env := "M=" + s.Dir()
+
+	ino := hostIno(t, filepath.Join(root, "big.dat"))
+	sh(t, `mv "$M/big.dat" "$M/other/moved.dat"`, env)
+	assert.Equal(t, ino, hostIno(t, filepath.Join(root, "other", "moved.dat")), "the moved file keeps its host inode")
+	assert.NoFileExists(t, filepath.Join(root, "big.dat"))
+	assert.Equal(t, big, sh(t, `cat "$M/other/moved.dat"`, env))
+
+	ino = hostIno(t, filepath.Join(root, "a.txt"))
+	sh(t, `mv "$M/a.txt" "$M/b.txt"`, env)
+	assert.Equal(t, ino, hostIno(t, filepath.Join(root, "b.txt")), "over an existing file")
+	assert.Equal(t, "a\n", sh(t, `cat "$M/b.txt"`, env))
+	assert.Equal(t, "b.txt\nd\nf\nother\n", sh(t, `ls "$M"`, env))
+
+	ino = hostIno(t, filepath.Join(root, "d"))
+	sh(t, `mv "$M/d" "$M/other/e"`, env)
+	assert.Equal(t, ino, hostIno(t, filepath.Join(root, "other", "e")), "a directory keeps its host inode")
+	assert.Equal(t, "x\ny\n", sh(t, `cat "$M/other/e/x.txt" "$M/other/e/sub/y.txt"`, env))
+	assert.NoDirExists(t, filepath.Join(root, "d"))
+	assert.Equal(t, "b.txt\nf\nother\n", sh(t, `ls "$M"`, env))
+
+	// rename(2)'s own refusals.
+	assert.Equal(t, "EISDIR", rename2(t, s.Dir()+"/b.txt", s.Dir()+"/other/e"))
+	assert.Equal(t, "ENOTDIR", rename2(t, s.Dir()+"/other/e", s.Dir()+"/b.txt"))
+	assert.Equal(t, "ENOTEMPTY", rename2(t, s.Dir()+"/other/e", s.Dir()+"/f"))
+	assert.Equal(t, "EINVAL", rename2(t, s.Dir()+"/other", s.Dir()+"/other/e/inside"))
+}
+
+// TestRenameAtomicUnderReaders renames fresh files over one name while a
+// separate process reads that name: every read sees one whole version.
+func TestRenameAtomicUnderReaders(t *testing.T) {
+	const size = 256 << 10
+	_, s := localMount(t, map[string]string{"cur": strings.Repeat("a", size)}, Options{})
+	env := []string{"M=" + s.Dir(), "SIZE=" + fmt.Sprint(size)}
+	script := `
+for i in $(seq 1 40); do
+	c=$(printf "\\x$(printf %x $((98 + i % 20)))")
+	head -c "$SIZE" /dev/zero | tr '\0' "$c" > "$M/next"
+	mv "$M/next" "$M/cur"
+done &
+w=$!
+bad=0
+while kill -0 $w 2>/dev/null; do
+	n=$(cat "$M/cur" | wc -c)
+	k=$(cat "$M/cur" | fold -w1 | sort -u | wc -l)
+	if [ "$n" != "$SIZE" ] || [ "$k" != 1 ]; then bad=$((bad+1)); fi
+done
+wait $w
+echo bad=$bad`
+	assert.Equal(t, "bad=0\n", sh(t, script, env...))
+}
+
+// TestRenameAcrossMounts: rename(2) between two mounts of a union is
+// EXDEV, and mv falls back to copy and delete.
+func TestRenameAcrossMounts(t *testing.T) {
+	r1, r2 := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(r1, "f.txt"), []byte("move me\n"), 0o644))
+	a, err := local.New(r1)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	b, err := local.New(r2)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	u, err := union.New([]union.Mount{{Prefix: "/a", FS: a}, {Prefix: "/b", FS: b}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+
+	assert.Equal(t, "EXDEV", rename2(t, s.Dir()+"/a/f.txt", s.Dir()+"/b/f.txt"))
+	sh(t, `mv "$M/a/f.txt" "$M/b/f.txt"`, "M="+s.Dir())
+	got, err := os.ReadFile(filepath.Join(r2, "f.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "move me\n", string(got))
+	assert.NoFileExists(t, filepath.Join(r1, "f.txt"))
+}
+
+// TestRenameReadOnly: rename on a read-only mount or tree is EROFS.
+func TestRenameReadOnly(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f.txt"), []byte("x\n"), 0o644))
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	for name, s := range map[string]*Server{
+		"mount": mountT(t, fsys, Options{ReadOnly: true}),
+		"tree":  mountT(t, readonly.New(fsys), Options{}),
+	} {
+		assert.Equal(t, "EROFS", rename2(t, s.Dir()+"/f.txt", s.Dir()+"/g.txt"), name)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "f.txt"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal([]byte("x\n"), got))
+}

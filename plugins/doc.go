@@ -1,0 +1,68 @@
+// Package plugins lets a julyfs tree live in another process: a backend
+// ships as a binary, and the host mounts it like a built-in tree (the
+// rootspec kind plugin:, `julyfs --mount /x=plugin:NAME?k=v`).
+//
+// A plugin's main is one call:
+//
+//	func main() { plugins.Serve(mytree) }
+//
+// or, for a tree built from the mount's parameters,
+//
+//	plugins.ServeWith(plugins.ServeOptions{Open: func(ctx context.Context, args map[string]string) (vfs.FileSystem, error) { ... }})
+//
+// The host calls [Open] (or [OpenConfig]) and gets a vfs.FileSystem.
+//
+// # Protocol
+//
+// hashicorp/go-plugin over gRPC (pluginpb/julyfs.proto, generated code
+// committed), with a magic cookie, AutoMTLS and VersionedPlugins: a host
+// and a plugin of different [ProtocolVersion]s fail to start with a
+// message naming both versions. List, Glob, Grep and Search are
+// server-streaming RPCs carrying batches; when the host breaks out of its
+// loop the call's context is cancelled, the plugin's send fails and its
+// range over the tree's stream ends, which stops the tree's work. Read
+// and Write move files in 1 MiB chunks, so files far above gRPC's 4 MiB
+// message limit work and neither side holds more than the file and one
+// chunk; on Linux a file of 256 KiB or more is handed over in an
+// anonymous memory file instead (memfd, opened by the other side through
+// /proc/PID/fd/N), which costs a fraction of the CPU of gRPC and TLS
+// (Config.NoSharedMemory turns it off). The optional capabilities vfs.RangeReader,
+// vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
+// Open reply and the host's tree implements exactly those (Watch reports
+// the changes made through the host's tree). One plugin process can hold
+// several trees; every call names its tree.
+//
+// # Errors
+//
+// An error of the plugin's tree crosses as its kind, path, pattern and
+// detail and is rebuilt as the same *vfs.PathError, so errors.Is and the
+// contract strings are what they are in process; context errors stay
+// context errors. A failure of the plugin itself is an [*Error] naming
+// the plugin on one line: it cannot start (missing or non-executable
+// binary, not a plugin, wrong SHA-256, version mismatch, a parameter its
+// Open refuses), it crashed during the call ([ErrCrashed]), it keeps
+// crashing ([ErrKeepsCrashing]), or the caller's context ended (a hung
+// plugin is bounded by the caller's context). Crash errors also match
+// vfs.ErrUnavailable.
+//
+// # Life cycle
+//
+// The next call after a crash restarts the plugin (and reopens its tree
+// with the same parameters: the contents of a writable in-memory plugin
+// tree are lost), after a backoff doubling from 50ms; after 5 crashes in
+// a minute calls fail with "keeps crashing" until the minute has passed.
+// The plugin dies with its host, also on kill -9: on Linux the kernel
+// kills it (Pdeathsig; plugins are forked from one goroutine locked to its
+// thread for the life of the host, since Pdeathsig fires when the forking
+// thread ends), and every plugin also exits when its parent changes. Nothing the plugin prints to standard output before Serve can
+// break the handshake: while it starts, its file descriptor 1 points at
+// standard error. Its standard error is logged by the host through hclog
+// under "plugin.NAME"; [Logger] gives plugins a logger whose levels the
+// host keeps ($JULYFS_PLUGIN_LOG sets the host's level, default warn).
+//
+// # Concurrency
+//
+// Both sides are safe for concurrent use; calls run concurrently over one
+// connection. A restart happens under the client's lock, so calls that
+// race a crash wait for one restart.
+package plugins

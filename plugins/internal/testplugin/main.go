@@ -1,0 +1,140 @@
+// Command testplugin is the plugin the tests of package plugins build and
+// run. Its parameter mode picks the tree:
+//
+//   - temp (default): a writable temp tree; seeding works (conformance).
+//   - local: the host directory dir=, as the local adapter serves it.
+//   - faults: a temp tree with traps: List("/inf") yields forever and
+//     Stat("/stats") tells how far it got and whether it stopped (size is
+//     the count, etag "running" or "stopped"); Stat("/hang") never
+//     returns, ignoring its context; Read("/crash") exits the process.
+//   - shifty: a temp tree with ReadAt whose etags change at every Stat, so
+//     a ranged Read must start over with the whole file.
+//   - fail: Open fails with "bad parameter" (an error of the tree).
+//
+// With TESTPLUGIN_SERVE set in its environment it serves one fixed temp
+// tree through plugins.Serve instead.
+//
+// It prints to standard output before serving, as careless plugins do, to
+// show that this cannot break the handshake.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/julyfs/julyfs/plugins"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
+)
+
+func init() { fmt.Println("testplugin: init prints to stdout") }
+
+func main() {
+	fmt.Println("testplugin: main prints to stdout before Serve")
+	if os.Getenv("TESTPLUGIN_SERVE") != "" {
+		// plugins.Serve: one fixed tree, no parameters.
+		t, err := temp.New(map[string][]byte{"/fixed.txt": []byte("fixed\n")})
+		if err != nil {
+			panic(err)
+		}
+		plugins.Serve(t)
+	}
+	plugins.ServeWith(plugins.ServeOptions{
+		Open: open,
+		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) { return temp.New(files) },
+	})
+}
+
+func open(_ context.Context, args map[string]string) (vfs.FileSystem, error) {
+	plugins.Logger().Warn("opening a tree", "mode", args["mode"])
+	switch args["mode"] {
+	case "", "temp":
+		return temp.New(nil)
+	case "local":
+		return local.New(args["dir"])
+	case "faults":
+		t, err := temp.New(map[string][]byte{"/a.txt": []byte("a\n")})
+		if err != nil {
+			return nil, err
+		}
+		return &faults{FileSystem: t}, nil
+	case "shifty":
+		data := make([]byte, 3<<20+7)
+		for i := range data {
+			data[i] = byte(i % 251)
+		}
+		t, err := temp.New(map[string][]byte{"/shifty.bin": data})
+		if err != nil {
+			return nil, err
+		}
+		return &shifty{FS: t}, nil
+	case "fail":
+		return nil, errors.New("bad parameter: fail=" + args["why"])
+	}
+	return nil, fmt.Errorf("unknown mode %q", args["mode"])
+}
+
+type faults struct {
+	vfs.FileSystem
+	yielded atomic.Int64
+	stopped atomic.Bool
+}
+
+func (f *faults) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
+	if vfs.Clean(prefix) != "/inf" {
+		return f.FileSystem.List(ctx, prefix)
+	}
+	return func(yield func(vfs.DirEntry, error) bool) {
+		f.stopped.Store(false)
+		defer f.stopped.Store(true)
+		for i := 0; ; i++ {
+			if ctx.Err() != nil {
+				return
+			}
+			f.yielded.Add(1)
+			if !yield(vfs.DirEntry{Path: fmt.Sprintf("/inf/%012d", i), Kind: vfs.KindFile}, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (f *faults) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	switch vfs.Clean(path) {
+	case "/stats":
+		state := "running"
+		if f.stopped.Load() {
+			state = "stopped"
+		}
+		return vfs.FileInfo{Path: "/stats", Kind: vfs.KindFile, Size: f.yielded.Load(), ETag: state}, nil
+	case "/hang":
+		select {}
+	case "/pid":
+		return vfs.FileInfo{Path: "/pid", Kind: vfs.KindFile, ETag: strconv.Itoa(os.Getpid())}, nil
+	}
+	return f.FileSystem.Stat(ctx, path)
+}
+
+func (f *faults) Read(ctx context.Context, path string) ([]byte, error) {
+	if vfs.Clean(path) == "/crash" {
+		os.Exit(3)
+	}
+	return f.FileSystem.Read(ctx, path)
+}
+
+type shifty struct {
+	*temp.FS
+	stats atomic.Int64
+}
+
+func (s *shifty) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	info, err := s.FS.Stat(ctx, path)
+	info.ETag += strconv.FormatInt(s.stats.Add(1), 10)
+	return info, err
+}

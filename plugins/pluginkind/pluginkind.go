@@ -1,0 +1,29 @@
+// Package pluginkind makes the rootspec kind plugin: openable: import it
+// (for its side effect) in a binary that mounts plugins. julyfsd and july
+// do; julyfs does not, to keep gRPC out of its start-up, and hands
+// commands with plugin mounts to julyfsd.
+package pluginkind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/julyfs/julyfs/plugins"
+	"github.com/julyfs/julyfs/rootspec"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+func init() { rootspec.RegisterPluginOpener(open) }
+
+func open(ctx context.Context, p rootspec.PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error) {
+	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed})
+	if errors.Is(err, plugins.ErrNoSeed) {
+		return nil, nil, fmt.Errorf("%w: %w", rootspec.ErrPluginNoSeed, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fsys, fsys, nil
+}

@@ -1,0 +1,463 @@
+package plugins_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/plugins"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/vfstest"
+)
+
+// bins holds the helper binaries TestMain builds.
+var bins struct {
+	dir     string
+	plugin  string // plugins/internal/testplugin
+	version string // the same, speaking protocol version 99
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("PLUGINS_TEST_HOST") != "" {
+		hostMain()
+		return
+	}
+	dir, err := os.MkdirTemp("", "plugins-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins.dir = dir
+	bins.plugin = filepath.Join(dir, "testplugin")
+	bins.version = filepath.Join(dir, "testplugin-v99")
+	build := func(out string, flags ...string) {
+		args := append([]string{"build", "-o", out}, flags...)
+		args = append(args, "./internal/testplugin")
+		cmd := exec.Command("go", args...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the test plugin:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	build(bins.plugin)
+	build(bins.version, "-ldflags", "-X github.com/julyfs/julyfs/plugins.protocolVersionOverride=99")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hostMain is the host process of TestHostKilledLeavesNoPlugin: it opens
+// the plugin, prints the plugin's pid and waits to be killed.
+func hostMain() {
+	fsys, err := plugins.Open(context.Background(), os.Getenv("PLUGINS_TEST_HOST"), map[string]string{"mode": "faults"})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	info, err := fsys.Stat(context.Background(), "/pid")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println(info.ETag)
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// quiet is a logger for tests that do not look at logs.
+var quiet = hclog.NewNullLogger()
+
+func open(t *testing.T, cfg plugins.Config) plugins.FS {
+	t.Helper()
+	if cfg.Path == "" {
+		cfg.Path = bins.plugin
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fsys, err := plugins.OpenConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return fsys
+}
+
+func openErr(t *testing.T, cfg plugins.Config) error {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fsys, err := plugins.OpenConfig(ctx, cfg)
+	if err == nil {
+		fsys.Close()
+	}
+	require.Error(t, err)
+	return err
+}
+
+// TestConformance runs the whole suite through the plugin boundary, on a
+// writable temp tree inside the plugin process.
+func TestConformance(t *testing.T) {
+	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
+		return open(t, plugins.Config{Seeded: true, Seed: files})
+	}, vfstest.Options{})
+}
+
+func TestCapabilitiesNegotiated(t *testing.T) {
+	fsys := open(t, plugins.Config{})
+	_, ra := fsys.(vfs.RangeReader)
+	_, wi := fsys.(vfs.ConditionalWriter)
+	_, w := fsys.(vfs.Notifier)
+	assert.True(t, ra && wi && w, "temp has ReadAt, WriteIf and Watch: ra=%v wi=%v w=%v", ra, wi, w)
+
+	faults := open(t, plugins.Config{Args: map[string]string{"mode": "faults"}})
+	_, ra = faults.(vfs.RangeReader)
+	_, wi = faults.(vfs.ConditionalWriter)
+	_, w = faults.(vfs.Notifier)
+	assert.False(t, ra || wi || w, "the faults tree hides temp's capabilities: ra=%v wi=%v w=%v", ra, wi, w)
+}
+
+// TestLargeFileRoundTrip moves 64 MiB both ways, through a memory file
+// and in gRPC chunks.
+func TestLargeFileRoundTrip(t *testing.T) {
+	for _, noShared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoSharedMemory=%v", noShared), func(t *testing.T) { largeFileRoundTrip(t, noShared) })
+	}
+}
+
+func largeFileRoundTrip(t *testing.T, noShared bool) {
+	fsys := open(t, plugins.Config{NoSharedMemory: noShared})
+	data := make([]byte, 64<<20+123)
+	_, err := rand.Read(data)
+	require.NoError(t, err)
+	require.NoError(t, fsys.Write(t.Context(), "/big.bin", data))
+	got, err := fsys.Read(t.Context(), "/big.bin")
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got), "64 MiB read back differs")
+
+	info, err := fsys.Stat(t.Context(), "/big.bin")
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(data)), info.Size)
+
+	// A ranged read larger than one chunk, across the end of the file.
+	p := make([]byte, 3<<20)
+	off := int64(len(data) - 2<<20)
+	n, err := vfs.ReadAt(t.Context(), fsys, "/big.bin", p, off)
+	assert.Equal(t, io.EOF, err)
+	assert.Equal(t, 2<<20, n)
+	assert.True(t, bytes.Equal(data[off:], p[:n]))
+}
+
+func TestErrorsEndToEnd(t *testing.T) {
+	fsys := open(t, plugins.Config{Seeded: true, Seed: map[string][]byte{"/d/f.txt": []byte("x\n")}})
+	ctx := t.Context()
+	cases := []struct {
+		err      error
+		sentinel error
+		msg      string
+	}{
+		{ignore(fsys.Read(ctx, "/missing")), vfs.ErrNotFound, "not found: /missing"},
+		{ignore(fsys.Read(ctx, "/d")), vfs.ErrIsDir, "is a directory: /d"},
+		{fsys.Delete(ctx, "/nope"), vfs.ErrNotFound, "not found: /nope"},
+		{last(fsys.Grep(ctx, vfs.GrepQuery{Pattern: "("})), vfs.ErrInvalidGrepPattern, "invalid grep pattern: ("},
+		{last(fsys.Glob(ctx, "[", "/")), vfs.ErrInvalidGlobPattern, "invalid glob pattern: ["},
+	}
+	for _, c := range cases {
+		require.Error(t, c.err, c.msg)
+		assert.Equal(t, c.msg, c.err.Error())
+		assert.ErrorIs(t, c.err, c.sentinel)
+		var pe *vfs.PathError
+		assert.ErrorAs(t, c.err, &pe)
+	}
+	_, err := vfs.WriteIf(ctx, fsys, "/d/f.txt", []byte("y"), vfs.Precondition{IfMatch: "stale"})
+	assert.ErrorIs(t, err, vfs.ErrConflict)
+	assert.Equal(t, "conflict: /d/f.txt", err.Error())
+}
+
+func ignore[T any](_ T, err error) error { return err }
+
+func last[E any](seq func(func(E, error) bool)) error {
+	var final error
+	for _, err := range seq {
+		final = err
+	}
+	return final
+}
+
+func faults(t *testing.T, logger hclog.Logger) plugins.FS {
+	return open(t, plugins.Config{Args: map[string]string{"mode": "faults"}, Logger: logger})
+}
+
+func stats(t *testing.T, fsys vfs.FileSystem) vfs.FileInfo {
+	info, err := fsys.Stat(t.Context(), "/stats")
+	require.NoError(t, err)
+	return info
+}
+
+// TestBreakStopsPluginStream checks that breaking out of a stream on the
+// host stops the producing loop inside the plugin.
+func TestBreakStopsPluginStream(t *testing.T) {
+	fsys := faults(t, nil)
+	n := 0
+	for _, err := range fsys.List(t.Context(), "/inf") {
+		require.NoError(t, err)
+		if n++; n == 10 {
+			break
+		}
+	}
+	require.Eventually(t, func() bool { return stats(t, fsys).ETag == "stopped" }, 10*time.Second, 10*time.Millisecond,
+		"the plugin still produces after the host broke out")
+	a := stats(t, fsys).Size
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, a, stats(t, fsys).Size, "the plugin kept yielding")
+
+	// Cancelling the context midway stops it too.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	n = 0
+	var final error
+	for _, err := range fsys.List(ctx, "/inf") {
+		if err != nil {
+			final = err
+			break
+		}
+		if n++; n == 10 {
+			cancel()
+		}
+	}
+	assert.ErrorIs(t, final, context.Canceled)
+	require.Eventually(t, func() bool { return stats(t, fsys).ETag == "stopped" }, 10*time.Second, 10*time.Millisecond)
+}
+
+func pidOf(t *testing.T, fsys vfs.FileSystem) int {
+	info, err := fsys.Stat(t.Context(), "/pid")
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(info.ETag)
+	require.NoError(t, err)
+	return pid
+}
+
+// TestKill9MidStream kills the plugin during a stream: the stream ends
+// with an error naming the plugin, and the next call restarts it.
+func TestKill9MidStream(t *testing.T) {
+	fsys := faults(t, nil)
+	pid := pidOf(t, fsys)
+	require.NotNil(t, plugins.Unwrap(fsys))
+	assert.Equal(t, pid, plugins.Unwrap(fsys).Pid(), "Pid is the plugin's own pid")
+	n := 0
+	var final error
+	for _, err := range fsys.List(t.Context(), "/inf") {
+		if err != nil {
+			final = err
+			break
+		}
+		if n++; n == 5000 {
+			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		}
+	}
+	require.Error(t, final)
+	assert.Contains(t, final.Error(), "plugin testplugin: ")
+	assert.ErrorIs(t, final, vfs.ErrUnavailable)
+	assert.NotContains(t, final.Error(), "\n")
+
+	data, err := fsys.Read(t.Context(), "/a.txt")
+	require.NoError(t, err, "the next call restarts the plugin")
+	assert.Equal(t, "a\n", string(data))
+	assert.NotEqual(t, pid, pidOf(t, fsys))
+	assert.Equal(t, pidOf(t, fsys), plugins.Unwrap(fsys).Pid())
+}
+
+func TestCrashRestartsThenKeepsCrashing(t *testing.T) {
+	fsys := faults(t, nil)
+	_, err := fsys.Read(t.Context(), "/crash")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, plugins.ErrCrashed)
+	assert.Equal(t, "plugin testplugin: crashed during Read /crash; the next call restarts it", err.Error())
+
+	// Restarted: ordinary calls work.
+	_, err = fsys.Read(t.Context(), "/a.txt")
+	require.NoError(t, err)
+
+	var last error
+	for range 10 {
+		if _, last = fsys.Read(t.Context(), "/crash"); errors.Is(last, plugins.ErrKeepsCrashing) {
+			break
+		}
+	}
+	require.ErrorIs(t, last, plugins.ErrKeepsCrashing)
+	assert.Contains(t, last.Error(), "plugin testplugin: keeps crashing: 5 crashes in the last 1m0s")
+	_, err = fsys.Read(t.Context(), "/a.txt")
+	assert.ErrorIs(t, err, plugins.ErrKeepsCrashing, "no restart until the window passes")
+}
+
+func TestHangBoundedByContext(t *testing.T) {
+	fsys := faults(t, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err := fsys.Stat(ctx, "/hang")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "plugin testplugin: Stat /hang: context deadline exceeded", err.Error())
+	_, err = fsys.Read(t.Context(), "/a.txt")
+	assert.NoError(t, err, "other calls still work")
+}
+
+func TestVersionMismatch(t *testing.T) {
+	err := openErr(t, plugins.Config{Path: bins.version})
+	assert.Equal(t, "plugin testplugin-v99: protocol version mismatch: the plugin speaks version 99, this julyfs speaks version 1 (rebuild the plugin against the same julyfs/plugins)", err.Error())
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), mode))
+		return p
+	}
+	sum := func(p string) string {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		s := sha256.Sum256(data)
+		return hex.EncodeToString(s[:])
+	}
+	wrong := strings.Repeat("ab", 32)
+	cases := []struct {
+		name string
+		cfg  plugins.Config
+		want string
+	}{
+		{"missing", plugins.Config{Path: filepath.Join(dir, "nope")}, "plugin nope: " + dir + "/nope does not exist"},
+		{"not on PATH", plugins.Config{Path: "julyfs-no-such-plugin"}, "plugin julyfs-no-such-plugin: not found (looked beside "},
+		{"not executable", plugins.Config{Path: script("noexec", "true", 0o644)}, "plugin noexec: " + dir + "/noexec is not executable"},
+		{"directory", plugins.Config{Path: dir}, "is a directory, not a plugin binary"},
+		{"prints", plugins.Config{Path: script("echo", "echo hello; sleep 5", 0o755)}, `plugin echo: ` + dir + `/echo is not a julyfs plugin (it printed "hello" instead of the handshake)`},
+		{"exits", plugins.Config{Path: script("exits", "exit 0", 0o755)}, "plugin exits: " + dir + "/exits is not a julyfs plugin, or it failed at start"},
+		{"checksum", plugins.Config{Path: bins.plugin, SHA256: wrong}, "plugin testplugin: checksum mismatch: " + bins.plugin + " has sha256 " + sum(bins.plugin) + ", want " + wrong},
+		{"bad checksum", plugins.Config{Path: bins.plugin, SHA256: "xyz"}, "plugin testplugin: sha256=xyz is not a hex SHA-256 digest"},
+		{"tree error", plugins.Config{Path: bins.plugin, Args: map[string]string{"mode": "fail", "why": "x"}}, "plugin testplugin: bad parameter: fail=x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := openErr(t, c.cfg)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+	// The right checksum starts it.
+	fsys := open(t, plugins.Config{SHA256: sum(bins.plugin)})
+	_, err := fsys.Stat(t.Context(), "/")
+	assert.NoError(t, err)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPluginLogsNamed(t *testing.T) {
+	var buf syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: &buf, Level: hclog.Info})
+	fsys := faults(t, logger)
+	_, err := fsys.Stat(t.Context(), "/a.txt")
+	require.NoError(t, err)
+	assert.Contains(t, buf.String(), "[WARN]  plugin.testplugin: opening a tree: mode=faults")
+	assert.NotContains(t, buf.String(), "prints to stdout", "stdout noise before Serve goes to stderr at debug level")
+}
+
+// TestHostKilledLeavesNoPlugin kills a host process with -9 and checks
+// that its plugin dies too.
+func TestHostKilledLeavesNoPlugin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	host := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PLUGINS_TEST_HOST="+bins.plugin)
+	out, err := host.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, host.Start())
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	line := make([]byte, 64)
+	n, err := out.Read(line)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err, "host said %q", line[:n])
+	require.True(t, alive(pid))
+
+	require.NoError(t, host.Process.Signal(syscall.SIGKILL))
+	host.Wait()
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond,
+		"plugin %d outlived its host", pid)
+}
+
+// alive reports whether pid runs (a zombie waiting to be reaped is dead).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// TestReadRestartsWhenFileChanges: a file sent by range whose etag changes
+// meanwhile is sent again whole, and the host keeps only that.
+func TestReadRestartsWhenFileChanges(t *testing.T) {
+	for _, noShared := range []bool{false, true} {
+		fsys := open(t, plugins.Config{Args: map[string]string{"mode": "shifty"}, NoSharedMemory: noShared})
+		data, err := fsys.Read(t.Context(), "/shifty.bin")
+		require.NoError(t, err)
+		require.Len(t, data, 3<<20+7)
+		for i, b := range data {
+			if b != byte(i%251) {
+				t.Fatalf("NoSharedMemory=%v: byte %d = %d, want %d", noShared, i, b, i%251)
+			}
+		}
+	}
+}
+
+// TestServeFixedTree: plugins.Serve serves one tree and refuses parameters.
+func TestServeFixedTree(t *testing.T) {
+	t.Setenv("TESTPLUGIN_SERVE", "1") // the plugin inherits the host's environment
+	fsys := open(t, plugins.Config{})
+	data, err := fsys.Read(t.Context(), "/fixed.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "fixed\n", string(data))
+
+	err = openErr(t, plugins.Config{Path: bins.plugin, Args: map[string]string{"b": "2", "a": "1"}})
+	assert.Equal(t, "plugin testplugin: takes no parameters, got [a b]", err.Error())
+}

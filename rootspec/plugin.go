@@ -1,0 +1,220 @@
+package rootspec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// KindPlugin is a tree served by a plugin binary (package plugins).
+const KindPlugin = "plugin"
+
+func init() {
+	kinds[KindPlugin] = kindInfo{flag: true, usage: "plugin:PATH?KEY=VALUE&... (a backend plugin binary)"}
+}
+
+// PluginSpec is the argument of a plugin tree.
+type PluginSpec struct {
+	// Path is the binary: a path with a slash (relative to Dir), or a
+	// name found beside julyfs or on $PATH.
+	Path string
+	// Args are the plugin's parameters.
+	Args map[string]string
+	// SHA256 pins the binary to this hex digest, when set.
+	SHA256 string
+	// Dir is where the spec was written (the working directory of a flag,
+	// the directory of a config file): the plugin runs there, so its
+	// relative parameters mean what they say.
+	Dir string
+}
+
+// arg renders PATH?KEY=VALUE&... with the keys sorted.
+func (p *PluginSpec) arg() string {
+	if p == nil {
+		return ""
+	}
+	var q []string
+	for _, k := range slices.Sorted(maps.Keys(p.Args)) {
+		q = append(q, url.QueryEscape(k)+"="+url.QueryEscape(p.Args[k]))
+	}
+	if p.SHA256 != "" {
+		q = append(q, "sha256="+p.SHA256)
+	}
+	if len(q) == 0 {
+		return p.Path
+	}
+	return p.Path + "?" + strings.Join(q, "&")
+}
+
+// parsePluginFlag parses plugin:PATH?KEY=VALUE&...: sha256 pins the
+// binary, ro and readonly are the usual options, every other key is the
+// plugin's.
+func parsePluginFlag(s Spec, arg, opts, baseDir string) (Spec, error) {
+	if arg == "" {
+		return Spec{}, errors.New("plugin: needs a binary, e.g. plugin:julyfs-git?repo=.&ref=main")
+	}
+	p := &PluginSpec{Path: arg, Dir: baseDir}
+	if opts != "" {
+		for _, kv := range strings.Split(opts, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			key, err := url.QueryUnescape(k)
+			if err != nil || key == "" {
+				return Spec{}, fmt.Errorf("plugin: bad parameter %q", kv)
+			}
+			val, err := url.QueryUnescape(v)
+			if err != nil {
+				return Spec{}, fmt.Errorf("plugin: bad value in %q: %v", kv, err)
+			}
+			if err := p.set(&s, key, val); err != nil {
+				return Spec{}, err
+			}
+		}
+	}
+	s.Plugin = p
+	return s, nil
+}
+
+// set applies one parameter.
+func (p *PluginSpec) set(s *Spec, key, val string) error {
+	switch key {
+	case "sha256":
+		p.SHA256 = val
+		return nil
+	case "ro", "readonly":
+		return setReadOnly(s, val)
+	}
+	if _, dup := p.Args[key]; dup {
+		return fmt.Errorf("plugin: parameter %s given twice", key)
+	}
+	if p.Args == nil {
+		p.Args = map[string]string{}
+	}
+	p.Args[key] = val
+	return nil
+}
+
+// plugin decodes `plugin: PATH` or `plugin: {path: PATH, args: {...},
+// sha256: HEX}` in a config file.
+func (d *decoder) plugin(n *yaml.Node, name string) (*PluginSpec, error) {
+	p := &PluginSpec{Dir: d.base}
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		p.Path = n.Value
+	} else if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+			switch k.Value {
+			case "path", "sha256":
+				if v.Kind != yaml.ScalarNode || isNull(v) {
+					return nil, d.errf(v, name, "plugin: %s wants a string, got %s", k.Value, describe(v))
+				}
+				if k.Value == "path" {
+					p.Path = v.Value
+				} else {
+					p.SHA256 = v.Value
+				}
+			case "args":
+				if isNull(v) {
+					continue
+				}
+				if v.Kind != yaml.MappingNode {
+					return nil, d.errf(v, name, "plugin: args wants a mapping of parameter to value, got %s", describe(v))
+				}
+				p.Args = map[string]string{}
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					ak, av := resolve(v.Content[j]), resolve(v.Content[j+1])
+					if ak.Kind != yaml.ScalarNode || av.Kind != yaml.ScalarNode {
+						return nil, d.errf(ak, name, "plugin: args: want scalar keys and values")
+					}
+					p.Args[ak.Value] = av.Value
+				}
+			default:
+				return nil, d.errf(k, name, "plugin: unknown key %q (known: path, args, sha256)", k.Value)
+			}
+		}
+	}
+	if p.Path == "" {
+		return nil, d.errf(n, name, "plugin: wants a binary: plugin: julyfs-git or {path: julyfs-git, args: {repo: .}}")
+	}
+	return p, nil
+}
+
+// PluginOpener starts the plugin of p and returns its tree and what
+// stops it. When seeded, the tree must hold exactly seed (conformance
+// checks; see ErrPluginNoSeed).
+type PluginOpener func(ctx context.Context, p PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error)
+
+var pluginOpener PluginOpener
+
+// RegisterPluginOpener installs what opens plugin trees. Package
+// plugins/pluginkind calls it from init: a binary that imports it can
+// open plugin: mounts. rootspec itself does not link the plugin machinery
+// (gRPC and go-plugin would cost every julyfs run ~10 ms of start-up).
+func RegisterPluginOpener(f PluginOpener) { pluginOpener = f }
+
+// PluginsAvailable reports whether this binary can open plugin: mounts.
+func PluginsAvailable() bool { return pluginOpener != nil }
+
+// ErrNoPluginSupport is the error of opening a plugin: mount in a binary
+// without plugins/pluginkind.
+var ErrNoPluginSupport = errors.New("this program cannot run plugins (it does not link plugins/pluginkind)")
+
+// ErrPluginNoSeed is the error of a seeded open of a plugin that cannot
+// build a tree from given files.
+var ErrPluginNoSeed = errors.New("the plugin cannot build a tree from given files")
+
+// NeedsPlugins reports whether the table mounts a plugin anywhere.
+func (t Table) NeedsPlugins() bool {
+	for _, m := range t {
+		if m.Spec.needsPlugins() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Spec) needsPlugins() bool {
+	if s.Kind == KindPlugin {
+		return true
+	}
+	for _, l := range s.Layers {
+		if l.needsPlugins() {
+			return true
+		}
+	}
+	return s.Mounts.NeedsPlugins()
+}
+
+// OpenSeeded starts the plugin of p with a fresh tree holding exactly
+// files (what julyfs conformance checks read-only plugins with).
+func (p PluginSpec) OpenSeeded(ctx context.Context, files map[string][]byte) (vfs.FileSystem, io.Closer, error) {
+	if pluginOpener == nil {
+		return nil, nil, ErrNoPluginSupport
+	}
+	return pluginOpener(ctx, p, true, files)
+}
+
+// openPlugin starts the plugin of s.
+func (r *Root) openPlugin(ctx context.Context, s Spec) (vfs.FileSystem, error) {
+	p := s.Plugin
+	if p == nil {
+		return nil, errors.New("plugin: no binary")
+	}
+	if pluginOpener == nil {
+		return nil, ErrNoPluginSupport
+	}
+	fsys, closer, err := pluginOpener(ctx, *p, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, closer)
+	return fsys, nil
+}
