@@ -54,6 +54,8 @@ type Config struct {
 	// WorkspaceFiles seeds files into the tree when a session binds it:
 	// path (relative paths resolve against the tree's root) to contents.
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
+	// Web configures the web tools (see WebConfig).
+	Web WebConfig `yaml:"web"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -86,11 +88,15 @@ type Agent struct {
 	// IndexDir is the index directory from agent.yaml's index, absolute;
 	// "" for none.
 	IndexDir string
+	// Notes are things july validate says that are not problems (a
+	// default grant left out, and why).
+	Notes []string
 	// Warnings are legal but probably unintended settings (a root mount
 	// the turn scratch /tmp shadows), for july validate to print.
 	Warnings []Problem
 
-	root *rootTable // the decoded root; nil for the host default
+	root *rootTable    // the decoded root; nil for the host default
+	live *liveTemplate // the root's template when it is live, else nil
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -240,12 +246,27 @@ func Load(dir string) (*Agent, error) {
 	plan, ps := PlanTools(rootSet, c.Tools)
 	problems = append(problems, ps...)
 	a.Plan = plan
+	if ps, note := a.webProblems(); len(ps) > 0 {
+		problems = append(problems, ps...)
+	} else if note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 
 	if rootSet {
-		t, ps := decodeRoot(&c.Root, abs)
+		node := &c.Root
+		if hasTemplate(node) {
+			// A live root: validated with placeholders, built per session
+			// (liveroot.go).
+			a.live = &liveTemplate{node: c.Root, dir: abs, prefixes: templatedPrefixes(&c.Root)}
+			node = a.live.placeholder()
+		}
+		t, ps := decodeRoot(node, abs)
 		problems = append(problems, ps...)
+		if t != nil && a.live != nil {
+			problems = append(problems, liveProblems(&c.Root, t.table, c.Name)...)
+		}
 		a.root = t
-		if t != nil && plan.ScratchTmp {
+		if t != nil && a.Plan.ScratchTmp {
 			a.Warnings = append(a.Warnings, t.shadowedTmp()...)
 		}
 	}

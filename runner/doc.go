@@ -63,6 +63,19 @@
 // of the agent's temp: mounts are kept with the session (temp.json) and
 // put back before the first turn a Loop runs.
 //
+// # Harness tools and live roots
+//
+// The loop's turns (harnesstools.go) add the harness builtins the plan
+// grants: WebFetch and WebSearch (package runner/web; agent.yaml's web:),
+// whose large output is spilled to the harness cwd's agent-tools and,
+// under an authored root, moved into the turn's /tmp with the result
+// rewritten (scratch.go, the spec's tables); UpdateTodos and ReadTodos over
+// the session's todos.json; Task, a child loop in its own session, on the
+// host default. readLints is refused. A root whose mounts name {sessionId}
+// or {agentName}, or a SessionOptions.RootFactory, is built once per
+// session and never shared (liveroot.go). [Session.WatchTree] is the
+// session's tree with the current turn's /tmp, for a watching mount.
+//
 // # Concurrency
 //
 // Agents and plans are immutable after Load. Sessions, turns and

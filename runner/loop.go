@@ -166,7 +166,7 @@ func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 	if err := l.emit(ts, sessions.TypeTurnStarted, sessions.TurnStarted{Model: l.opts.Model.Name(), DryRun: l.s.opts.DryRun}); err != nil {
 		return nil, err
 	}
-	turn, err := l.s.Turn()
+	turn, err := l.s.loopTurn(l)
 	if err != nil {
 		return nil, l.fail(ts, "binding the turn's tree: "+err.Error(), err)
 	}

@@ -482,15 +482,14 @@ Be useful.
 }
 
 func TestRunProblems(t *testing.T) {
-	a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nroot:\n  /:\n    temp: {}\ntools: [read, webSearch, updateTodos]\n"))
+	a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\ntools: [read, readLints, updateTodos]\n"))
 	require.NoError(t, err)
 	var got []string
 	for _, p := range a.RunProblems("") {
 		got = append(got, p.String())
 	}
 	assert.Equal(t, []string{
-		`tools: "webSearch" is not served yet: july has no webSearch tool, and an agent that lists it must not run without it. Remove "webSearch" from tools`,
-		`tools: "updateTodos" is not served yet: july has no updateTodos tool, and an agent that lists it must not run without it. Remove "updateTodos" from tools`,
+		`tools: "readLints" is not served: july has no language service to run diagnostics, and an agent that lists it must not run without it. Remove "readLints" from tools`,
 	}, got)
 	bad, err := Load(agentDir(t, "-- agent.yaml --\nname: x\nmodel: gemini:pro\nroot:\n  /:\n    temp: {}\n"))
 	require.NoError(t, err)

@@ -73,17 +73,20 @@ func hostTree(dir string) (vfs.FileSystem, func() error, error) {
 }
 
 // withScratch composes a turn's tree: the authored root at / with a fresh
-// empty tree at /tmp, holding at most quota bytes when quota > 0.
-func withScratch(authored vfs.FileSystem, quota int64) (vfs.FileSystem, error) {
+// empty tree at /tmp, holding at most quota bytes when quota > 0. It also
+// returns the temp tree itself (for the watch view, which is not held to
+// the quota).
+func withScratch(authored vfs.FileSystem, quota int64) (vfs.FileSystem, vfs.FileSystem, error) {
 	tmp, err := temp.New(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var scratch vfs.FileSystem = tmp
 	if quota > 0 {
 		scratch = newQuotaFS(tmp, quota)
 	}
-	return union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
+	u, err := union.New([]union.Mount{{Prefix: "/", FS: authored}, {Prefix: ScratchPrefix, FS: scratch}})
+	return u, tmp, err
 }
 
 // TreeDescription describes the agent's tree: its mount table in the
@@ -99,6 +102,11 @@ func (a *Agent) TreeDescription() string {
 	parts := make([]string, len(a.root.table))
 	for i, m := range a.root.table {
 		parts[i] = m.String()
+		if a.live != nil {
+			if v, ok := a.live.prefixes[m.Prefix]; ok {
+				parts[i] = m.Prefix + "=" + v + " (per session)"
+			}
+		}
 	}
 	return strings.Join(parts, ", ")
 }

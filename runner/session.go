@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"sync"
 
+	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -31,6 +34,18 @@ type SessionOptions struct {
 	IndexDir string
 	// Index configures opening the index (progress, log, rebuild).
 	Index index.Options
+	// SessionID is the session's id: the value of {sessionId} in a live
+	// root, and the session of hostfiles trees scoped to it. Required for
+	// an agent with a live root.
+	SessionID string
+	// ContinuationKey is passed to RootFactory.
+	ContinuationKey string
+	// RootFactory, when set, builds the session's tree (a Go live root)
+	// instead of agent.yaml's root; the agent must have a root, whose
+	// plan applies.
+	RootFactory RootFactory
+	// Harness configures the agent loop's harness tools (web, todos).
+	Harness HarnessOptions
 	// ScratchQuota, when positive, bounds the bytes of the files in each
 	// turn's /tmp scratch (july mcp sets it: one turn per MCP session).
 	ScratchQuota int64
@@ -50,6 +65,13 @@ type Session struct {
 	opts  SessionOptions
 	close func() error // releases the tree; nil for SessionOptions.Root
 	index *index.FS    // the index over the tree, when there is one
+
+	hmu     sync.Mutex
+	harness *harnessState // the loop's harness tools' state (harnesstools.go)
+	hdir    string        // the harness directory made for a root (scratch.go)
+	// watch is the /tmp of WatchTree's view (watch.go), nil until asked.
+	watch     *switchFS
+	watchTree vfs.FileSystem
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -64,9 +86,19 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 	}
 	if s.fs == nil {
 		var err error
-		if a.Plan.Root {
-			s.fs, s.close, err = buildRoot(ctx, a.root)
-		} else {
+		rc := RootContext{SessionID: opts.SessionID, AgentName: a.Config.Name, ContinuationKey: opts.ContinuationKey}
+		switch {
+		case opts.RootFactory != nil && !a.Plan.Root:
+			err = errors.New("a root factory needs an agent with a root: in agent.yaml (its plan applies to the factory's tree)")
+		case opts.RootFactory != nil:
+			s.fs, s.close, err = openFactory(ctx, opts.RootFactory, rc)
+		case a.live != nil && opts.SessionID == "":
+			err = errors.New("its root is live (it names {sessionId} or {agentName}): bind it with a session id")
+		case a.live != nil:
+			s.fs, s.close, err = a.openLive(ctx, rc)
+		case a.Plan.Root:
+			s.fs, s.close, err = buildRoot(rootspec.WithSessionID(ctx, opts.SessionID), a.root)
+		default:
 			s.fs, s.close, err = hostTree(a.Cwd)
 		}
 		if err != nil {
@@ -106,6 +138,12 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 // Close releases the session's tree (the index, then the host directory
 // handles of local mounts). Turns must not be used afterwards.
 func (s *Session) Close() error {
+	s.hmu.Lock()
+	if s.hdir != "" {
+		os.RemoveAll(s.hdir)
+		s.hdir = ""
+	}
+	s.hmu.Unlock()
 	if s.close == nil {
 		return nil
 	}
@@ -139,9 +177,11 @@ func (s *Session) Turn() (*Turn, error) {
 	fsys := s.fs
 	if s.agent.Plan.ScratchTmp {
 		var err error
-		if fsys, err = withScratch(fsys, s.opts.ScratchQuota); err != nil {
+		var scratch vfs.FileSystem
+		if fsys, scratch, err = withScratch(fsys, s.opts.ScratchQuota); err != nil {
 			return nil, err
 		}
+		s.setScratch(scratch)
 	}
 	ts := tools.Synthesize(fsys, s.agent.Plan.FileTools, s.opts.Tools)
 	if s.agent.Plan.Shell {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/mcpserver"
+	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs/index"
 )
@@ -63,7 +64,7 @@ the scratch /tmp).`,
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
 			fmt.Fprintf(w, "tools: %s\n", list(a.Plan.Served()))
-			fmt.Fprintf(w, "harness (the agent loop's, not served by july): %s\n", list(a.Plan.Harness))
+			fmt.Fprintf(w, "harness (served by july run's agent loop, not by july call or july mcp): %s\n", list(a.Plan.Harness))
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
 			}
@@ -239,6 +240,7 @@ session idle for --idle-timeout is closed and its /tmp dropped.`,
 			&cli.DurationFlag{Name: "idle-timeout", Value: mcpserver.DefaultIdleTimeout, Usage: "close an HTTP session idle this long (0: never)"},
 			&cli.Int64Flag{Name: "tmp-quota", Value: DefaultTmpQuota, Usage: "bytes each MCP session may keep in its /tmp scratch (0: no limit)"},
 			indexFlag,
+			watchFlags[0], watchFlags[1],
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -248,12 +250,27 @@ session idle for --idle-timeout is closed and its /tmp dropped.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.Open(c.Context, runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c), ScratchQuota: c.Int64("tmp-quota")})
+			sopts := runner.SessionOptions{IndexDir: c.String("index"), Index: indexOptions(c), SessionID: liveSessionID(a), ScratchQuota: c.Int64("tmp-quota")}
+			s, err := a.Open(c.Context, sopts)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			srv, err := mcpserver.New(s, mcpserver.Options{})
+			unmount, err := mountWatch(c, s)
+			if err != nil {
+				return err
+			}
+			defer unmount()
+			var mopts mcpserver.Options
+			if a.Live() {
+				// Each MCP session its own live root, under its own id.
+				mopts.OpenSession = func(ctx context.Context) (*runner.Session, error) {
+					o := sopts
+					o.SessionID = sessions.NewID()
+					return a.Open(ctx, o)
+				}
+			}
+			srv, err := mcpserver.New(s, mopts)
 			if err != nil {
 				return err
 			}
@@ -347,8 +364,20 @@ func indexOptions(c *cli.Context) index.Options {
 	}
 }
 
+// liveSessionID returns a new session id for an agent with a live root
+// (its tree is built per session), else "".
+func liveSessionID(a *runner.Agent) string {
+	if a.Live() {
+		return sessions.NewID()
+	}
+	return ""
+}
+
 // openTurn binds the agent's tree and starts one turn.
 func openTurn(ctx context.Context, a *runner.Agent, opts runner.SessionOptions) (*runner.Turn, func(), error) {
+	if opts.SessionID == "" {
+		opts.SessionID = liveSessionID(a)
+	}
 	s, err := a.Open(ctx, opts)
 	if err != nil {
 		return nil, nil, err

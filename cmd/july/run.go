@@ -52,8 +52,11 @@ func checkRun(c *cli.Context, a *runner.Agent, override string) error {
 // builtins the plan grants by default but july run does not give the
 // model yet (checkRun has passed).
 func validateRun(c *cli.Context, a *runner.Agent) {
-	if len(a.Plan.Harness) > 0 {
-		fmt.Fprintf(c.App.Writer, "not served yet (july run leaves them out): %s\n", strings.Join(a.Plan.Harness, ", "))
+	if u := a.Plan.Unserved(); len(u) > 0 {
+		fmt.Fprintf(c.App.Writer, "not served (july run leaves them out): %s\n", strings.Join(u, ", "))
+	}
+	for _, n := range a.Notes {
+		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
@@ -99,6 +102,7 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print tool calls and streamed text on stderr"},
 			&cli.BoolFlag{Name: "print-prompt", Usage: "print the system prompt and exit"},
 			indexFlag,
+			watchFlags[0], watchFlags[1],
 		},
 		Action: runAction,
 	}
@@ -187,11 +191,27 @@ func runAction(c *cli.Context) error {
 		os.Exit(130)
 	}()
 
-	s, err := a.Open(ctx, runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)})
+	if log == nil && a.Live() {
+		// A live root is built with the session's id: the session first.
+		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
+			return err
+		}
+		defer log.Close()
+	}
+	sopts := runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)}
+	if log != nil {
+		sopts.SessionID = log.ID()
+	}
+	s, err := a.Open(ctx, sopts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	unmount, err := mountWatch(c, s)
+	if err != nil {
+		return err
+	}
+	defer unmount()
 	if log == nil {
 		// A new session once the tree is bound, so a tree that fails
 		// leaves no empty session behind.
@@ -277,7 +297,7 @@ func printPrompt(c *cli.Context, a *runner.Agent) error {
 	if c.String("session") != "" {
 		return nil
 	}
-	s, err := a.Open(c.Context, runner.SessionOptions{NoIndex: true})
+	s, err := a.Open(c.Context, runner.SessionOptions{NoIndex: true, SessionID: liveSessionID(a)})
 	if err != nil {
 		return err
 	}
@@ -439,6 +459,10 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 		meta.Created.Local().Format(time.DateTime), meta.Turns, tokens(meta.Usage))
 	turn := 0
 	calls := map[string]sessions.Call{}
+	todos := ""
+	if meta.Parent != "" {
+		fmt.Fprintf(w, "(a subagent of session %s)\n", meta.Parent)
+	}
 	for _, ev := range events {
 		switch ev.Type {
 		case sessions.TypeMessageReceived:
@@ -484,6 +508,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 				tag = " (error)"
 			}
 			fmt.Fprintf(w, "tool %s %s%s\n  %s\n", d.ToolName, args, tag, indent(strings.TrimRight(d.Output, "\n")))
+			if d.ToolName == runner.NameUpdateTodos && !d.IsError && !d.Stubbed {
+				todos = d.Output
+			}
 		case sessions.TypeTurnCompleted:
 			var d sessions.TurnCompleted
 			json.Unmarshal(ev.Data, &d)
@@ -493,6 +520,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn failed: %s\n", indent(d.Message))
 		}
+	}
+	if todos != "" {
+		fmt.Fprintf(w, "\n## todo list\n\n  %s\n", indent(todos))
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ func treeFlags() []cli.Flag {
 			Name:  "config",
 			Usage: "read mounts from a YAML `FILE` (see 'julyfs help mounts'); --mount adds to it and replaces its entry for the same prefix",
 		},
+		&cli.StringFlag{
+			Name:  "agent",
+			Usage: "the tree of the agent in `DIR`: the root: of its agent.yaml, as its model sees it (not with --config)",
+		},
 	}
 }
 
@@ -37,6 +41,16 @@ type treeKey struct{}
 // LoadTable returns the mount table described by the tree flags of c.
 func LoadTable(c *cli.Context) (rootspec.Table, error) {
 	var table rootspec.Table
+	if dir := c.String("agent"); dir != "" {
+		if c.String("config") != "" {
+			return nil, Usagef(c, "--agent and --config both name the mount table: give one")
+		}
+		t, err := AgentTable(dir)
+		if err != nil {
+			return nil, err
+		}
+		table = t
+	}
 	if file := c.String("config"); file != "" {
 		t, err := rootspec.LoadFile(file)
 		if err != nil {

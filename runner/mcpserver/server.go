@@ -50,12 +50,18 @@ import (
 type Options struct {
 	// Logger receives the MCP SDK's logs; nil discards them.
 	Logger *slog.Logger
+	// OpenSession, when set, opens a runner session for each MCP session
+	// (an agent with a live root: each MCP session its own tree), closed
+	// when the MCP session ends. Without it every MCP session is a turn of
+	// the server's session.
+	OpenSession func(ctx context.Context) (*runner.Session, error)
 }
 
 // Server is an MCP server over one runner session.
 type Server struct {
 	session *runner.Session
 	srv     *mcp.Server
+	open    func(ctx context.Context) (*runner.Session, error)
 
 	mu    sync.Mutex
 	turns map[*mcp.ServerSession]*runner.Turn
@@ -70,7 +76,7 @@ func New(s *runner.Session, opts Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := s.Agent()
-	m := &Server{session: s, turns: map[*mcp.ServerSession]*runner.Turn{}}
+	m := &Server{session: s, open: opts.OpenSession, turns: map[*mcp.ServerSession]*runner.Turn{}}
 	m.srv = mcp.NewServer(&mcp.Implementation{Name: "july/" + a.Config.Name, Title: a.Config.Name, Version: version()}, &mcp.ServerOptions{
 		Instructions: a.Instructions,
 		Logger:       logger,
@@ -112,8 +118,17 @@ func (m *Server) turn(ss *mcp.ServerSession) (*runner.Turn, error) {
 	if t := m.turns[ss]; t != nil {
 		return t, nil
 	}
-	t, err := m.session.Turn()
+	rs, closeRS := m.session, func() {}
+	if m.open != nil {
+		var err error
+		if rs, err = m.open(context.Background()); err != nil {
+			return nil, fmt.Errorf("opening the session's tree: %w", err)
+		}
+		closeRS = func() { rs.Close() }
+	}
+	t, err := rs.Turn()
 	if err != nil {
+		closeRS()
 		return nil, fmt.Errorf("starting a turn: %w", err)
 	}
 	m.turns[ss] = t
@@ -123,6 +138,7 @@ func (m *Server) turn(ss *mcp.ServerSession) (*runner.Turn, error) {
 			m.mu.Lock()
 			delete(m.turns, ss)
 			m.mu.Unlock()
+			closeRS()
 		}()
 	}
 	return t, nil

@@ -83,6 +83,9 @@ type Meta struct {
 	Usage model.Usage `json:"usage"`
 	// LastMessage is the text of the last message.received.
 	LastMessage string `json:"lastMessage"`
+	// Parent is the session whose Task call started this one (a
+	// subagent's session), or "".
+	Parent string `json:"parent,omitempty"`
 }
 
 // Warning is something Resume or Read recovered from.
