@@ -406,7 +406,7 @@ func toolClashes(dir string) []Problem {
 	if err != nil {
 		return nil
 	}
-	reserved := append(slices.Clone(tools.FileToolNames), tools.NameShell)
+	reserved := append(slices.Clone(tools.FileToolNames()), tools.NameShell)
 	var out []Problem
 	for _, e := range entries {
 		name := e.Name()

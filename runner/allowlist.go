@@ -26,7 +26,9 @@ const (
 )
 
 // AllowlistNames lists every name tools: accepts, in documentation order.
-var AllowlistNames = []string{
+func AllowlistNames() []string { return slices.Clone(allowlistNames) }
+
+var allowlistNames = []string{
 	AllowRead, AllowLS, AllowGrep, AllowGlob, AllowEdit, AllowDelete, AllowSemSearch,
 	AllowShell, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, AllowTask, AllowReadLints,
 }
@@ -105,11 +107,11 @@ func PlanTools(root bool, list []string) (Plan, []Problem) {
 	var problems []Problem
 	if list == nil {
 		if root {
-			p.FileTools = slices.Clone(tools.FileToolNames)
+			p.FileTools = tools.FileToolNames()
 			p.Harness = []string{AllowWebSearch, AllowWebFetch, AllowUpdateTodos, HarnessReadTodos}
 			p.ScratchTmp = true
 		} else {
-			p.FileTools = slices.DeleteFunc(slices.Clone(tools.FileToolNames), func(n string) bool { return n == tools.NameSemanticSearch })
+			p.FileTools = slices.DeleteFunc(tools.FileToolNames(), func(n string) bool { return n == tools.NameSemanticSearch })
 			p.Shell = true
 			p.Harness = []string{AllowSemSearch, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, HarnessReadTodos, AllowTask, AllowReadLints}
 		}
@@ -147,11 +149,11 @@ func PlanTools(root bool, list []string) (Plan, []Problem) {
 		}
 	}
 	if root && !anyFile && len(list) > 0 {
-		for _, t := range tools.FileToolNames {
+		for _, t := range tools.FileToolNames() {
 			files[t] = true
 		}
 	}
-	for _, t := range tools.FileToolNames {
+	for _, t := range tools.FileToolNames() {
 		if files[t] {
 			p.FileTools = append(p.FileTools, t)
 		}
@@ -181,7 +183,7 @@ func unknownTool(name string) string {
 	if name == "search" {
 		return `unknown tool "search": the allowlist name for SemanticSearch is "semSearch"`
 	}
-	for _, n := range AllowlistNames {
+	for _, n := range allowlistNames {
 		if strings.EqualFold(n, name) {
 			return fmt.Sprintf("unknown tool %q: did you mean %q?", name, n)
 		}
@@ -189,5 +191,5 @@ func unknownTool(name string) string {
 	if name == tools.NameWrite || name == tools.NameStrReplace || strings.EqualFold(name, "write") {
 		return fmt.Sprintf("unknown tool %q: Write and StrReplace are allowed by %q", name, AllowEdit)
 	}
-	return fmt.Sprintf("unknown tool %q; the allowlist names are %s", name, strings.Join(AllowlistNames, ", "))
+	return fmt.Sprintf("unknown tool %q; the allowlist names are %s", name, strings.Join(allowlistNames, ", "))
 }

@@ -18,7 +18,7 @@ import (
 func newTestDispatcher(t *testing.T, opts DispatchOptions) (*Dispatcher, *temp.FS) {
 	t.Helper()
 	fs := temp.MustNew(map[string]string{"/a.txt": "hi\n"})
-	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames, tools.Options{}), opts)
+	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames(), tools.Options{}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 	}
 	fs := fixtureTree(f)
-	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames, goldenOptions), DispatchOptions{})
+	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames(), goldenOptions), DispatchOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range tools.FileToolNames {
+	for _, name := range tools.FileToolNames() {
 		if !seen[name] {
 			t.Errorf("no golden file for %s", name)
 		}
@@ -170,7 +170,7 @@ func section(ar *txtar.Archive, name string) (string, bool) {
 func runGolden(t *testing.T, tool string, args []byte) string {
 	fsys := fixtureTree(t)
 	var rec CallRecord
-	d, err := NewDispatcher(tools.Synthesize(fsys, tools.FileToolNames, goldenOptions), DispatchOptions{
+	d, err := NewDispatcher(tools.Synthesize(fsys, tools.FileToolNames(), goldenOptions), DispatchOptions{
 		Observe: func(r CallRecord) { rec = r },
 	})
 	if err != nil {

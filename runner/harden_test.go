@@ -52,10 +52,10 @@ func FuzzToolsNoPanic(f *testing.F) {
 	f.Add(uint8(7), `{"query":"x","numResults":9223372036854775807}`)
 	f.Fuzz(func(t *testing.T, which uint8, args string) {
 		fsys := fuzzTree(t)
-		ts := tools.Synthesize(fsys, tools.FileToolNames, tools.Options{MaxOutputBytes: 4096})
+		ts := tools.Synthesize(fsys, tools.FileToolNames(), tools.Options{MaxOutputBytes: 4096})
 		d, err := NewDispatcher(ts, DispatchOptions{})
 		require.NoError(t, err)
-		name := tools.FileToolNames[int(which)%len(tools.FileToolNames)]
+		name := tools.FileToolNames()[int(which)%len(tools.FileToolNames())]
 		r := d.Call(context.Background(), name, json.RawMessage(args))
 		require.NotNil(t, r)
 		assert.False(t, strings.HasPrefix(r.String(), "internal error"), "%s %s: %s", name, args, r)

@@ -87,7 +87,7 @@ func TestToolsHostileArguments(t *testing.T) {
 	huge, neg := math.MaxInt, math.MinInt
 	ints := []int{0, 1, -1, huge, neg, huge - 1}
 	strs := []string{"", "/", "..", "../..", "/a.txt", "/d", "\x00", "\n", "[", "{", "**/**/**", strings.Repeat("a/", 300), "\xff"}
-	for _, tool := range Synthesize(fs, FileToolNames, Options{}) {
+	for _, tool := range Synthesize(fs, FileToolNames(), Options{}) {
 		for _, s := range strs {
 			for _, n := range ints {
 				var args string
@@ -130,7 +130,7 @@ func TestNamesCannotForgeOutput(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
 	tools := map[string]*Tool{}
-	for _, tl := range Synthesize(fsys, FileToolNames, Options{}) {
+	for _, tl := range Synthesize(fsys, FileToolNames(), Options{}) {
 		tools[tl.Name] = tl
 	}
 	quoted := map[string]string{

@@ -23,7 +23,9 @@ const (
 
 // FileToolNames lists the eight tools synthesized from a FileSystem, in
 // listing order.
-var FileToolNames = []string{NameRead, NameLS, NameGrep, NameGlob, NameWrite, NameStrReplace, NameDelete, NameSemanticSearch}
+func FileToolNames() []string {
+	return []string{NameRead, NameLS, NameGrep, NameGlob, NameWrite, NameStrReplace, NameDelete, NameSemanticSearch}
+}
 
 // Options bound what the tools return. Zero fields take the defaults
 // below.
@@ -105,7 +107,7 @@ func Synthesize(fsys vfs.FileSystem, names []string, opts Options) []*Tool {
 		want[n] = true
 	}
 	var out []*Tool
-	for _, n := range FileToolNames {
+	for _, n := range FileToolNames() {
 		if !want[n] {
 			continue
 		}
