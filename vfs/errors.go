@@ -242,8 +242,8 @@ func KindOf(err error) ErrorKind {
 
 // Rebase rewrites the path of a *PathError in err from the child's
 // namespace into the caller's: p is the child path, and the result's path
-// is Join(prefix, p). A non-PathError gets a best-effort rewrite of its
-// message (a wrapped error naming the outer path).
+// is Join(prefix, p). Any other error is returned as it is: a caller that
+// knows the path wraps it in a PathError (vfs/union does).
 func Rebase(err error, prefix string) error {
 	if err == nil || prefix == "/" || prefix == "" {
 		return err

@@ -222,7 +222,9 @@ func (m *mount) owns(p string) bool {
 }
 
 // fixErr rewrites a child's error about child path cp into the union's
-// namespace.
+// namespace: a PathError is rebased onto the mount's prefix; any other
+// error (a plugin's, an I/O error) is wrapped in a PathError of KindOther
+// naming the union path, never edited as text.
 func (m *mount) fixErr(err error, cp string) error {
 	if err == nil || m.prefix == "/" {
 		return err
@@ -234,25 +236,11 @@ func (m *mount) fixErr(err error, cp string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if cp == "" || cp == "/" {
+	if cp == "" {
 		return err
 	}
-	msg := err.Error()
-	if !strings.Contains(msg, cp) {
-		return err
-	}
-	return &rewrittenError{msg: strings.ReplaceAll(msg, cp, m.up(cp)), err: err}
+	return &vfs.PathError{Kind: vfs.KindOther, Path: m.up(cp), Err: err}
 }
-
-// rewrittenError is an untyped child error whose message names the union
-// path; it unwraps to the child's error.
-type rewrittenError struct {
-	msg string
-	err error
-}
-
-func (e *rewrittenError) Error() string { return e.msg }
-func (e *rewrittenError) Unwrap() error { return e.err }
 
 // lift maps a child stream into the union's namespace: paths re-prefixed,
 // paths m does not own dropped, errors rewritten.
