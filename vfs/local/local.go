@@ -208,16 +208,36 @@ func (fsys *FS) resolve(name string) (string, bool) {
 // retry reports the name to try again when an operation on name failed
 // because os.Root refused a link with an absolute target (see resolve).
 func (fsys *FS) retry(name string, err error) (string, bool) {
-	if err == nil || errno(err).Error() != errEscapes {
+	if err == nil || !isEscape(err) {
 		return "", false
 	}
 	r, ok := fsys.resolve(name)
 	return r, ok && r != name
 }
 
-// errEscapes is the message of os.Root's (unexported) error for a name
-// that leaves the root.
-const errEscapes = "path escapes from parent"
+// isEscape reports whether err is os.Root's refusal of a name that leaves
+// the root. The standard library does not export that error, so its value
+// is taken once from os.Root itself (a lexical refusal that touches no
+// file) and compared by identity, never by text; TestEscapeErrorKnown
+// fails if the standard library stops reporting it that way.
+func isEscape(err error) bool {
+	e := rootEscapeErr()
+	return e != nil && errors.Is(errno(err), e)
+}
+
+// rootEscapeErr is os.Root's error for "..", or nil if it could not be had.
+var rootEscapeErr = sync.OnceValue(func() error {
+	r, err := os.OpenRoot(os.TempDir())
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	_, err = r.Lstat("../julyfs-escape-probe")
+	if err == nil {
+		return nil
+	}
+	return errno(err)
+})
 
 // stat is os.Root's Stat, following links with an absolute target inside
 // the root; one openat2 where the kernel can resolve the name beneath the
@@ -292,8 +312,7 @@ func isMissing(err error) bool {
 		errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENAMETOOLONG) {
 		return true
 	}
-	// os.Root reports an escape with an unexported error value.
-	return errno(err).Error() == errEscapes
+	return isEscape(err)
 }
 
 // otherError wraps an unexpected OS error about p.
