@@ -354,7 +354,7 @@ func indexOptions(c *cli.Context) index.Options {
 	said := false
 	return index.Options{
 		Follow: true,
-		Log: func(msg string) { fmt.Fprintf(c.App.ErrWriter, "july: %s\n", msg) },
+		Log:    func(msg string) { fmt.Fprintf(c.App.ErrWriter, "july: %s\n", msg) },
 		Progress: func(p index.Progress) {
 			if p.Phase == index.PhaseIndex && p.Total >= indexProgressFiles && !said {
 				said = true
