@@ -55,8 +55,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -92,27 +90,9 @@ func New(name string, opts model.Options) (model.Model, error) {
 	if name == "" {
 		return nil, fmt.Errorf("openai: no model name")
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	key := opts.APIKey
-	if key == "" {
-		key = getenv("OPENAI_API_KEY")
-	}
-	base := opts.BaseURL
-	if base == "" {
-		base = getenv("OPENAI_BASE_URL")
-	}
-	custom := base != ""
-	if !custom {
-		base = DefaultBaseURL
-	}
-	if err := checkBaseURL(base); err != nil {
-		return nil, fmt.Errorf("openai: base URL %q: %w", base, err)
-	}
-	if key == "" && !custom {
-		return nil, fmt.Errorf("openai: no API key: set OPENAI_API_KEY (a server of your own set in OPENAI_BASE_URL may do without one)")
+	key, base, err := retry.Endpoint(Provider, opts, "OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
 	ropts := []option.RequestOption{
 		option.WithBaseURL(base),
@@ -128,18 +108,6 @@ func New(name string, opts model.Options) (model.Model, error) {
 	}, nil
 }
 
-// checkBaseURL accepts an absolute http or https URL with a host.
-func checkBaseURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return errors.New("want an http:// or https:// URL with a host")
-	}
-	return nil
-}
-
 // Name returns "openai:" and the model name.
 func (m *Model) Name() string { return Provider + ":" + m.model }
 
@@ -149,29 +117,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 	if err != nil {
 		return nil, err
 	}
-	var resp *model.Response
-	var last error
-	err = m.policy.Do(ctx, func(ctx context.Context) (retry.Verdict, error) {
-		r, streamed, err := m.once(ctx, params, onDelta)
-		if err != nil {
-			last = err
-			v := verdict(err)
-			v.Retry = v.Retry && !streamed
-			return v, err
-		}
-		resp = r
-		return retry.Verdict{}, nil
-	})
-	if err == nil {
-		return resp, nil
-	}
-	if ctx.Err() != nil {
-		return nil, &model.ProviderError{Provider: Provider, Err: ctx.Err(), Message: ctx.Err().Error()}
-	}
-	if last == nil {
-		last = err
-	}
-	return nil, providerError(last)
+	return retry.Stream(ctx, m.policy, Provider, func(ctx context.Context) (*model.Response, bool, error) {
+		return m.once(ctx, params, onDelta)
+	}, verdict, providerError)
 }
 
 // once is one attempt; streamed reports whether onDelta saw any text.

@@ -6,7 +6,8 @@
 // The providers turn their SDK's own retries off and loop here instead, so
 // that a retry also covers a stream that breaks before its first token and
 // so that tests can see the waits through an injected Sleep rather than by
-// timing them.
+// timing them. [Stream] is the attempt loop both Generate methods run, and
+// [Endpoint] resolves the key and base URL both constructors take.
 //
 // # Concurrency
 //
@@ -16,13 +17,18 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/julyfs/julyfs/runner/model"
 )
 
 // DefaultMaxRetries is the number of retries when the caller asks for the
@@ -197,4 +203,70 @@ func Transport(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Stream runs attempt under p until it succeeds or may not be retried: an
+// attempt that streamed text to the caller is never retried (that would
+// repeat the text). verdict classifies an attempt's error; failure turns
+// the last attempt's error into the provider's error. A cancelled context
+// is the provider's error carrying ctx.Err().
+func Stream(ctx context.Context, p Policy, provider string,
+	attempt func(ctx context.Context) (resp *model.Response, streamed bool, err error),
+	verdict func(error) Verdict, failure func(error) *model.ProviderError) (*model.Response, error) {
+	var resp *model.Response
+	var last error
+	err := p.Do(ctx, func(ctx context.Context) (Verdict, error) {
+		r, streamed, err := attempt(ctx)
+		if err != nil {
+			last = err
+			v := verdict(err)
+			v.Retry = v.Retry && !streamed
+			return v, err
+		}
+		resp = r
+		return Verdict{}, nil
+	})
+	if err == nil {
+		return resp, nil
+	}
+	if ctx.Err() != nil {
+		return nil, &model.ProviderError{Provider: provider, Err: ctx.Err(), Message: ctx.Err().Error()}
+	}
+	if last == nil {
+		last = err
+	}
+	return nil, failure(last)
+}
+
+// Endpoint resolves a provider's API key and base URL: opts first, then
+// the environment variables keyVar and baseVar (through opts.Getenv, else
+// os.Getenv), else defaultBase. The base URL must be http(s) with a host.
+// A missing key is an error only for the vendor's own server: a base URL
+// of the user's own may do without one.
+func Endpoint(provider string, opts model.Options, keyVar, baseVar, defaultBase string) (key, base string, err error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key = opts.APIKey
+	if key == "" {
+		key = getenv(keyVar)
+	}
+	base = opts.BaseURL
+	if base == "" {
+		base = getenv(baseVar)
+	}
+	custom := base != ""
+	if !custom {
+		base = defaultBase
+	}
+	if u, perr := url.Parse(base); perr != nil {
+		return "", "", fmt.Errorf("%s: base URL %q: %w", provider, base, perr)
+	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", "", fmt.Errorf("%s: base URL %q: want an http:// or https:// URL with a host", provider, base)
+	}
+	if key == "" && !custom {
+		return "", "", fmt.Errorf("%s: no API key: set %s (a server of your own set in %s may do without one)", provider, keyVar, baseVar)
+	}
+	return key, base, nil
 }
