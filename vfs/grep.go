@@ -986,8 +986,10 @@ func loadErr(ctx context.Context, err error) error {
 // for a longer line when lines are not cut). A variable for tests.
 var grepChunk = 256 << 10
 
-// grepReader reads a file GrepScan opened, up to its size when known.
+// grepReader reads a file GrepScan opened, up to its size when known,
+// until ctx is done.
 type grepReader struct {
+	ctx  context.Context
 	r    io.Reader
 	size int64 // -1: unknown
 	read int64
@@ -995,8 +997,12 @@ type grepReader struct {
 }
 
 // fill reads into buf up to its capacity, or to the end of the file
-// (eof). A failed read is the error that ends the stream.
+// (eof). A failed read, or the context's end, is the error that ends the
+// stream: a long file stops between two pieces.
 func (g *grepReader) fill(buf []byte) (_ []byte, eof bool, err error) {
+	if err := g.ctx.Err(); err != nil {
+		return buf, false, err
+	}
 	for len(buf) < cap(buf) {
 		want := cap(buf)
 		if g.size >= 0 {
@@ -1038,7 +1044,7 @@ func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile,
 	}
 	w.reset()
 	limit := room(max, hits)
-	src := grepReader{r: r, size: size, path: f.Path}
+	src := grepReader{ctx: ctx, r: r, size: size, path: f.Path}
 	buf, base := w.buf[:0], 0 // buf: the unscanned bytes; base: lines before them
 	full := false             // limit hits are in
 	for {

@@ -244,6 +244,44 @@ func TestGrepLongLineStops(t *testing.T) {
 	assert.Contains(t, last.Error(), "/bad")
 }
 
+// TestGrepLongLineCancel: a cancelled context stops the scan of a long
+// line between two windows, and the stream ends with the context's error.
+func TestGrepLongLineCancel(t *testing.T) {
+	defer func(n int) { grepChunk = n }(grepChunk)
+	grepChunk = 32
+	m, err := CompileGrep("needle", false)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var reads atomic.Int32
+	files := func(yield func(GrepFile, error) bool) {
+		yield(GrepFile{Path: "/long", Open: func(context.Context) (io.ReadCloser, int64, error) {
+			r := strings.NewReader(strings.Repeat("x", 1<<20) + "needle\n")
+			return io.NopCloser(readFunc(func(p []byte) (int, error) {
+				if reads.Add(1) == 3 {
+					cancel()
+				}
+				return r.Read(p)
+			})), -1, nil
+		}}, nil)
+	}
+	var last error
+	hits := 0
+	for _, err := range GrepScan(ctx, m, files, GrepLimits{MaxLineBytes: 5}) {
+		if err == nil {
+			hits++
+		}
+		last = err
+	}
+	assert.ErrorIs(t, last, context.Canceled)
+	assert.Zero(t, hits)
+	assert.Less(t, reads.Load(), int32(10), "the scan went on after the cancel")
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
@@ -347,5 +385,30 @@ func TestLineCut(t *testing.T) {
 		{"abc", 3}, {"ab\xe6\x97", 2}, {"ab\xe6", 2}, {"ab\xe6\x97\xa5", 5}, {"\xf0\x9f\x98", 0}, {"a\x80\x80\x80", 4}, {"", 0},
 	} {
 		assert.Equal(t, c.want, runeCut([]byte(c.b)), "%q", c.b)
+	}
+}
+
+// BenchmarkGrepLongLine greps one 16 MiB line streamed in windows, with
+// the line cut (matched a window at a time) and whole (the buffer grows
+// to the line), for a literal and a DFA pattern, the match at the end.
+func BenchmarkGrepLongLine(b *testing.B) {
+	text := strings.Repeat("x", 16<<20) + " needle\n"
+	for _, p := range []string{"needle", `ne+dle$`} {
+		m, err := CompileGrep(p, false)
+		require.NoError(b, err)
+		for _, maxLine := range []int{2000, 0} {
+			b.Run(fmt.Sprintf("%s/max=%d", p, maxLine), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				var opened, closed atomic.Int32
+				for b.Loop() {
+					n := 0
+					for _, err := range GrepScan(context.Background(), m, streamFiles([]string{text}, 1<<20, &opened, &closed), GrepLimits{MaxLineBytes: maxLine}) {
+						require.NoError(b, err)
+						n++
+					}
+					require.Equal(b, 1, n)
+				}
+			})
+		}
 	}
 }
