@@ -939,11 +939,12 @@ const maxKeptBuffer = 8 << 20
 type grepWorker struct {
 	maxLine int // GrepLimits.MaxLineBytes: hits' lines are cut to it (0: whole)
 	buf     []byte
-	nums    []int  // line numbers of the hits
-	lines   []byte // the hits' lines (cut), end to end
-	ends    []int  // where each line ends in lines
-	fulls   []int  // each hit's whole length when its line was cut, else 0
-	head    []byte // the start of a long line while it is scanned
+	nums    []int      // line numbers of the hits
+	lines   []byte     // the hits' lines (cut), end to end
+	ends    []int      // where each line ends in lines
+	fulls   []int      // each hit's whole length when its line was cut, else 0
+	head    []byte     // the start of a long line while it is scanned
+	src     grepReader // the streamed file (here, not on the heap per file)
 }
 
 // grepOne loads and scans one file and appends its hits to hits, stopping
@@ -1044,7 +1045,9 @@ func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile,
 	}
 	w.reset()
 	limit := room(max, hits)
-	src := grepReader{ctx: ctx, r: r, size: size, path: f.Path}
+	w.src = grepReader{ctx: ctx, r: r, size: size, path: f.Path}
+	defer func() { w.src = grepReader{} }()
+	src := &w.src
 	buf, base := w.buf[:0], 0 // buf: the unscanned bytes; base: lines before them
 	full := false             // limit hits are in
 	for {
@@ -1061,7 +1064,7 @@ func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile,
 			}
 			if cut < 0 { // a line longer than the buffer, cut in the hits
 				var binary bool
-				buf, binary, err = w.longLine(m, &src, buf, base+1, limit, &full)
+				buf, binary, err = w.longLine(m, src, buf, base+1, limit, &full)
 				switch {
 				case err != nil:
 					return hits, err
