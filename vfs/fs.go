@@ -95,6 +95,14 @@ type GrepQuery struct {
 	CaseInsensitive bool
 	// MaxResults stops the stream after that many hits; 0 means no limit.
 	MaxResults int
+	// MaxLineBytes, when positive, bounds a hit's Line: a longer matching
+	// line is cut to at most that many bytes (never inside a valid UTF-8
+	// sequence) and GrepResult.LineBytes tells its whole length. Trees that
+	// stream their files (local) then hold no more of any line than a
+	// window of the scan, however long the line; matching is exact either
+	// way (see the package doc, "Grep and long lines"). 0 means whole
+	// lines. A tree may ignore it and return whole lines.
+	MaxLineBytes int
 }
 
 // GrepResult is one matching line.
@@ -102,6 +110,10 @@ type GrepResult struct {
 	Path       string
 	LineNumber int    // 1-based
 	Line       string // without the line terminator
+	// LineBytes is the length in bytes of the whole line (without its
+	// terminator) when Line was cut to GrepQuery.MaxLineBytes; 0 when Line
+	// is the whole line.
+	LineBytes int
 }
 
 // SearchQuery is the argument of Search.

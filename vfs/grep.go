@@ -692,7 +692,7 @@ func Grep(ctx context.Context, fsys FileSystem, q GrepQuery) iter.Seq2[GrepResul
 				}
 			}
 		}
-		for r, err := range GrepFiles(ctx, m, files, fsys.Read, q.MaxResults) {
+		for r, err := range GrepFiles(ctx, m, files, fsys.Read, q.Limits()) {
 			if !yield(r, err) || err != nil {
 				return
 			}
@@ -700,12 +700,25 @@ func Grep(ctx context.Context, fsys FileSystem, q GrepQuery) iter.Seq2[GrepResul
 	}
 }
 
+// GrepLimits bound a scan without changing what matches: at most
+// MaxResults hits (0: no limit), each hit's line cut to MaxLineBytes (0:
+// whole lines), as in [GrepQuery].
+type GrepLimits struct {
+	MaxResults   int
+	MaxLineBytes int
+}
+
+// Limits returns q's MaxResults and MaxLineBytes.
+func (q GrepQuery) Limits() GrepLimits {
+	return GrepLimits{MaxResults: q.MaxResults, MaxLineBytes: q.MaxLineBytes}
+}
+
 // GrepFiles scans the files named by files (already in path order) with m,
 // reading up to GOMAXPROCS of them at once, and yields hits in path then
-// line order, at most max of them (0: no limit). A read that fails with
-// not-found or is-a-directory skips the file; any other failure ends the
-// stream with that error. It is [GrepScan] over read.
-func GrepFiles(ctx context.Context, m *GrepMatcher, files iter.Seq2[string, error], read ReadFunc, max int) iter.Seq2[GrepResult, error] {
+// line order within lim. A read that fails with not-found or
+// is-a-directory skips the file; any other failure ends the stream with
+// that error. It is [GrepScan] over read.
+func GrepFiles(ctx context.Context, m *GrepMatcher, files iter.Seq2[string, error], read ReadFunc, lim GrepLimits) iter.Seq2[GrepResult, error] {
 	items := func(yield func(GrepFile, error) bool) {
 		for p, err := range files {
 			if err != nil {
@@ -723,7 +736,7 @@ func GrepFiles(ctx context.Context, m *GrepMatcher, files iter.Seq2[string, erro
 			}
 		}
 	}
-	return GrepScan(ctx, m, items, max)
+	return GrepScan(ctx, m, items, lim)
 }
 
 // GrepFile is one file for [GrepScan]: its path and how to load it.
@@ -741,7 +754,10 @@ type GrepFile struct {
 	// Open, when set, is called instead of Load: it opens the file for
 	// reading and returns its size (-1 when unknown). GrepScan reads it
 	// in pieces of at most grepChunk bytes (whole lines), so a large file
-	// needs no buffer of its size, and closes it. The same rules hold as
+	// needs no buffer of its size, and closes it. A line longer than a
+	// piece grows the buffer to hold it, unless the scan cuts lines
+	// (GrepLimits.MaxLineBytes): then the line is matched a window at a
+	// time, and only its head is kept. The same rules hold as
 	// for Load: it is called exactly once for every file taken from the
 	// source, after the stream has stopped with a cancelled context (it
 	// must then release what it holds and fail).
@@ -761,13 +777,16 @@ func (f GrepFile) release(dead context.Context) {
 
 // GrepScan scans files (in path order) with m, loading up to GOMAXPROCS of
 // them at once with a reused buffer per worker, and yields hits in path
-// then line order, at most max of them (0: no limit). A file holding a NUL
+// then line order, at most lim.MaxResults of them (0: no limit), each
+// line cut to lim.MaxLineBytes (0: whole lines). A file holding a NUL
 // byte is binary and skipped. A load that fails with not-found or
 // is-a-directory skips the file; any other failure ends the stream with
 // that error. Memory is bounded by the files in flight (a few hundred
 // files' hits, and one buffer per worker), not by the number of files; a
-// file is held whole while it is scanned. Breaking out of the stream stops
-// the walk and every worker before GrepScan returns.
+// loaded file is held whole while it is scanned, an opened one a piece of
+// whole lines at a time, or, when lines are cut, a window of
+// grepChunk bytes of a longer line (see [GrepFile]). Breaking out of the
+// stream stops the walk and every worker before GrepScan returns.
 //
 // The workers take files in batches straight from the source, one worker
 // at a time, and queue each batch for the consumer as they take it, so
@@ -775,7 +794,8 @@ func (f GrepFile) release(dead context.Context) {
 // wait for). Batches start at one file and grow to grepBatchMax as the
 // walk goes on, so a small tree is still spread over every worker and a
 // large one costs a few channel operations per batch, not per file.
-func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, error], max int) iter.Seq2[GrepResult, error] {
+func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, error], lim GrepLimits) iter.Seq2[GrepResult, error] {
+	max := lim.MaxResults
 	return func(yield func(GrepResult, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		// dead is the cancelled context files are released with once a
@@ -838,7 +858,7 @@ func GrepScan(ctx context.Context, m *GrepMatcher, files iter.Seq2[GrepFile, err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var w grepWorker
+				w := grepWorker{maxLine: lim.MaxLineBytes}
 				for b := take(); b != nil; b = take() {
 					b.run(ctx, dead, m, &w, max)
 				}
@@ -917,10 +937,14 @@ const maxKeptBuffer = 8 << 20
 // A grepWorker is one worker's scratch, reused from file to file: the
 // buffer files are loaded into, and the hits of the file being scanned.
 type grepWorker struct {
-	buf   []byte
-	nums  []int  // line numbers of the hits
-	lines []byte // the hits' lines, end to end
-	ends  []int  // where each line ends in lines
+	maxLine int // GrepLimits.MaxLineBytes: hits' lines are cut to it (0: whole)
+	buf     []byte
+	nums    []int      // line numbers of the hits
+	lines   []byte     // the hits' lines (cut), end to end
+	ends    []int      // where each line ends in lines
+	fulls   []int      // each hit's whole length when its line was cut, else 0
+	head    []byte     // the start of a long line while it is scanned
+	src     grepReader // the streamed file (here, not on the heap per file)
 }
 
 // grepOne loads and scans one file and appends its hits to hits, stopping
@@ -960,11 +984,53 @@ func loadErr(ctx context.Context, err error) error {
 }
 
 // grepChunk is the most a streamed file's scan holds at once (more only
-// for a longer line). A variable for tests.
+// for a longer line when lines are not cut). A variable for tests.
 var grepChunk = 256 << 10
 
+// grepReader reads a file GrepScan opened, up to its size when known,
+// until ctx is done.
+type grepReader struct {
+	ctx  context.Context
+	r    io.Reader
+	size int64 // -1: unknown
+	read int64
+	path string
+}
+
+// fill reads into buf up to its capacity, or to the end of the file
+// (eof). A failed read, or the context's end, is the error that ends the
+// stream: a long file stops between two pieces.
+func (g *grepReader) fill(buf []byte) (_ []byte, eof bool, err error) {
+	if err := g.ctx.Err(); err != nil {
+		return buf, false, err
+	}
+	for len(buf) < cap(buf) {
+		want := cap(buf)
+		if g.size >= 0 {
+			want = min(want, len(buf)+int(g.size-g.read))
+		}
+		if want == len(buf) {
+			return buf, true, nil
+		}
+		n, err := g.r.Read(buf[len(buf):want])
+		buf = buf[:len(buf)+n]
+		g.read += int64(n)
+		switch {
+		case err == io.EOF:
+			return buf, true, nil
+		case err != nil:
+			return buf, false, NewError(KindOther, g.path, err)
+		case n == 0:
+			return buf, true, nil // a reader that returns nothing has nothing more
+		}
+	}
+	return buf, false, nil
+}
+
 // grepStream scans a file GrepScan opens, a piece of whole lines at a
-// time through the worker's buffer.
+// time through the worker's buffer. A line longer than the buffer grows
+// it when lines are not cut, and is matched a window at a time when they
+// are (see longLine).
 func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile, max int, hits []GrepResult) ([]GrepResult, error) {
 	r, size, err := f.Open(ctx)
 	if err != nil {
@@ -979,38 +1045,35 @@ func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile,
 	}
 	w.reset()
 	limit := room(max, hits)
+	w.src = grepReader{ctx: ctx, r: r, size: size, path: f.Path}
+	defer func() { w.src = grepReader{} }()
+	src := &w.src
 	buf, base := w.buf[:0], 0 // buf: the unscanned bytes; base: lines before them
 	full := false             // limit hits are in
-	var read int64
 	for {
-		// Fill the buffer, up to size when it is known.
-		eof := false
-		for len(buf) < cap(buf) && !eof {
-			want := cap(buf)
-			if size >= 0 {
-				want = min(want, len(buf)+int(size-read))
-			}
-			if want == len(buf) {
-				eof = true
-				break
-			}
-			n, err := r.Read(buf[len(buf):want])
-			buf = buf[:len(buf)+n]
-			read += int64(n)
-			switch {
-			case err == io.EOF:
-				eof = true
-			case err != nil:
-				return hits, NewError(KindOther, f.Path, err)
-			case n == 0:
-				eof = true // a reader that returns nothing has nothing more
-			}
+		var eof bool
+		if buf, eof, err = src.fill(buf); err != nil {
+			return hits, err
 		}
 		data, rest := buf, buf[len(buf):]
 		if !eof {
 			cut := bytes.LastIndexByte(buf, '\n')
-			if cut < 0 { // a line longer than the buffer: grow it
+			if cut < 0 && w.maxLine <= 0 { // a line longer than the buffer: grow it
 				buf = slices.Grow(buf, cap(buf))
+				continue
+			}
+			if cut < 0 { // a line longer than the buffer, cut in the hits
+				var binary bool
+				buf, binary, err = w.longLine(m, src, buf, base+1, limit, &full)
+				switch {
+				case err != nil:
+					return hits, err
+				case binary:
+					w.reset()
+					w.keep(buf)
+					return hits, nil
+				}
+				base++
 				continue
 			}
 			data, rest = buf[:cut+1], buf[cut+1:]
@@ -1036,6 +1099,153 @@ func (w *grepWorker) grepStream(ctx context.Context, m *GrepMatcher, f GrepFile,
 	}
 }
 
+// longLine scans the line numbered lineNo whose start fills buf (no
+// '\n' in it) without ever holding more of it than the buffer: the
+// matcher runs over it a window at a time ([GrepMatcher.matchWindows]),
+// and only its first bytes are kept, for the hit. It records the hit when
+// the line matches and there is room (room: see scan; *full is set once
+// the hits are in). It returns the buffer holding the bytes read past the
+// line's end, and whether the line holds a NUL byte (the file is binary).
+func (w *grepWorker) longLine(m *GrepMatcher, src *grepReader, buf []byte, lineNo, room int, full *bool) ([]byte, bool, error) {
+	lw := lineWindows{src: src, buf: buf, head: w.head[:0], keep: w.maxLine + utf8.UTFMax}
+	matched := !*full && m.matchWindows(&lw)
+	for _, ok := lw.next(); ok; _, ok = lw.next() {
+	}
+	w.head = lw.head[:0]
+	if cap(w.head) > maxKeptBuffer {
+		w.head = nil
+	}
+	rest := lw.buf[:copy(lw.buf, lw.buf[lw.i:])]
+	switch {
+	case lw.err != nil:
+		return rest, false, lw.err
+	case lw.nul:
+		return rest, true, nil
+	}
+	if matched {
+		w.add(lineNo, lw.head, lw.n)
+		*full = room > 0 && len(w.nums) >= room
+	}
+	return rest, false, nil
+}
+
+// lineWindows reads one line a window at a time through a buffer of fixed
+// capacity. It hands the line out in parts that hold no '\n' and never
+// end inside a UTF-8 sequence the next part completes, so a matcher run
+// over the parts in turn sees the runes it would see in the whole line.
+// It keeps the line's first keep bytes in head and counts its length.
+type lineWindows struct {
+	src  *grepReader
+	buf  []byte // the window; buf[i:] is not handed out yet
+	i    int
+	eof  bool // src has nothing more
+	end  bool // no more parts: the line ended, or a NUL byte or a failed read stopped it
+	nul  bool // the line holds a NUL byte
+	err  error
+	n    int // the line's length so far
+	head []byte
+	keep int
+}
+
+// next returns the next part of the line; ok is false once there is none.
+// A part may be empty.
+func (l *lineWindows) next() (part []byte, ok bool) {
+	for !l.end {
+		rest := l.buf[l.i:]
+		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+			part, l.end = rest[:k], true
+			l.i += k + 1
+		} else if l.eof {
+			part, l.end = rest, true
+			l.i = len(l.buf)
+		} else if j := runeCut(rest); j > 0 {
+			part = rest[:j]
+			l.i += j
+		} else {
+			// Refill the window after what is left (an incomplete UTF-8
+			// sequence at most).
+			l.buf, l.i = l.buf[:copy(l.buf[:cap(l.buf)], rest)], 0
+			if l.buf, l.eof, l.err = l.src.fill(l.buf); l.err != nil {
+				l.end = true
+			}
+			continue
+		}
+		if hasNUL(part) {
+			l.nul, l.end = true, true
+			return nil, false
+		}
+		l.n += len(part)
+		if len(l.head) < l.keep {
+			l.head = append(l.head, part[:min(len(part), l.keep-len(l.head))]...)
+		}
+		return part, true
+	}
+	return nil, false
+}
+
+// runeCut returns the length of b without a UTF-8 sequence that b cuts
+// short at its end (one that more bytes could complete).
+func runeCut(b []byte) int {
+	for k := len(b) - 1; k >= 0 && k > len(b)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(b[k]) {
+			if !utf8.FullRune(b[k:]) {
+				return k
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// lineRunes reads the runes of a line from its windows, for the regexp.
+type lineRunes struct {
+	l    *lineWindows
+	part []byte
+}
+
+func (r *lineRunes) ReadRune() (rune, int, error) {
+	for len(r.part) == 0 {
+		p, ok := r.l.next()
+		if !ok {
+			return 0, 0, io.EOF
+		}
+		r.part = p
+	}
+	if c := r.part[0]; c < utf8.RuneSelf {
+		r.part = r.part[1:]
+		return rune(c), 1, nil
+	}
+	c, n := utf8.DecodeRune(r.part)
+	r.part = r.part[n:]
+	return c, n, nil
+}
+
+// matchWindows reports whether the line l reads matches, reading no more
+// of it than it must, with memory bounded by the pattern, not the line.
+// The answer is exactly [GrepMatcher.MatchLine]'s on the whole line: the
+// line DFA carries its state from one part to the next (and when its
+// cache fills, starts a new cache from the state it is in, as RE2's DFA
+// does), and a pattern too large for the DFA is run by the regexp
+// package's NFA over the line's runes (Regexp.MatchReader), which keeps
+// no input either.
+func (m *GrepMatcher) matchWindows(l *lineWindows) bool {
+	if m.dfa == nil {
+		return m.re.MatchReader(&lineRunes{l: l})
+	}
+	dc := m.dfa.get()
+	defer m.dfa.put(dc)
+	off := int(dc.start)
+	for {
+		part, ok := l.next()
+		if !ok {
+			return l.err == nil && !l.nul && dc.finish(off)
+		}
+		if off = dc.feed(off, part); off == tMatch {
+			return true
+		}
+	}
+}
+
 // keep keeps buf as the worker's buffer unless it grew too large.
 func (w *grepWorker) keep(buf []byte) {
 	if cap(buf) <= maxKeptBuffer {
@@ -1054,7 +1264,7 @@ func room(max int, hits []GrepResult) int {
 }
 
 func (w *grepWorker) reset() {
-	w.nums, w.lines, w.ends = w.nums[:0], w.lines[:0], w.ends[:0]
+	w.nums, w.lines, w.ends, w.fulls = w.nums[:0], w.lines[:0], w.ends[:0], w.fulls[:0]
 }
 
 // scan collects the matching lines of data, numbered after base lines,
@@ -1063,13 +1273,38 @@ func (w *grepWorker) reset() {
 func (w *grepWorker) scan(m *GrepMatcher, data []byte, base, room int) bool {
 	more := true
 	m.Scan(data, func(n int, line []byte) bool {
-		w.nums = append(w.nums, base+n)
-		w.lines = append(w.lines, line...)
-		w.ends = append(w.ends, len(w.lines))
+		w.add(base+n, line, len(line))
 		more = room <= 0 || len(w.nums) < room
 		return more
 	})
 	return more
+}
+
+// add records hit n, a line of length bytes whose start is line (all of
+// it, or at least its first maxLine+utf8.UTFMax bytes), cut to maxLine.
+func (w *grepWorker) add(n int, line []byte, length int) {
+	full := 0
+	if w.maxLine > 0 && length > w.maxLine {
+		line, full = line[:lineCut(line, w.maxLine)], length
+	}
+	w.nums = append(w.nums, n)
+	w.lines = append(w.lines, line...)
+	w.ends = append(w.ends, len(w.lines))
+	w.fulls = append(w.fulls, full)
+}
+
+// lineCut returns where to cut line to at most max bytes (line is
+// longer): at max, or before a valid UTF-8 sequence that max would split.
+func lineCut(line []byte, max int) int {
+	for s := max; s >= 0 && s > max-utf8.UTFMax; s-- {
+		if utf8.RuneStart(line[s]) {
+			if _, n := utf8.DecodeRune(line[s:]); n > 1 && s+n > max {
+				return s
+			}
+			break
+		}
+	}
+	return max
 }
 
 // flush appends the collected hits of the file at path to hits.
@@ -1086,7 +1321,7 @@ func (w *grepWorker) flush(path string, hits []GrepResult) []GrepResult {
 	hits = slices.Grow(hits, len(w.nums))
 	start := 0
 	for i, n := range w.nums {
-		hits = append(hits, GrepResult{Path: path, LineNumber: n, Line: s[start:w.ends[i]]})
+		hits = append(hits, GrepResult{Path: path, LineNumber: n, Line: s[start:w.ends[i]], LineBytes: w.fulls[i]})
 		start = w.ends[i]
 	}
 	return hits

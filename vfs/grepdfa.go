@@ -302,6 +302,73 @@ func (c *dfaCache) endLine(off int) bool {
 	return v == tMatch
 }
 
+// feed runs the automaton from the state at row offset+1 off over part
+// of a line: no '\n', and no UTF-8 sequence that the next part completes.
+// It returns the state reached, or tMatch as soon as a match ends. It
+// never gives up: when the cache is full it starts a fresh one from the
+// state it is in (see reset), so one line of any length is decided in
+// bounded memory.
+func (c *dfaCache) feed(off int, part []byte) int {
+	for i := 0; i < len(part); i++ {
+		b := part[i]
+		v := c.trans[off-1+int(b)]
+		if v > 0 {
+			off = int(v)
+			continue
+		}
+		if b < utf8.RuneSelf {
+			if c.full {
+				off = c.reset(off)
+			}
+			if v = c.trans[off-1+int(b)]; v == tUnknown {
+				v = c.step(int32(off), rune(b))
+				c.trans[off-1+int(b)] = v
+			}
+		} else {
+			r, w := utf8.DecodeRune(part[i:])
+			i += w - 1
+			k := uint64(off)<<32 | uint64(uint32(r))
+			var found bool
+			if v, found = c.wide[k]; !found {
+				if c.full {
+					off = c.reset(off)
+					k = uint64(off)<<32 | uint64(uint32(r))
+				}
+				v = c.step(int32(off), r)
+				c.wide[k] = v
+			}
+		}
+		if v == tMatch {
+			return tMatch
+		}
+		off = int(v)
+	}
+	return off
+}
+
+// finish reports whether the state at row offset+1 off, reached at the
+// end of a line fed in parts, is a match.
+func (c *dfaCache) finish(off int) bool {
+	if c.full && c.trans[off-1+eolCol] == tUnknown {
+		off = c.reset(off)
+	}
+	return c.endLine(off)
+}
+
+// reset empties a full cache, keeping only the start state and the state
+// at row offset+1 off, whose new row offset+1 it returns.
+func (c *dfaCache) reset(off int) int {
+	st := c.states[(off-1)/stride]
+	c.states = c.states[:0]
+	c.trans = c.trans[:0]
+	clear(c.index)
+	clear(c.wide)
+	c.full = false
+	c.start = c.startState()
+	c.list = append(c.list[:0], st.pcs...)
+	return int(c.intern(st.prevWord, st.lineStart))
+}
+
 func indexByteFrom(data []byte, from int, b byte) int {
 	if j := bytes.IndexByte(data[from:], b); j >= 0 {
 		return from + j

@@ -105,7 +105,7 @@ func TestGrepScanOrderAndLoads(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := newScanSource(n)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,7 +138,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 		t.Run(fmt.Sprintf("break=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,7 +155,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 		t.Run(fmt.Sprintf("max=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), stop) {
+			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{MaxResults: stop}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +186,7 @@ func TestGrepScanErrors(t *testing.T) {
 				}
 				var got []string
 				var last error
-				for r, err := range GrepScan(context.Background(), m, s.files(), 0) {
+				for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
 					if last != nil {
 						t.Fatalf("%v after the error %v", r, last)
 					}
@@ -308,7 +308,7 @@ func TestGrepScanStreams(t *testing.T) {
 						}
 					}
 					var got []string
-					for h, err := range GrepScan(t.Context(), m, files, max) {
+					for h, err := range GrepScan(t.Context(), m, files, GrepLimits{MaxResults: max}) {
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -339,7 +339,7 @@ func collectScan(t *testing.T, m *GrepMatcher, texts []string, max int) []string
 		}
 	}
 	var out []string
-	for h, err := range GrepScan(t.Context(), m, files, max) {
+	for h, err := range GrepScan(t.Context(), m, files, GrepLimits{MaxResults: max}) {
 		if err != nil {
 			t.Fatal(err)
 		}

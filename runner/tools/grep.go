@@ -94,6 +94,11 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 		Path:            opts.path(in.Path),
 		Glob:            in.Glob,
 		CaseInsensitive: in.CaseInsensitive,
+		// Lines are shown cut to MaxLineLength (one byte more lets a
+		// "\r" go before the cut) and not at all outside content mode:
+		// the tree never holds more of a long line than that and its
+		// scan window.
+		MaxLineBytes: 1,
 	}
 	// Entries [in.Offset, in.Offset+limit) are shown; one more tells that
 	// more exist.
@@ -104,13 +109,19 @@ func grep(ctx context.Context, fsys vfs.FileSystem, opts Options, in grepArgs) (
 	switch mode {
 	case GrepContent:
 		q.MaxResults = want
+		q.MaxLineBytes = satAdd(opts.MaxLineLength, 1)
 		for h, err := range fsys.Grep(ctx, q) {
 			if err != nil {
 				return nil, err
 			}
 			// Keep only the part of the line that is shown, copied, so a
-			// long line (or the buffer it points into) is not retained.
-			h.Line = strings.Clone(cutLine(strings.TrimSuffix(h.Line, "\r"), opts.MaxLineLength))
+			// long line (or the buffer it points into) is not retained. A
+			// tree that cut the line says how long it was.
+			if h.LineBytes > 0 {
+				h.Line = cutHead([]byte(h.Line), h.LineBytes, opts.MaxLineLength)
+			} else {
+				h.Line = strings.Clone(cutLine(strings.TrimSuffix(h.Line, "\r"), opts.MaxLineLength))
+			}
 			hits = append(hits, h)
 		}
 		if len(hits) > end {

@@ -13,8 +13,11 @@ import (
 // Grep yields the lines matching q under q.Path, sorted by path then line.
 // The scope follows links inside the root; the walk below it does not
 // follow directory links. Files are read in parallel, each opened relative
-// to its directory's handle into a reused buffer, and scanned with
-// [vfs.GrepMatcher]. Binary files (holding a NUL byte) and files or
+// to its directory's handle (a file scope by its path), streamed through a
+// reused buffer a piece of whole lines at a time, and scanned with
+// [vfs.GrepMatcher]. With q.MaxLineBytes set, a line longer than the
+// buffer is matched a window at a time and never held whole, so memory
+// stays bounded whatever the file (see [vfs.GrepScan]). Binary files (holding a NUL byte) and files or
 // directories this process may not read are skipped, as ripgrep skips them
 // (without its warning). A missing scope fails with "not found: <scope>",
 // as the contract says of a missing host search root.
@@ -43,17 +46,21 @@ func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRes
 				return
 			}
 			files = func(yield func(vfs.GrepFile, error) bool) {
-				yield(vfs.GrepFile{Path: scope, Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
+				yield(vfs.GrepFile{Path: scope, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
 					if err := ctx.Err(); err != nil {
-						return nil, err
+						return nil, 0, err
 					}
-					return fsys.Read(ctx, scope)
+					f, fi, err := fsys.open(scope)
+					if err != nil {
+						return nil, 0, err
+					}
+					return f, fi.Size(), nil
 				}}, nil)
 			}
 		default:
 			files = fsys.grepFiles(ctx, scope, filter)
 		}
-		for r, err := range vfs.GrepScan(ctx, m, files, q.MaxResults) {
+		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
 			if !yield(r, err) || err != nil {
 				return
 			}

@@ -247,7 +247,9 @@ func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int
 // Grep scans the files under q.Path. Files are scanned in place, without
 // copying: the walk takes each file's contents as they are when it reaches
 // the file (contents are never modified in place), under the read lock
-// only while it lists a directory.
+// only while it lists a directory. A hit copies its line, cut to
+// q.MaxLineBytes when set, so grepping a long line costs no more than
+// that beyond the file the tree already holds.
 func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
 		m, filter, err := vfs.CompileGrepQuery(q)
@@ -275,7 +277,7 @@ func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResul
 			}
 			fs.walkFiles(ctx, scope, n, filter, yield)
 		}
-		for r, err := range vfs.GrepScan(ctx, m, files, q.MaxResults) {
+		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
 			if !yield(r, err) || err != nil {
 				return
 			}
