@@ -78,6 +78,9 @@ ls -l "$M" | grep '^l' | grep -o 'lnk -> a.txt'`, env...)
 	require.NoError(t, err)
 	assert.Len(t, ents, 1)
 
+	// mv moves a link itself, even one that leads nowhere here.
+	assert.Equal(t, "../outside/secret\na.txt\n", sh(t, `mv "$M/rel" "$M/rel2"; mv "$M/lnk" "$M/d/lnk"; readlink "$M/rel2" "$M/d/lnk"`, env...))
+	sh(t, `mv "$M/rel2" "$M/rel"; mv "$M/d/lnk" "$M/lnk"`, env...)
 	sh(t, `rm "$M/rel" "$M/lnk" "$M/dlnk"`, env...)
 	for _, name := range []string{"rel", "lnk", "dlnk"} {
 		_, err := os.Lstat(filepath.Join(dir, name))

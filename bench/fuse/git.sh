@@ -50,7 +50,9 @@ for i in range(n):
     if i % 100 == 0:
         os.symlink("f%05d.txt" % i, os.path.join(d, "link"))
 PY
-git -C "$T/src" init -q && git -C "$T/src" add -A && git -C "$T/src" commit -qm files
+git -C "$T/src" init -q && git -C "$T/src" add -A && git -C "$T/src" -c gc.auto=0 commit -qm files
+# Packed now, so no background auto-gc removes loose objects mid-clone.
+git -C "$T/src" -c gc.autoDetach=false gc -q
 
 waitmount() {
   for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
@@ -73,13 +75,14 @@ echo "| --- | --- | --- | --- | --- |"
 for target in native:"$T/data" loopback:"$W/loopback" julyfs:"$W/julyfs"; do
   name=${target%%:*} dir=${target#*:}
   clone=() st1=() st2=() clean=yes
+  git clone -q --no-hardlinks "$T/src" "$dir/warmup" && rm -rf "$dir/warmup"
   for r in $(seq 1 "$RUNS"); do
-    rm -rf "$T/data/repo"
+    rm -rf "$dir/repo" # through the target, so its caches know
     sync
     clone+=("$(once git clone -q --no-hardlinks "$T/src" "$dir/repo")")
     st1+=("$(once git -C "$dir/repo" status --porcelain)")
     st2+=("$(once git -C "$dir/repo" status --porcelain)")
-    [ -z "$(git -C "$dir/repo" status --porcelain)" ] || clean=no
+    out=$(git -C "$dir/repo" status --porcelain) && [ -z "$out" ] || clean=no
   done
   echo "| $name | $(median "${clone[@]}") | $(median "${st1[@]}") | $(median "${st2[@]}") | $clean |"
 done
