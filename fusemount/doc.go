@@ -40,9 +40,18 @@
 // as the contract has no mkdir, a directory made by mkdir is held by the
 // mount, empty, until something is written under it, and stays until
 // rmdir even when emptied; a directory the mount emptied (rm of its last
-// file) stays the same way. Permission
-// bits, owners and times set by chmod, chown and utimes are held by the
-// mount in memory, by path, and are lost when it is unmounted.
+// file) stays the same way.
+//
+// chmod and utimes go to the tree (vfs.ModeSetter, vfs.TimeSetter; a
+// link's own time through vfs.LinkTimeSetter): the host's on local:, the
+// tree's memory on temp:; ENOTSUP where the tree has none, never a change
+// only the mount remembers. symlink and readlink go through
+// vfs.Symlinker; lookup shows a path whose FileInfo.Link is set as a link
+// (S_IFLNK), which the kernel follows itself. The mount holds in memory,
+// by path, only what no tree keeps: access times, owners set by chown on
+// a tree without owners (chown to another owner of a host file is
+// ENOTSUP) and a mode asked at create or mkdir on a tree without modes.
+// Hard links and special files are refused (ENOTSUP).
 //
 // # Caching
 //
@@ -63,9 +72,8 @@
 // # Permissions
 //
 // Modes and owners are the tree's (vfs.FileInfo.Mode, UID, GID: the
-// host's on local:, where chmod goes to the host through vfs.ModeSetter)
-// or 0644/0755 owned by the mounting user; chmod elsewhere, chown
-// and utimes are held in memory. With Options.AllowOther the mount adds
+// host's on local:; modes set on temp:) or 0644/0755 owned by the
+// mounting user. With Options.AllowOther the mount adds
 // default_permissions, so the kernel enforces them for every user.
 //
 // # Errors

@@ -394,9 +394,6 @@ func (n *node) touch() {
 	if !n.dirty && !n.deleted {
 		n.dirty = true
 		n.m.setDirty(n, true)
-		// New contents: an mtime set by utimes no longer describes
-		// them (one set after this write, as cp -p does, stays).
-		n.m.setMeta(n.path(), func(md *meta) { md.mtime = time.Time{} })
 	}
 }
 

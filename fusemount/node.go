@@ -72,6 +72,8 @@ var (
 	_ fs.NodeStatfser    = (*node)(nil)
 	_ fs.NodeLseeker     = (*node)(nil)
 	_ fs.NodeOnForgetter = (*node)(nil)
+	_ fs.NodeSymlinker   = (*node)(nil)
+	_ fs.NodeReadlinker  = (*node)(nil)
 )
 
 // path is the node's absolute path in the tree.
@@ -129,14 +131,22 @@ func (n *node) OnForget() {
 	}
 }
 
-// child returns the inode for the entry name of n at path p of kind k: the
-// one the kernel knows when there is one (so an inode keeps its number
-// across a rename), else a new one.
-func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.Inode {
-	mode := uint32(syscall.S_IFREG)
-	if k == vfs.KindDir {
-		mode = syscall.S_IFDIR
+// typeOf is the file type the mount shows for what fi describes: a link
+// as a link (the kernel follows it), else a directory or a file.
+func typeOf(fi vfs.FileInfo) uint32 {
+	switch {
+	case fi.Link:
+		return syscall.S_IFLNK
+	case fi.Kind == vfs.KindDir:
+		return syscall.S_IFDIR
 	}
+	return syscall.S_IFREG
+}
+
+// child returns the inode for the entry name of n at path p of type mode
+// (typeOf): the one the kernel knows when there is one (so an inode keeps
+// its number across a rename), else a new one.
+func (n *node) child(ctx context.Context, name, p string, mode uint32) *fs.Inode {
 	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
 		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() {
 			return ch
@@ -148,20 +158,28 @@ func (n *node) child(ctx context.Context, name, p string, k vfs.EntryKind) *fs.I
 // fill reports the attributes of the node given what the tree says of its
 // path: a file being written reports its buffer, a directory its Nlink.
 func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
+	if fi.Link {
+		// A link's size is its target's length, as lstat says.
+		target, err := vfs.Readlink(n.m.ctx, n.m.fsys, fi.Path)
+		if err != nil {
+			target = ""
+		}
+		fi.Size = int64(len(target))
+	}
 	n.mu.Lock()
-	if n.stage != nil && fi.Kind != vfs.KindDir {
+	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
 	}
-	if !fi.HasMode && n.statFI.HasMode && n.statFI.Kind == fi.Kind {
+	if !fi.HasMode && fi.Mode == 0 && (n.statFI.HasMode || n.statFI.Mode != 0) && n.statFI.Kind == fi.Kind {
 		// A file being written keeps the mode and owner the tree last
 		// reported.
-		fi.Mode, fi.UID, fi.GID, fi.HasMode = n.statFI.Mode, n.statFI.UID, n.statFI.GID, true
+		fi.Mode, fi.UID, fi.GID, fi.HasMode = n.statFI.Mode, n.statFI.UID, n.statFI.GID, n.statFI.HasMode
 	}
 	n.mu.Unlock()
 	n.m.attr(fi, out)
-	if fi.Kind == vfs.KindDir {
+	if fi.Kind == vfs.KindDir && !fi.Link {
 		out.Nlink = 2 + n.subdirCount(fi.Path)
 	}
 	n.mu.Lock()
@@ -217,10 +235,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err != nil {
 		return nil, n.m.errno("lookup", p, err)
 	}
-	if fi.Kind == vfs.KindMissing {
+	if fi.Kind == vfs.KindMissing && !fi.Link {
 		return nil, syscall.ENOENT
 	}
-	ch := n.child(ctx, name, p, fi.Kind)
+	ch := n.child(ctx, name, p, typeOf(fi))
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
@@ -278,7 +296,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if err != nil {
 		return n.m.errno("getattr", p, err)
 	}
-	if fi.Kind == vfs.KindMissing {
+	if fi.Kind == vfs.KindMissing && !fi.Link {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if n.opens > 0 {
@@ -296,12 +314,20 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	return 0
 }
 
-// Setattr truncates, and records chmod, chown and utimes in the mount.
+// Setattr truncates, and sets the mode and the modification time through
+// the tree (vfs.ModeSetter, vfs.TimeSetter: on the host for local:, in
+// memory for temp:), so they persist as the tree's own; a tree without
+// them answers ENOTSUP, never a change only the mount would remember.
+// chown to the owner shown changes nothing and succeeds; to another owner
+// it is ENOTSUP for a host file (the tree cannot chown) and held by the
+// mount elsewhere (a tree with no owners), as is an access time (no tree
+// keeps one).
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
 	p := n.path()
+	link := n.StableAttr().Mode == syscall.S_IFLNK
 	if size, ok := in.GetSize(); ok {
 		if n.IsDir() {
 			return syscall.EISDIR
@@ -311,29 +337,50 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			return errno
 		}
 	}
-	mode, hasMode := in.GetMode()
-	if hasMode {
-		switch errno := n.chmodHost(p, mode); errno {
-		case 0:
-			hasMode = false // on the host now
-		case syscall.ENOTSUP:
-		default:
+	if mode, ok := in.GetMode(); ok && !link { // Linux has no lchmod
+		if errno := n.setMode(p, mode); errno != 0 {
 			return errno
 		}
 	}
+	if mtime, ok := in.GetMTime(); ok {
+		set := vfs.SetModTime
+		if link {
+			set = vfs.SetLinkModTime // lutimes: the link's own time
+		}
+		// Writes staged before the utimes land first, else their
+		// commit would give the file a new time (cp -p sets it on the
+		// open file before closing it).
+		if errno := n.commit(); errno != 0 {
+			return errno
+		}
+		switch err := set(n.m.ctx, n.m.fsys, p, mtime); {
+		case errors.Is(err, errors.ErrUnsupported):
+			return syscall.ENOTSUP
+		case err != nil:
+			return n.m.errno("utimes", p, err)
+		}
+		n.changes.Add(1) // a copy read at the old version is stale
+	}
 	uid, hasUID := in.GetUID()
 	gid, hasGID := in.GetGID()
-	mtime, hasMtime := in.GetMTime()
 	atime, hasAtime := in.GetATime()
-	if hasMode || hasUID || hasGID || hasMtime || hasAtime {
+	if hasUID || hasGID || hasAtime {
 		var cur fuse.AttrOut
 		if errno := n.Getattr(ctx, f, &cur); errno != 0 {
 			return errno
 		}
-		n.m.setMeta(p, func(md *meta) {
-			if hasMode {
-				md.mode = mode & 0o7777
+		if hasUID && uid == cur.Uid {
+			hasUID = false
+		}
+		if hasGID && gid == cur.Gid {
+			hasGID = false
+		}
+		if hasUID || hasGID {
+			if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && (fi.HasMode || fi.Link) {
+				return syscall.ENOTSUP
 			}
+		}
+		n.m.setMeta(p, func(md *meta) {
 			if hasUID || hasGID {
 				if !md.hasOwner {
 					md.uid, md.gid, md.hasOwner = cur.Uid, cur.Gid, true
@@ -345,9 +392,6 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 					md.gid = gid
 				}
 			}
-			if hasMtime {
-				md.mtime = mtime
-			}
 			if hasAtime {
 				md.atime = atime
 			}
@@ -356,15 +400,8 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	return n.Getattr(ctx, f, out)
 }
 
-// chmodHost sets the mode of p on the host when p is a host file or
-// directory (its FileInfo has the host's mode) and the tree can
-// (vfs.ModeSetter: local:), so the change outlives the mount and holds for
-// every program; ENOTSUP says the mount must hold the mode itself.
-func (n *node) chmodHost(p string, mode uint32) syscall.Errno {
-	fi, err := n.m.fsys.Stat(n.m.ctx, p)
-	if err != nil || !fi.HasMode {
-		return syscall.ENOTSUP
-	}
+// fileMode converts the mode bits of a chmod to the tree's.
+func fileMode(mode uint32) iofs.FileMode {
 	fm := iofs.FileMode(mode & 0o777)
 	if mode&syscall.S_ISUID != 0 {
 		fm |= iofs.ModeSetuid
@@ -375,7 +412,21 @@ func (n *node) chmodHost(p string, mode uint32) syscall.Errno {
 	if mode&syscall.S_ISVTX != 0 {
 		fm |= iofs.ModeSticky
 	}
-	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fm); {
+	return fm
+}
+
+// setMode sets the mode of p through the tree (vfs.ModeSetter), so the
+// change outlives the mount and holds for every program: ENOTSUP when the
+// tree cannot. A directory only the mount holds (mkdir on a tree without
+// directories) keeps its mode in the mount with it.
+func (n *node) setMode(p string, mode uint32) syscall.Errno {
+	if n.m.isPending(p) {
+		if tf, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && tf.Kind == vfs.KindMissing {
+			n.m.setMeta(p, func(md *meta) { md.mode = mode & 0o7777 })
+			return 0
+		}
+	}
+	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(mode)); {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
 	case err != nil:
@@ -386,6 +437,74 @@ func (n *node) chmodHost(p string, mode uint32) syscall.Errno {
 		n.remember(fi) // a file being written shows the new mode too
 	}
 	return 0
+}
+
+// createMode gives p, just made through the mount by a caller asking for
+// perm, that mode: through the tree when the tree gave it another
+// (vfs.ModeSetter); a tree without modes, or a directory only the mount
+// holds, gets it held by the mount (see the package doc). def is the
+// mode shown when the tree reports none.
+func (n *node) createMode(p string, perm, def uint32) {
+	cur := def
+	fi, err := n.m.fsys.Stat(n.m.ctx, p)
+	if err == nil && (fi.HasMode || fi.Mode != 0) {
+		cur = modeBits(fi.Mode)
+	}
+	if perm == cur {
+		return
+	}
+	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(perm))
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, vfs.ErrNotFound) {
+		n.m.log.Printf("chmod %s at create: %v; the mount holds the mode", p, err)
+	}
+	n.m.setMeta(p, func(md *meta) { md.mode = perm })
+}
+
+// Symlink makes a link through the tree (vfs.Symlinker: on the host for
+// local:, in memory for temp:); ENOTSUP where the tree has no links.
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, syscall.EROFS
+	}
+	p := vfs.Join(n.path(), name)
+	n.m.beginSelf(p)
+	err := vfs.Symlink(n.m.ctx, n.m.fsys, target, p)
+	n.m.endSelf(p)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, syscall.ENOTSUP
+	case err != nil:
+		return nil, n.m.errno("symlink", p, err)
+	}
+	n.m.forget(p)
+	fi, err := n.m.stat(p)
+	if err != nil {
+		return nil, n.m.errno("symlink", p, err)
+	}
+	fi.Link = true
+	ch := n.child(ctx, name, p, syscall.S_IFLNK)
+	cn := ch.Operations().(*node)
+	cn.remember(fi)
+	cn.fill(fi, &out.Attr)
+	return ch, 0
+}
+
+// Readlink answers a link's target through the tree (vfs.Symlinker). The
+// kernel follows it itself, as for a link on disk, with the caller's own
+// rights; the tree's verbs never follow one out of its root.
+func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	p := n.path()
+	target, err := vfs.Readlink(n.m.ctx, n.m.fsys, p)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, syscall.EINVAL
+	case err != nil:
+		return nil, n.m.errno("readlink", p, err)
+	}
+	return []byte(target), 0
 }
 
 // Readdir lists directory n as the tree's List yields it, after "." and "..".
@@ -411,8 +530,11 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			mode = syscall.S_IFDIR
 		}
 		ino := inoOf(e.Path)
-		if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
-			ino = ch.StableAttr().Ino
+		if ch := n.GetChild(name); ch != nil && (ch.StableAttr().Mode == mode ||
+			ch.StableAttr().Mode == syscall.S_IFLNK && mode == syscall.S_IFREG) {
+			// A link to a file lists as a file; one the kernel knows
+			// as a link lists as one.
+			mode, ino = ch.StableAttr().Mode, ch.StableAttr().Ino
 		}
 		out = append(out, fuse.DirEntry{Name: name, Mode: mode, Ino: ino})
 	}
@@ -443,15 +565,13 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, n.m.errno("mkdir", p, err)
 	}
 	n.forgetSubdirs()
-	if perm := mode & 0o7777; perm != 0o755 {
-		n.m.setMeta(p, func(md *meta) { md.mode = perm })
-	}
+	n.createMode(p, mode&0o7777, 0o755)
 	n.m.ownByCaller(ctx, p)
 	fi = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}
 	if tf, err := n.m.stat(p); err == nil && tf.Kind == vfs.KindDir {
 		fi = tf
 	}
-	ch := n.child(ctx, name, p, vfs.KindDir)
+	ch := n.child(ctx, name, p, syscall.S_IFDIR)
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
@@ -594,12 +714,10 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	if created {
 		n.m.forget(p)
-		if perm := mode & 0o7777; perm != 0o644 {
-			n.m.setMeta(p, func(md *meta) { md.mode = perm })
-		}
+		n.createMode(p, mode&0o7777, 0o644)
 		n.m.ownByCaller(ctx, p)
 	}
-	ch := n.child(ctx, name, p, vfs.KindFile)
+	ch := n.child(ctx, name, p, syscall.S_IFREG)
 	cn := ch.Operations().(*node)
 	h, errno := cn.open(flags, created)
 	if errno != 0 {

@@ -3,7 +3,6 @@ package fusemount
 import (
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/julyfs/julyfs/vfs"
@@ -142,7 +141,6 @@ func (iv *invalidator) invalidate(c vfs.Change) {
 		cn.version = ""
 		cn.mu.Unlock()
 	}
-	iv.m.setMeta(c.Path, func(md *meta) { md.mtime = time.Time{} })
 	cur.NotifyContent(0, 0)
 	if c.Op != vfs.ChangeDelete {
 		return

@@ -32,6 +32,7 @@ var posixCases = []string{
 	"RenameOpenDir",
 	"RenameOverwriteDestExist",
 	"RenameOverwriteDestNoExist",
+	"SymlinkReadlink",
 	"TruncateFile",
 	"TruncateNoFile",
 }

@@ -54,6 +54,14 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if err != nil {
 		return m.errno("rename", dst, err)
 	}
+	// A link is a non-directory to rename(2), wherever it points: the
+	// tree moves the link itself.
+	if sfi.Link {
+		sfi.Kind = vfs.KindFile
+	}
+	if dfi.Link {
+		dfi.Kind = vfs.KindFile
+	}
 	if sfi.Kind == vfs.KindMissing {
 		// A file created here but never committed still has a node.
 		return syscall.ENOENT
@@ -265,7 +273,7 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 	if err != nil {
 		return m.errno("rename", src, err)
 	}
-	if tf.Kind != vfs.KindMissing {
+	if tf.Kind != vfs.KindMissing || tf.Link {
 		if dfi.Kind == vfs.KindDir {
 			// An empty directory at dst that only the mount holds.
 			m.removePending(dst)

@@ -69,13 +69,17 @@ type mount struct {
 	displaced map[uint64]bool
 }
 
-// meta is what chmod, chown and utimes set on a path. The tree cannot store
-// these; the mount holds them in memory for its lifetime.
+// meta is what the mount holds for a path where the tree cannot: the
+// mode asked at create or mkdir on a tree without modes (or of a directory
+// only the mount holds), owners set by chown on a tree without owners (or
+// shown to the caller under AllowOther), and access times. It lives in
+// memory for the mount's lifetime. Modes and modification times set by
+// chmod and utimes go to the tree (vfs.ModeSetter, vfs.TimeSetter).
 type meta struct {
-	mode         uint32 // permission bits; 0 means the default
-	uid, gid     uint32
-	hasOwner     bool
-	mtime, atime time.Time // zero means from the tree
+	mode     uint32 // permission bits; 0 means the default
+	uid, gid uint32
+	hasOwner bool
+	atime    time.Time // zero means the modification time
 }
 
 func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
@@ -126,7 +130,7 @@ func inoOf(path string) uint64 {
 // (no host mode: another program cannot change it behind the tree), and
 // the timeouts were left at their defaults.
 func (m *mount) observed(fi vfs.FileInfo) bool {
-	return !fi.HasMode && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
+	return !fi.HasMode && !fi.Link && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
 }
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
@@ -502,6 +506,30 @@ func (m *mount) dirtyNodes() []*node {
 	return slices.Collect(maps.Keys(m.dirty))
 }
 
+// modeBits is the permission, setuid, setgid and sticky bits of mode as
+// the kernel has them.
+func modeBits(mode iofs.FileMode) uint32 {
+	bits := uint32(mode.Perm())
+	if mode&iofs.ModeSetuid != 0 {
+		bits |= syscall.S_ISUID
+	}
+	if mode&iofs.ModeSetgid != 0 {
+		bits |= syscall.S_ISGID
+	}
+	if mode&iofs.ModeSticky != 0 {
+		bits |= syscall.S_ISVTX
+	}
+	return bits
+}
+
+// isPending reports whether p is a directory the mount holds (mkdir).
+func (m *mount) isPending(p string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pending[vfs.Parent(p)][vfs.Base(p)]
+	return ok
+}
+
 // attr fills out from fi and what the mount holds for its path.
 func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	mt := fi.ModTime
@@ -520,30 +548,26 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Size = uint64(fi.Size)
 	}
 	out.Uid, out.Gid = m.uid, m.gid
+	if fi.HasMode || fi.Mode != 0 {
+		// The tree's own bits (the host's on local:; what SetMode set
+		// on temp:).
+		out.Mode = out.Mode&syscall.S_IFMT | modeBits(fi.Mode)
+	}
 	if fi.HasMode {
-		// The host's own bits and owner: with --allow-other the kernel
-		// checks access against them (default_permissions).
-		out.Mode = out.Mode&syscall.S_IFMT | uint32(fi.Mode.Perm())
-		if fi.Mode&iofs.ModeSetuid != 0 {
-			out.Mode |= syscall.S_ISUID
-		}
-		if fi.Mode&iofs.ModeSetgid != 0 {
-			out.Mode |= syscall.S_ISGID
-		}
-		if fi.Mode&iofs.ModeSticky != 0 {
-			out.Mode |= syscall.S_ISVTX
-		}
+		// The host's owner: with --allow-other the kernel checks access
+		// against it and the bits (default_permissions).
 		out.Uid, out.Gid = fi.UID, fi.GID
 	}
-	if md := m.getMeta(fi.Path); md != (meta{}) {
+	if fi.Link {
+		// A link's own: the kernel follows it and checks its target.
+		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
+	}
+	if md := m.getMeta(fi.Path); md != (meta{}) && !fi.Link {
 		if md.mode != 0 {
 			out.Mode = out.Mode&syscall.S_IFMT | md.mode&0o7777
 		}
 		if md.hasOwner {
 			out.Uid, out.Gid = md.uid, md.gid
-		}
-		if !md.mtime.IsZero() {
-			mt = md.mtime
 		}
 		if !md.atime.IsZero() {
 			at = md.atime

@@ -80,6 +80,16 @@ type FileInfo struct {
 	UID     uint32
 	GID     uint32
 	HasMode bool
+
+	// Link says the path itself is a symbolic link, in a tree that has
+	// them (vfs.Symlinker). Stat still follows it inside the tree: Kind
+	// and the rest describe its target, KindMissing when it dangles or
+	// leaves the root (a caller that ignores Link sees what it saw
+	// before). Read the target with Readlink. List, Glob and the walks
+	// are unchanged: a link to a file inside the tree is a file there,
+	// a walk never descends into a link to a directory, and dangling
+	// links and links out of the tree are left out.
+	Link bool
 }
 
 // GrepQuery is the argument of Grep.

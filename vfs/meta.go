@@ -85,3 +85,22 @@ func SetModTime(ctx context.Context, fsys FileSystem, path string, mtime time.Ti
 	}
 	return errors.ErrUnsupported
 }
+
+// LinkTimeSetter is the optional capability of setting a link's own
+// modification time (lutimes), which cp -a and tar preserve.
+type LinkTimeSetter interface {
+	// SetLinkModTime sets the modification time of the link at path
+	// itself, not followed (links in its parent directories are). A
+	// missing path fails with not found; a path that is not a link
+	// fails with cause syscall.EINVAL.
+	SetLinkModTime(ctx context.Context, path string, mtime time.Time) error
+}
+
+// SetLinkModTime sets a link's own modification time through fsys's
+// LinkTimeSetter, or answers errors.ErrUnsupported when fsys has none.
+func SetLinkModTime(ctx context.Context, fsys FileSystem, path string, mtime time.Time) error {
+	if t, ok := fsys.(LinkTimeSetter); ok {
+		return t.SetLinkModTime(ctx, path, mtime)
+	}
+	return errors.ErrUnsupported
+}

@@ -17,13 +17,14 @@ type lsArgs struct {
 
 // NewLS returns the LS tool, built from List and Stat: the immediate
 // children of a directory, directories with a trailing "/" and files with
-// their size, minus those matching an ignore glob.
+// their size (a link to a file also with " -> " and its target), minus
+// those matching an ignore glob.
 func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 	opts = opts.withDefaults()
 	return define(Tool{
 		Name: NameLS,
 		Description: fmt.Sprintf("Lists the files and directories directly inside a directory (default /), directories "+
-			"with a trailing slash and files with their size. ignore takes glob patterns matched against each entry's "+
+			"with a trailing slash and files with their size (a symbolic link also with \" -> target\"). ignore takes glob patterns matched against each entry's "+
 			"name or its path relative to the listed directory. At most %d entries. A name with control characters or invalid "+
 			"UTF-8 is shown Go-quoted (\"bad\\xff.txt\"); to use it, quote the whole path the same way (\"/dir/bad\\xff.txt\").", opts.MaxEntries),
 		Schema: object(nil, map[string]*jsonschema.Schema{
@@ -78,6 +79,13 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 				return nil, err
 			}
 			fmt.Fprintf(&b, "%s (%s)", vfs.DisplayPath(vfs.Base(e.Path)), size(child.Size))
+			if child.Link {
+				// A link (where the tree has them) is marked with its
+				// target, as ls -l does; its size is its target's.
+				if target, err := vfs.Readlink(ctx, fsys, e.Path); err == nil {
+					fmt.Fprintf(&b, " -> %s", vfs.DisplayPath(target))
+				}
+			}
 		}
 		if total == 0 {
 			b.WriteString("\n  (empty)")

@@ -12,6 +12,8 @@ var (
 	_ vfs.Symlinker  = (*FS)(nil)
 	_ vfs.ModeSetter = (*FS)(nil)
 	_ vfs.TimeSetter = (*FS)(nil)
+
+	_ vfs.LinkTimeSetter = (*FS)(nil)
 )
 
 // Symlink forwards to the wrapped tree; a link holds no text of its own
@@ -33,4 +35,9 @@ func (f *FS) SetMode(ctx context.Context, path string, mode fs.FileMode) error {
 // SetModTime forwards to the wrapped tree: no text changes.
 func (f *FS) SetModTime(ctx context.Context, path string, mtime time.Time) error {
 	return vfs.SetModTime(ctx, f.inner, path, mtime)
+}
+
+// SetLinkModTime forwards to the wrapped tree: no text changes.
+func (f *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) error {
+	return vfs.SetLinkModTime(ctx, f.inner, path, mtime)
 }

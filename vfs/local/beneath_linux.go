@@ -64,6 +64,9 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 // oPath opens a name for its metadata only.
 const oPath = unix.O_PATH
 
+// oNoFollow opens a link itself.
+const oNoFollow = unix.O_NOFOLLOW
+
 // keepAtime is the utimensat time that leaves the access time as it is.
 func keepAtime() unix.Timespec { return unix.Timespec{Nsec: unix.UTIME_OMIT} }
 

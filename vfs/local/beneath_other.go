@@ -17,6 +17,8 @@ func (fsys *FS) openBeneath(string, int) (*os.File, bool, error) { return nil, f
 
 const oPath = 0
 
+const oNoFollow = 0
+
 // keepAtime is the time utimensat gets for the access time: now, where
 // there is no UTIME_OMIT.
 func keepAtime() unix.Timespec { return unix.NsecToTimespec(time.Now().UnixNano()) }

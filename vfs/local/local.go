@@ -366,20 +366,55 @@ func info(p string, fi fs.FileInfo) vfs.FileInfo {
 	return out
 }
 
-// Stat describes path, following links inside the root.
+// Stat describes path, following links inside the root; FileInfo.Link
+// says path itself is a link (KindMissing with Link: one that dangles or
+// leaves the root).
 func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
-	fi, err := fsys.stat(rel(p))
+	fi, link, err := fsys.statLink(rel(p))
 	if err != nil {
 		if isMissing(err) {
-			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
+			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: link}, nil
 		}
 		return vfs.FileInfo{}, otherError(p, err)
 	}
-	return info(p, fi), nil
+	out := info(p, fi)
+	out.Link = link
+	return out, nil
+}
+
+// statLink is stat that also says whether name itself is a link. Where
+// the kernel resolves beneath the root, the name is opened without
+// following its last component (O_PATH|O_NOFOLLOW): what is not a link is
+// answered by that one open, as stat does; a link is then stat'ed
+// followed. Otherwise os.Root's Lstat says.
+func (fsys *FS) statLink(name string) (fs.FileInfo, bool, error) {
+	if name == "." {
+		fi, err := fsys.stat(name)
+		return fi, false, err
+	}
+	if f, ok, err := fsys.openBeneath(name, oPath|oNoFollow); ok {
+		if err != nil {
+			return nil, false, err
+		}
+		lfi, err := f.Stat()
+		f.Close()
+		if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
+			return lfi, false, err
+		}
+		fi, err := fsys.stat(name)
+		return fi, true, err
+	}
+	lfi, lerr := fsys.root.Lstat(name)
+	link := lerr == nil && lfi.Mode()&fs.ModeSymlink != 0
+	if lerr == nil && !link {
+		return lfi, false, nil
+	}
+	fi, err := fsys.stat(name)
+	return fi, link, err
 }
 
 // List yields the children of the directory at prefix (following links

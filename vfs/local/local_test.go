@@ -196,9 +196,19 @@ func TestEscapes(t *testing.T) {
 	if data, err := fsys.Read(ctx, "/upfile"); err != nil || string(data) != "replaced" {
 		t.Errorf("Read(/upfile) = %q, %v", data, err)
 	}
-	// Deleting a link out of the root is not found; a link inside removes the link.
+	// Deleting a link removes the link itself, never its target, wherever
+	// it points (so a link made through a mount can be removed through it).
+	if err := fsys.Delete(ctx, "/passwd"); err != nil {
+		t.Errorf("Delete(/passwd) = %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "passwd")); !os.IsNotExist(err) {
+		t.Errorf("the link /passwd is still there: %v", err)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("deleting a link out of the root touched its target: %v", err)
+	}
 	if err := fsys.Delete(ctx, "/passwd"); !errors.Is(err, vfs.ErrNotFound) {
-		t.Errorf("Delete(/passwd) = %v, want not found", err)
+		t.Errorf("Delete(/passwd) again = %v, want not found", err)
 	}
 	if err := fsys.Delete(ctx, "/okfile"); err != nil {
 		t.Errorf("Delete(/okfile) = %v", err)

@@ -267,7 +267,8 @@ func etagOf(st *unix.Stat_t) string {
 	return string(b)
 }
 
-// Delete removes the file at path. A link is removed, not its target.
+// Delete removes the file at path. A link is removed, not its target
+// (whatever it points at: a directory, nothing, the outside).
 // Directories are never removed: deleting one fails with "is a directory".
 func (fsys *FS) Delete(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
@@ -289,12 +290,12 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 	w.lock()
 	st, err := fsys.Stat(ctx, p)
 	if err == nil {
-		switch st.Kind {
-		case vfs.KindMissing:
+		switch {
+		case st.Kind == vfs.KindMissing && !st.Link:
 			err = vfs.NotFound(p)
-		case vfs.KindDir:
+		case st.Kind == vfs.KindDir && !st.Link:
 			err = vfs.IsDir(p)
-		default:
+		default: // a file, or a link itself (whatever it points at)
 			if uerr := unix.Unlinkat(w.fd, vfs.Base(p), 0); uerr != nil {
 				err = otherError(p, uerr)
 				if isMissing(uerr) {

@@ -167,3 +167,25 @@ func (fs *FS) setMeta(ctx context.Context, path string, set func(*node)) error {
 	}
 	return nil
 }
+
+var _ vfs.LinkTimeSetter = (*FS)(nil)
+
+// SetLinkModTime sets the modification time of the link at path itself
+// (vfs.LinkTimeSetter).
+func (fs *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, _ := fs.walk(p, false)
+	switch {
+	case n == nil:
+		return vfs.NotFound(p)
+	case !n.isLink:
+		return vfs.NewError(vfs.KindOther, p, syscall.EINVAL)
+	}
+	n.mtime = mtime
+	return nil
+}

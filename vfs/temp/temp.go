@@ -119,18 +119,24 @@ func (fs *FS) parentFor(p string) (*node, string, error) {
 }
 
 // put stores a file at clean p, creating parents; a link at p is replaced,
-// not written through. Callers hold mu for writing (or own fs
+// not written through; a file's mode is kept. Callers hold mu for writing (or own fs
 // exclusively).
 func (fs *FS) put(p string, data []byte) error {
 	n, name, err := fs.parentFor(p)
 	if err != nil {
 		return err
 	}
-	if c := n.children[name]; c != nil && c.dir {
-		return vfs.IsDir(p)
+	var mode iofs.FileMode
+	if c := n.children[name]; c != nil {
+		if c.dir {
+			return vfs.IsDir(p)
+		}
+		if !c.isLink {
+			mode = c.mode // a rewrite keeps the file's mode, as on disk
+		}
 	}
 	now := fs.now()
-	n.children[name] = &node{data: data, etag: vfs.ContentETag(data), mtime: now}
+	n.children[name] = &node{data: data, etag: vfs.ContentETag(data), mtime: now, mode: mode}
 	n.mtime = now
 	return nil
 }
@@ -178,7 +184,9 @@ func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, e
 	}
 }
 
-// Stat describes path.
+// Stat describes path, following links (FileInfo.Link says path is one);
+// Mode is what SetMode set, 0 until then (HasMode stays false: the tree
+// has no owners).
 func (fs *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
@@ -186,14 +194,18 @@ func (fs *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	}
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
-	n := fs.lookup(p)
+	n, _ := fs.walk(p, false)
+	link := n != nil && n.isLink
+	if link {
+		n = fs.lookup(p)
+	}
 	switch {
 	case n == nil:
-		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, nil
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: link}, nil
 	case n.dir:
-		return vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: n.mtime}, nil
+		return vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: n.mtime, Mode: n.mode, Link: link}, nil
 	}
-	return vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(n.data)), ModTime: n.mtime, ETag: n.etag}, nil
+	return vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(n.data)), ModTime: n.mtime, ETag: n.etag, Mode: n.mode, Link: link}, nil
 }
 
 // Glob yields the entries under dir matching pattern.

@@ -14,6 +14,8 @@ var (
 	_ vfs.Symlinker  = (*FS)(nil)
 	_ vfs.ModeSetter = (*FS)(nil)
 	_ vfs.TimeSetter = (*FS)(nil)
+
+	_ vfs.LinkTimeSetter = (*FS)(nil)
 )
 
 // Symlink makes a link in the mount that holds path, when that mount can
@@ -88,4 +90,14 @@ func (u *FS) metaTarget(ctx context.Context, path string) (*mount, string, error
 		return nil, "", vfs.NotFound(p)
 	}
 	return m, m.down(p), nil
+}
+
+// SetLinkModTime sets a link's own time in the mount that holds path, as
+// SetMode does.
+func (u *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) error {
+	m, cp, err := u.metaTarget(ctx, path)
+	if err != nil {
+		return err
+	}
+	return m.dirErr(vfs.SetLinkModTime(ctx, m.fs, cp, mtime), cp)
 }

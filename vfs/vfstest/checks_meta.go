@@ -86,6 +86,13 @@ func checkMeta(t T, newFS NewFunc, opts Options) {
 			t.Errorf(`Readlink("/src//lnk") = %q, %v; want "a.ts"`, target, err)
 		}
 		wantContent(t, fsys, "/src/lnk", files["/src/a.ts"]) // followed inside the tree
+		// Stat follows a link and says it is one (FileInfo.Link).
+		if fi, err := fsys.Stat(ctx, "/src/lnk"); err != nil || !fi.Link || fi.Kind != vfs.KindFile {
+			t.Errorf(`Stat("/src/lnk") = %+v, %v; want a file with Link set`, fi, err)
+		}
+		if fi, err := fsys.Stat(ctx, "/src/a.ts"); err != nil || fi.Link {
+			t.Errorf(`Stat("/src/a.ts") = %+v, %v; a file is not a link`, fi, err)
+		}
 		if target, err := vfs.Readlink(ctx, fsys, "/src/a.ts"); err == nil {
 			t.Errorf(`Readlink("/src/a.ts") = %q, nil error; a file is not a link`, target)
 		}
@@ -100,6 +107,8 @@ func checkMeta(t T, newFS NewFunc, opts Options) {
 			t.Errorf("Symlink(%q, \"/src/out\") failed: %v", out, err)
 		} else if data, err := fsys.Read(ctx, "/src/out"); !errors.Is(err, vfs.ErrNotFound) {
 			t.Errorf(`Read("/src/out") through a link out of the tree = %s, %v; want not found`, short(data), err)
+		} else if fi, err := fsys.Stat(ctx, "/src/out"); err != nil || !fi.Link || fi.Kind != vfs.KindMissing {
+			t.Errorf(`Stat("/src/out") = %+v, %v; want missing with Link set`, fi, err)
 		}
 		if !opts.NoDelete {
 			del(t, fsys, "/src/lnk")

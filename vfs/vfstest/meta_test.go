@@ -10,8 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
+
+// hiddenLinks is a temp tree whose Stat does not say a link is one.
+type hiddenLinks struct{ *temp.FS }
+
+func (h hiddenLinks) Stat(ctx context.Context, p string) (vfs.FileInfo, error) {
+	fi, err := h.FS.Stat(ctx, p)
+	fi.Link = false
+	return fi, err
+}
 
 // frozenTime claims to set modification times but sets none.
 type frozenTime struct{ *vfstest.Reference }
@@ -50,6 +60,15 @@ func TestMetaCheckCatches(t *testing.T) {
 	failures, found := runOne(t.Context(), "Capability/meta", ref, vfstest.Options{})
 	require.True(t, found)
 	assert.Empty(t, failures)
+	// temp has every capability and passes; hiding its links fails.
+	newTemp := func(files map[string][]byte) (vfs.FileSystem, error) { return temp.New(files) }
+	failures, _ = runOne(t.Context(), "Capability/meta", newTemp, vfstest.Options{})
+	assert.Empty(t, failures)
+	failures, _ = runOne(t.Context(), "Capability/meta", func(files map[string][]byte) (vfs.FileSystem, error) {
+		fsys, err := temp.New(files)
+		return hiddenLinks{fsys}, err
+	}, vfstest.Options{})
+	assert.NotEmpty(t, failures, "check Capability/meta passed on a tree whose Stat hides links")
 	for name, wrap := range map[string]func(*vfstest.Reference) vfs.FileSystem{
 		"SetModTime sets nothing":            func(r *vfstest.Reference) vfs.FileSystem { return frozenTime{r} },
 		"SetMode succeeds on a missing path": func(r *vfstest.Reference) vfs.FileSystem { return modeAnywhere{r} },

@@ -1,0 +1,238 @@
+package fusemount
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
+)
+
+// Every tool below runs in its own process (sh runs each command of a
+// script as one): the server never serves its own process.
+
+// TestLinksLocal: ln -s through a local: mount makes a host link that
+// readlink, cat and ls -l see as one; a link out of the root reads as
+// missing through the tree and through the mount's own resolution, and
+// nothing written through it reaches the outside; rm removes the link.
+func TestLinksLocal(t *testing.T) {
+	outParent := t.TempDir()
+	dir, outside := filepath.Join(outParent, "root"), filepath.Join(outParent, "outside")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	secret := filepath.Join(outside, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("secret\n"), 0o644))
+	fsys := newLocal(t, dir) // ../outside from the root names outside on the host
+	s := mountT(t, fsys, Options{})
+	env := []string{"M=" + s.Dir(), "OUT=" + secret}
+
+	out := sh(t, `echo hi > "$M/a.txt"; mkdir "$M/d"; echo deep > "$M/d/f"
+ln -s a.txt "$M/lnk"; ln -s d "$M/dlnk"
+readlink "$M/lnk"; cat "$M/lnk"; cat "$M/dlnk/f"; stat -c %F "$M/lnk"
+ls -l "$M" | grep '^l' | grep -o 'lnk -> a.txt'`, env...)
+	// dlnk resolves by name but is not listed: List leaves links to
+	// directories out (docs/mount.md).
+	assert.Equal(t, "a.txt\nhi\ndeep\nsymbolic link\nlnk -> a.txt\n", out)
+	target, err := os.Readlink(filepath.Join(dir, "lnk"))
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", target, "a host link")
+	_, stderr, err := shErr(t, `ln -s a.txt "$M/lnk"`, env...)
+	assert.Error(t, err)
+	assert.Contains(t, stderr, "File exists")
+
+	// Links out of the root: one by an absolute path, one by "..".
+	sh(t, `ln -s "$OUT" "$M/abs"; ln -s ../outside/secret "$M/rel"; readlink "$M/rel"`, env...)
+	ctx := t.Context()
+	for _, p := range []string{"/abs", "/rel"} {
+		_, err := fsys.Read(ctx, p)
+		assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(%s) through the tree", p)
+		fi, err := fsys.Stat(ctx, p)
+		require.NoError(t, err)
+		assert.Equal(t, vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: true}, fi)
+	}
+	// The kernel resolves ../outside from the mount point, where there
+	// is no such thing: missing, and a write through it fails.
+	_, _, err = shErr(t, `cat "$M/rel"`, env...)
+	assert.Error(t, err, "cat through a link out of the root")
+	_, _, err = shErr(t, `echo x > "$M/rel"`, env...)
+	assert.Error(t, err, "a write through a link out of the root")
+	_, _, err = shErr(t, `chmod 777 "$M/rel"`, env...)
+	assert.Error(t, err, "chmod through a link out of the root")
+	// Through the tree, a write at the link replaces the link.
+	require.NoError(t, fsys.Write(ctx, "/abs", []byte("replaced\n")))
+	data, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	assert.Equal(t, "secret\n", string(data), "nothing reached the outside")
+	fi, err := os.Stat(secret)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	ents, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Len(t, ents, 1)
+
+	// mv moves a link itself, even one that leads nowhere here.
+	assert.Equal(t, "../outside/secret\na.txt\n", sh(t, `mv "$M/rel" "$M/rel2"; mv "$M/lnk" "$M/d/lnk"; readlink "$M/rel2" "$M/d/lnk"`, env...))
+	sh(t, `mv "$M/rel2" "$M/rel"; mv "$M/d/lnk" "$M/lnk"`, env...)
+	sh(t, `rm "$M/rel" "$M/lnk" "$M/dlnk"`, env...)
+	for _, name := range []string{"rel", "lnk", "dlnk"} {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		assert.True(t, os.IsNotExist(err), "%s removed from the host", name)
+	}
+	assert.FileExists(t, secret)
+	assert.DirExists(t, filepath.Join(dir, "d"))
+}
+
+// TestModesAndTimesLocal: chmod +x and touch -d through a local: mount
+// land on the host and are there after a remount.
+func TestModesAndTimesLocal(t *testing.T) {
+	dir := t.TempDir()
+	s := mountT(t, newLocal(t, dir), Options{})
+	env := []string{"M=" + s.Dir(), "TZ=UTC"}
+	out := sh(t, `printf '#!/bin/sh\necho ran\n' > "$M/script.sh"
+chmod +x "$M/script.sh"
+"$M/script.sh"
+touch -d 2020-01-02 "$M/script.sh"
+mkdir "$M/d"; chmod 700 "$M/d"; touch -d '2019-05-06 07:08:09.5' "$M/d"
+stat -c '%a %Y' "$M/script.sh" "$M/d"`, env...)
+	assert.Equal(t, "ran\n755 1577923200\n700 1557126489\n", out)
+
+	fi, err := os.Stat(filepath.Join(dir, "script.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "executable on the host")
+	assert.True(t, fi.ModTime().Equal(time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC)), "host mtime %v", fi.ModTime())
+	fi, err = os.Stat(filepath.Join(dir, "d"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	assert.True(t, fi.ModTime().Equal(time.Date(2019, 5, 6, 7, 8, 9, 5e8, time.UTC)), "host mtime %v", fi.ModTime())
+
+	// A file created with a mode gets it on the host (cp, git checkout).
+	sh(t, `install -m 750 /dev/null "$M/inst"; (umask 0; python3 -c 'import os; os.close(os.open(os.environ["M"]+"/made", os.O_CREAT|os.O_WRONLY, 0o711))')`, env...)
+	for name, want := range map[string]os.FileMode{"inst": 0o750, "made": 0o711} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, fi.Mode().Perm(), name)
+	}
+
+	// A fresh mount of the same directory shows the same.
+	s2 := mountT(t, newLocal(t, dir), Options{})
+	out = sh(t, `stat -c '%a %Y' "$M/script.sh" "$M/d"`, "M="+s2.Dir())
+	assert.Equal(t, "755 1577923200\n700 1557126489\n", out)
+}
+
+// TestGitCloneLocal: a repository with links and executable files cloned
+// from a local bare repository into a local: mount is clean for git
+// status, and its links and modes are the host's.
+func TestGitCloneLocal(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	s := mountT(t, newLocal(t, dir), Options{})
+	work := t.TempDir()
+	env := []string{"M=" + s.Dir(), "W=" + work, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + work}
+	sh(t, `cd "$W"; git init -q src; cd src
+mkdir -p bin lib/sub; printf '#!/bin/sh\necho tool\n' > bin/tool; chmod +x bin/tool
+echo lib > lib/sub/x.txt; ln -s ../lib/sub/x.txt bin/x; ln -s lib/sub libsub; ln -s nowhere dangling
+git add -A; git commit -qm one; cd ..; git clone -q --bare src bare.git`, env...)
+	out := sh(t, `git clone -q "$W/bare.git" "$M/repo"; cd "$M/repo"; git status --porcelain; bin/tool; cat bin/x libsub/x.txt; git config --default true core.symlinks; git config core.filemode`, env...)
+	assert.Equal(t, "tool\nlib\nlib\ntrue\ntrue\n", out, "git status is clean")
+
+	for name, target := range map[string]string{"bin/x": "../lib/sub/x.txt", "libsub": "lib/sub", "dangling": "nowhere"} {
+		got, err := os.Readlink(filepath.Join(dir, "repo", name))
+		require.NoError(t, err, name)
+		assert.Equal(t, target, got, name)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "repo/bin/tool"))
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode().Perm()&0o111, "bin/tool is executable on the host")
+	// And the host's own git agrees.
+	assert.Empty(t, sh(t, `cd "$D"; git status --porcelain`, append(env, "D="+filepath.Join(dir, "repo"))...))
+}
+
+// TestCpArchiveLocal: cp -a of a tree with links, modes and times into a
+// local: mount keeps them all on the host (a link's own time excepted:
+// the mount cannot set it, see docs/mount.md).
+func TestCpArchiveLocal(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	s := mountT(t, newLocal(t, dir), Options{})
+	env := []string{"M=" + s.Dir(), "S=" + src, "TZ=UTC"}
+	sh(t, `cd "$S"; mkdir -p t/private t/pub
+printf '#!/bin/sh\n' > t/run.sh; chmod 755 t/run.sh
+echo s > t/private/key; chmod 600 t/private/key; chmod 700 t/private
+echo p > t/pub/readme; chmod 444 t/pub/readme
+ln -s pub/readme t/readme-link; ln -s private t/private-link; ln -s /nonexistent t/dangling
+touch -d 2019-01-01 t/run.sh t/private/key t/pub/readme; touch -d 2018-06-01 t/private t/pub t
+cp -a t "$M/copy"`, env...)
+	list := `cd "$1"; find . ! -type l -printf '%p %y %m %T@\n' | sort; find . -type l -printf '%p -> %l\n' | sort`
+	want := sh(t, `f() { `+list+`; }; f "$S/t"`, env...)
+	got := sh(t, `f() { `+list+`; }; f "$D"`, append(env, "D="+filepath.Join(dir, "copy"))...)
+	assert.Equal(t, want, got, "the host copy")
+	assert.Equal(t, 9, len(strings.Split(strings.TrimSpace(want), "\n")), "the listing covers the tree:\n%s", want)
+	// Through the mount, by name, every link is there; a listing leaves
+	// out links to directories and dangling ones, as List does
+	// (docs/mount.md).
+	assert.Equal(t, "private\n/nonexistent\npub/readme\n",
+		sh(t, `cd "$M/copy"; readlink private-link dangling readme-link`, env...))
+}
+
+// TestLinksModesTimesTemp: on temp: links, modes and times are the
+// tree's own, in memory: ln -s, readlink, cat, chmod +x and run, touch -d,
+// all seen through the API too.
+func TestLinksModesTimesTemp(t *testing.T) {
+	fsys := temp.MustNew(map[string]string{"/a.txt": "hi\n"})
+	s := mountT(t, fsys, Options{})
+	env := []string{"M=" + s.Dir(), "TZ=UTC"}
+	out := sh(t, `ln -s a.txt "$M/lnk"; readlink "$M/lnk"; cat "$M/lnk"; stat -c %F "$M/lnk"
+printf '#!/bin/sh\necho ran\n' > "$M/s.sh"; chmod +x "$M/s.sh"; "$M/s.sh"
+touch -d 2020-01-02 "$M/a.txt"; stat -c %a "$M/s.sh"; stat -c '%a %Y' "$M/a.txt"`, env...)
+	assert.Equal(t, "a.txt\nhi\nsymbolic link\nran\n755\n644 1577923200\n", out)
+	ctx := t.Context()
+	target, err := fsys.Readlink(ctx, "/lnk")
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", target)
+	fi, err := fsys.Stat(ctx, "/s.sh")
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode)
+	fi, err = fsys.Stat(ctx, "/a.txt")
+	require.NoError(t, err)
+	assert.True(t, fi.ModTime.Equal(time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC)))
+}
+
+// TestLinksModesTimesUnion: a union routes links, modes and times to the
+// tree under the path: the host for its local: part, memory for temp:.
+func TestLinksModesTimesUnion(t *testing.T) {
+	dir := t.TempDir()
+	notes := temp.MustNew(map[string]string{"/n.md": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: newLocal(t, dir)}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	env := []string{"M=" + s.Dir(), "TZ=UTC"}
+	out := sh(t, `printf '#!/bin/sh\necho ran\n' > "$M/repo/s.sh"; chmod +x "$M/repo/s.sh"; "$M/repo/s.sh"
+ln -s s.sh "$M/repo/l"; readlink "$M/repo/l"; "$M/repo/l"
+ln -s n.md "$M/notes/l"; cat "$M/notes/l"; touch -d 2020-01-02 "$M/notes/n.md" "$M/repo/s.sh"
+stat -c '%a %Y' "$M/repo/s.sh" "$M/notes/n.md"`, env...)
+	assert.Equal(t, "ran\ns.sh\nran\nnote\n755 1577923200\n644 1577923200\n", out)
+	fi, err := os.Stat(filepath.Join(dir, "s.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
+	assert.True(t, fi.ModTime().Equal(time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC)))
+	target, err := os.Readlink(filepath.Join(dir, "l"))
+	require.NoError(t, err)
+	assert.Equal(t, "s.sh", target)
+	target, err = notes.Readlink(t.Context(), "/l")
+	require.NoError(t, err)
+	assert.Equal(t, "n.md", target)
+	// A link across the union's trees is the tree's business: its text
+	// is kept as given.
+	_, _, err = shErr(t, `ln -s ../notes/n.md "$M/repo/cross"`, env...)
+	assert.NoError(t, err)
+}
