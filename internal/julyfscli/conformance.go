@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -43,6 +46,7 @@ Examples:
    julyfs conformance --mount /=local:/tmp/empty --json`,
 		Flags: withTreeFlags(
 			&cli.BoolFlag{Name: "read-only", Usage: "the tree refuses writes: check that Write and Delete fail with read-only mount"},
+			&cli.BoolFlag{Name: "host-grep-root", Usage: "grep of a missing scope fails with not found, as on a host directory (set when / is a local: mount)"},
 			&cli.BoolFlag{Name: "keeps-empty-dirs", Usage: "the tree keeps a directory after its last file goes (set for local: mounts)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "the tree cannot delete: check that Delete fails with delete not supported"},
 			&cli.BoolFlag{Name: "has-index", Usage: "the tree serves Search: check its order and limits"},
@@ -72,6 +76,7 @@ Examples:
 				KeepsEmptyDirs: c.Bool("keeps-empty-dirs") || hasLocal(table),
 				NoDelete:       c.Bool("no-delete"),
 				HasIndex:       c.Bool("has-index"),
+				HostGrepRoot:   c.Bool("host-grep-root") || localRoot(table),
 			}
 			tb := &trees{table: table, readOnly: opts.ReadOnly}
 			defer tb.closeAll()
@@ -159,6 +164,38 @@ func escapeLine(s string) string {
 
 func hasLocal(t rootspec.Table) bool {
 	return slices.ContainsFunc(t, func(m rootspec.Mount) bool { return m.Spec.Kind == rootspec.KindLocal })
+}
+
+// localRoot reports a table whose root is a host directory, where grep of
+// a missing scope is "not found" (vfstest.Options.HostGrepRoot).
+func localRoot(t rootspec.Table) bool {
+	return slices.ContainsFunc(t, func(m rootspec.Mount) bool {
+		return m.Prefix == "/" && m.Spec.Kind == rootspec.KindLocal
+	})
+}
+
+// removeHostLinks removes the symbolic links under the writable local:
+// mounts' directories: links a check made that lead out of the root (or
+// nowhere) are not listed by the tree, so reset cannot see them.
+func removeHostLinks(t rootspec.Table) error {
+	for _, m := range t {
+		if m.Spec.Kind != rootspec.KindLocal || m.Spec.ReadOnly || m.Spec.Dir == "" {
+			continue
+		}
+		err := filepath.WalkDir(m.Spec.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				return os.Remove(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("clearing %s: %w", m.Prefix, err)
+		}
+	}
+	return nil
 }
 
 // trees builds the fresh trees the checks ask for and closes them after
@@ -273,6 +310,9 @@ func (tb *trees) reset(ctx context.Context, fsys vfs.FileSystem) error {
 		}
 		tb.checked = true
 		return nil
+	}
+	if err := removeHostLinks(tb.table); err != nil {
+		return err
 	}
 	for _, e := range slices.Backward(all) {
 		if e.Kind != vfs.KindFile {
