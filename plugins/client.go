@@ -108,6 +108,10 @@ type Config struct {
 	// even where the plugin could hand over a memory file (Linux, files
 	// of 256 KiB and more): for tests and measurements.
 	NoSharedMemory bool
+	// NoProcessMemory makes reads of 256 KiB and more go through memory
+	// files instead of being copied straight out of the plugin's memory
+	// (process_vm_readv, Linux): for tests and measurements.
+	NoProcessMemory bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
@@ -238,6 +242,7 @@ type Client struct {
 
 	watchers vfs.Watchers
 	noShared atomic.Bool // set when a memory file could not be opened
+	noDirect atomic.Bool // set when process_vm_readv failed on the plugin
 }
 
 // Name returns the plugin's name.
@@ -638,19 +643,30 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
-	data, err := c.read(ctx, path, shared)
+	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
+	data, err := c.read(ctx, path, shared, direct)
+	if direct && errors.Is(err, errDirect) {
+		// This host may not read the plugin's memory (a seccomp filter,
+		// say): memory files from now on.
+		c.noDirect.Store(true)
+		data, err = c.read(ctx, path, shared, false)
+	}
 	if shared && errors.Is(err, errShared) {
 		// This host cannot open the plugin's memory files (a /proc
 		// without them, say): chunks from now on.
 		c.noShared.Store(true)
-		return c.read(ctx, path, false)
+		return c.read(ctx, path, false, false)
 	}
 	return data, err
 }
 
-var errShared = errors.New("cannot open the plugin's memory file")
+var (
+	errShared = errors.New("cannot open the plugin's memory file")
+	errDirect = errors.New("cannot read the plugin's memory")
+	errGone   = errors.New("the plugin process is gone")
+)
 
-func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, error) {
+func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]byte, error) {
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -660,7 +676,7 @@ func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, er
 	c.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared})
+	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared, ProcessMemory: direct})
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
@@ -675,6 +691,19 @@ func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, er
 		}
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
+		}
+		if first && m.Addr != 0 {
+			data, err := readProcess(pid, m.Addr, m.Size)
+			if errors.Is(err, errGone) { // it died: a crash, not a limit of this host
+				return nil, c.callError(ctx, "Read "+path, status.Error(codes.Unavailable, err.Error()))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errDirect, err)
+			}
+			if sctx.Err() != nil { // the plugin may have reused its buffer meanwhile
+				return nil, c.callError(ctx, "Read "+path, sctx.Err())
+			}
+			return data, nil
 		}
 		if first && m.Memfd != 0 {
 			return readShared(pid, m.Memfd, m.Size)
