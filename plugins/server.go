@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -29,7 +30,7 @@ import (
 // batchDelay so a slow stream still delivers its first elements early.
 const (
 	chunkSize  = 1 << 20
-	batchCount = 1024
+	batchCount = 4096
 	batchBytes = 256 << 10
 	batchDelay = 20 * time.Millisecond
 
@@ -210,26 +211,36 @@ func pump[E any](seq iter.Seq2[E, error], size func(E) int, send func([]E, *plug
 	var (
 		batch []E
 		bytes int
-		since time.Time
+		due   atomic.Bool // set by timer batchDelay after a batch's first element
 	)
+	// A timer instead of a clock read per element (which cost 2% of a
+	// List in the plugin): a late tick only flushes a batch early.
+	timer := time.AfterFunc(time.Hour, func() { due.Store(true) })
+	defer timer.Stop()
+	flush := func(e *pluginpb.Error) error {
+		timer.Stop()
+		due.Store(false)
+		err := send(batch, e)
+		batch, bytes = batch[:0], 0
+		return err
+	}
 	for e, err := range seq {
 		if err != nil {
-			return send(batch, encodeError(err))
+			return flush(encodeError(err))
 		}
 		if len(batch) == 0 {
-			since = time.Now()
+			timer.Reset(batchDelay)
 		}
 		batch = append(batch, e)
 		bytes += size(e)
-		if len(batch) >= batchCount || bytes >= batchBytes || time.Since(since) >= batchDelay {
-			if err := send(batch, nil); err != nil {
+		if len(batch) >= batchCount || bytes >= batchBytes || due.Load() {
+			if err := flush(nil); err != nil {
 				return err
 			}
-			batch, bytes = batch[:0], 0
 		}
 	}
 	if len(batch) > 0 {
-		return send(batch, nil)
+		return flush(nil)
 	}
 	return nil
 }

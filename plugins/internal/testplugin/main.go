@@ -27,8 +27,10 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
@@ -47,6 +49,12 @@ func main() {
 			panic(err)
 		}
 		plugins.Serve(t)
+	}
+	if p := os.Getenv("TESTPLUGIN_CPUPROFILE"); p != "" { // a CPU profile of the plugin, for benchmarks
+		f, err := os.Create(fmt.Sprintf("%s.%d", p, os.Getpid()))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			time.AfterFunc(10*time.Second, pprof.StopCPUProfile) // the host kills its plugin
+		}
 	}
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: open,
