@@ -165,6 +165,9 @@ func largeFileRoundTrip(t *testing.T, cfg plugins.Config) {
 	got, err := fsys.Read(t.Context(), "/big.bin")
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(data, got), "64 MiB read back differs")
+	noDirect, noShared := plugins.Fallbacks(fsys)
+	assert.False(t, noDirect, "the read fell back from the plugin's memory to a memory file")
+	assert.False(t, noShared, "the read fell back from memory files to chunks")
 
 	info, err := fsys.Stat(t.Context(), "/big.bin")
 	require.NoError(t, err)
