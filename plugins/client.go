@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -529,7 +530,7 @@ type recvEntries interface {
 // stream runs one server-streaming call: open starts it, each batch is
 // converted by items, and the loop stops (cancelling the call, which stops
 // the plugin's work) when the consumer breaks out.
-func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
+func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
 		stub, tree, err := c.conn(ctx)
@@ -544,6 +545,7 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 			yield(zero, c.callError(ctx, op, err))
 			return
 		}
+		var buf []E
 		for {
 			m, err := s.Recv()
 			if err == io.EOF {
@@ -553,7 +555,8 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 				yield(zero, c.callError(ctx, op, err))
 				return
 			}
-			es, werr := items(m)
+			es, werr := items(m, buf[:0])
+			buf = es // consumed before the next batch: reused for it
 			for _, e := range es {
 				if !yield(e, nil) {
 					return
@@ -577,18 +580,18 @@ func (c *Client) entries(ctx context.Context, op string, open func(context.Conte
 
 // unpackEntries is the inverse of packEntries: one string holds every
 // path of the batch and each entry's path is a substring of it.
-func unpackEntries(m *pluginpb.Entries) ([]vfs.DirEntry, *pluginpb.Error) {
+func unpackEntries(m *pluginpb.Entries, out []vfs.DirEntry) ([]vfs.DirEntry, *pluginpb.Error) {
 	if len(m.Kinds) != len(m.Lengths) {
 		return nil, encodeError(fmt.Errorf("malformed entries: %d kinds for %d paths", len(m.Kinds), len(m.Lengths)))
 	}
 	all := string(m.Paths)
-	out := make([]vfs.DirEntry, len(m.Lengths))
+	out = slices.Grow(out, len(m.Lengths))
 	off := 0
 	for i, n := range m.Lengths {
 		if off+int(n) > len(all) {
 			return nil, encodeError(errors.New("malformed entries: paths shorter than their lengths"))
 		}
-		out[i] = vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])}
+		out = append(out, vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])})
 		off += int(n)
 	}
 	return out, m.Error
@@ -599,8 +602,8 @@ func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRe
 		Recv() (*pluginpb.GrepHits, error)
 	}, error) {
 		return stub.Grep(ctx, &pluginpb.GrepRequest{Tree: tree, Pattern: []byte(q.Pattern), Path: []byte(q.Path), Glob: []byte(q.Glob), CaseInsensitive: q.CaseInsensitive, MaxResults: int64(q.MaxResults)})
-	}, func(m *pluginpb.GrepHits) ([]vfs.GrepResult, *pluginpb.Error) {
-		out := make([]vfs.GrepResult, len(m.Hits))
+	}, func(m *pluginpb.GrepHits, out []vfs.GrepResult) ([]vfs.GrepResult, *pluginpb.Error) {
+		out = slices.Grow(out, len(m.Hits))[:len(m.Hits)]
 		for i, h := range m.Hits {
 			out[i] = vfs.GrepResult{Path: string(h.Path), LineNumber: int(h.LineNumber), Line: string(h.Line)}
 		}
@@ -613,8 +616,8 @@ func (c *Client) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Se
 		Recv() (*pluginpb.SearchHits, error)
 	}, error) {
 		return stub.Search(ctx, &pluginpb.SearchRequest{Tree: tree, Query: []byte(q.Query), Path: []byte(q.Path), MaxResults: int64(q.MaxResults)})
-	}, func(m *pluginpb.SearchHits) ([]vfs.SearchResult, *pluginpb.Error) {
-		out := make([]vfs.SearchResult, len(m.Hits))
+	}, func(m *pluginpb.SearchHits, out []vfs.SearchResult) ([]vfs.SearchResult, *pluginpb.Error) {
+		out = slices.Grow(out, len(m.Hits))[:len(m.Hits)]
 		for i, h := range m.Hits {
 			out[i] = vfs.SearchResult{Path: string(h.Path), Score: h.Score, LineNumber: int(h.LineNumber), Snippet: string(h.Snippet)}
 		}
