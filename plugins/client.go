@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,10 @@ type Config struct {
 	// even where the plugin could hand over a memory file (Linux, files
 	// of 256 KiB and more): for tests and measurements.
 	NoSharedMemory bool
+	// NoProcessMemory makes reads of 256 KiB and more go through memory
+	// files instead of being copied straight out of the plugin's memory
+	// (process_vm_readv, Linux): for tests and measurements.
+	NoProcessMemory bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
@@ -238,6 +243,7 @@ type Client struct {
 
 	watchers vfs.Watchers
 	noShared atomic.Bool // set when a memory file could not be opened
+	noDirect atomic.Bool // set when process_vm_readv failed on the plugin
 }
 
 // Name returns the plugin's name.
@@ -524,7 +530,7 @@ type recvEntries interface {
 // stream runs one server-streaming call: open starts it, each batch is
 // converted by items, and the loop stops (cancelling the call, which stops
 // the plugin's work) when the consumer breaks out.
-func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
+func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
 		stub, tree, err := c.conn(ctx)
@@ -539,6 +545,7 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 			yield(zero, c.callError(ctx, op, err))
 			return
 		}
+		var buf []E
 		for {
 			m, err := s.Recv()
 			if err == io.EOF {
@@ -548,7 +555,8 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 				yield(zero, c.callError(ctx, op, err))
 				return
 			}
-			es, werr := items(m)
+			es, werr := items(m, buf[:0])
+			buf = es // consumed before the next batch: reused for it
 			for _, e := range es {
 				if !yield(e, nil) {
 					return
@@ -572,18 +580,18 @@ func (c *Client) entries(ctx context.Context, op string, open func(context.Conte
 
 // unpackEntries is the inverse of packEntries: one string holds every
 // path of the batch and each entry's path is a substring of it.
-func unpackEntries(m *pluginpb.Entries) ([]vfs.DirEntry, *pluginpb.Error) {
+func unpackEntries(m *pluginpb.Entries, out []vfs.DirEntry) ([]vfs.DirEntry, *pluginpb.Error) {
 	if len(m.Kinds) != len(m.Lengths) {
 		return nil, encodeError(fmt.Errorf("malformed entries: %d kinds for %d paths", len(m.Kinds), len(m.Lengths)))
 	}
 	all := string(m.Paths)
-	out := make([]vfs.DirEntry, len(m.Lengths))
+	out = slices.Grow(out, len(m.Lengths))
 	off := 0
 	for i, n := range m.Lengths {
 		if off+int(n) > len(all) {
 			return nil, encodeError(errors.New("malformed entries: paths shorter than their lengths"))
 		}
-		out[i] = vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])}
+		out = append(out, vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])})
 		off += int(n)
 	}
 	return out, m.Error
@@ -594,8 +602,8 @@ func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRe
 		Recv() (*pluginpb.GrepHits, error)
 	}, error) {
 		return stub.Grep(ctx, &pluginpb.GrepRequest{Tree: tree, Pattern: []byte(q.Pattern), Path: []byte(q.Path), Glob: []byte(q.Glob), CaseInsensitive: q.CaseInsensitive, MaxResults: int64(q.MaxResults)})
-	}, func(m *pluginpb.GrepHits) ([]vfs.GrepResult, *pluginpb.Error) {
-		out := make([]vfs.GrepResult, len(m.Hits))
+	}, func(m *pluginpb.GrepHits, out []vfs.GrepResult) ([]vfs.GrepResult, *pluginpb.Error) {
+		out = slices.Grow(out, len(m.Hits))[:len(m.Hits)]
 		for i, h := range m.Hits {
 			out[i] = vfs.GrepResult{Path: string(h.Path), LineNumber: int(h.LineNumber), Line: string(h.Line)}
 		}
@@ -608,8 +616,8 @@ func (c *Client) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Se
 		Recv() (*pluginpb.SearchHits, error)
 	}, error) {
 		return stub.Search(ctx, &pluginpb.SearchRequest{Tree: tree, Query: []byte(q.Query), Path: []byte(q.Path), MaxResults: int64(q.MaxResults)})
-	}, func(m *pluginpb.SearchHits) ([]vfs.SearchResult, *pluginpb.Error) {
-		out := make([]vfs.SearchResult, len(m.Hits))
+	}, func(m *pluginpb.SearchHits, out []vfs.SearchResult) ([]vfs.SearchResult, *pluginpb.Error) {
+		out = slices.Grow(out, len(m.Hits))[:len(m.Hits)]
 		for i, h := range m.Hits {
 			out[i] = vfs.SearchResult{Path: string(h.Path), Score: h.Score, LineNumber: int(h.LineNumber), Snippet: string(h.Snippet)}
 		}
@@ -638,19 +646,30 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
-	data, err := c.read(ctx, path, shared)
+	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
+	data, err := c.read(ctx, path, shared, direct)
+	if direct && errors.Is(err, errDirect) {
+		// This host may not read the plugin's memory (a seccomp filter,
+		// say): memory files from now on.
+		c.noDirect.Store(true)
+		data, err = c.read(ctx, path, shared, false)
+	}
 	if shared && errors.Is(err, errShared) {
 		// This host cannot open the plugin's memory files (a /proc
 		// without them, say): chunks from now on.
 		c.noShared.Store(true)
-		return c.read(ctx, path, false)
+		return c.read(ctx, path, false, false)
 	}
 	return data, err
 }
 
-var errShared = errors.New("cannot open the plugin's memory file")
+var (
+	errShared = errors.New("cannot open the plugin's memory file")
+	errDirect = errors.New("cannot read the plugin's memory")
+	errGone   = errors.New("the plugin process is gone")
+)
 
-func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, error) {
+func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]byte, error) {
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -660,7 +679,7 @@ func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, er
 	c.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared})
+	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared, ProcessMemory: direct})
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
@@ -675,6 +694,19 @@ func (c *Client) read(ctx context.Context, path string, shared bool) ([]byte, er
 		}
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
+		}
+		if first && m.Addr != 0 {
+			data, err := readProcess(pid, m.Addr, m.Size)
+			if errors.Is(err, errGone) { // it died: a crash, not a limit of this host
+				return nil, c.callError(ctx, "Read "+path, status.Error(codes.Unavailable, err.Error()))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errDirect, err)
+			}
+			if sctx.Err() != nil { // the plugin may have reused its buffer meanwhile
+				return nil, c.callError(ctx, "Read "+path, sctx.Err())
+			}
+			return data, nil
 		}
 		if first && m.Memfd != 0 {
 			return readShared(pid, m.Memfd, m.Size)

@@ -140,16 +140,24 @@ func TestCapabilitiesNegotiated(t *testing.T) {
 	assert.False(t, ra || wi || w, "the faults tree hides temp's capabilities: ra=%v wi=%v w=%v", ra, wi, w)
 }
 
-// TestLargeFileRoundTrip moves 64 MiB both ways, through a memory file
-// and in gRPC chunks.
+// readModes are the three ways a large file's contents travel to the
+// host: copied out of the plugin's memory, through a memory file, and in
+// gRPC chunks.
+var readModes = map[string]plugins.Config{
+	"ProcessMemory": {},
+	"MemoryFile":    {NoProcessMemory: true},
+	"Chunks":        {NoSharedMemory: true},
+}
+
+// TestLargeFileRoundTrip moves 64 MiB both ways, each way a read can go.
 func TestLargeFileRoundTrip(t *testing.T) {
-	for _, noShared := range []bool{false, true} {
-		t.Run(fmt.Sprintf("NoSharedMemory=%v", noShared), func(t *testing.T) { largeFileRoundTrip(t, noShared) })
+	for name, cfg := range readModes {
+		t.Run(name, func(t *testing.T) { largeFileRoundTrip(t, cfg) })
 	}
 }
 
-func largeFileRoundTrip(t *testing.T, noShared bool) {
-	fsys := open(t, plugins.Config{NoSharedMemory: noShared})
+func largeFileRoundTrip(t *testing.T, cfg plugins.Config) {
+	fsys := open(t, cfg)
 	data := make([]byte, 64<<20+123)
 	_, err := rand.Read(data)
 	require.NoError(t, err)
@@ -157,6 +165,9 @@ func largeFileRoundTrip(t *testing.T, noShared bool) {
 	got, err := fsys.Read(t.Context(), "/big.bin")
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(data, got), "64 MiB read back differs")
+	noDirect, noShared := plugins.Fallbacks(fsys)
+	assert.False(t, noDirect, "the read fell back from the plugin's memory to a memory file")
+	assert.False(t, noShared, "the read fell back from memory files to chunks")
 
 	info, err := fsys.Stat(t.Context(), "/big.bin")
 	require.NoError(t, err)
@@ -437,14 +448,36 @@ func alive(pid int) bool {
 // TestReadRestartsWhenFileChanges: a file sent by range whose etag changes
 // meanwhile is sent again whole, and the host keeps only that.
 func TestReadRestartsWhenFileChanges(t *testing.T) {
-	for _, noShared := range []bool{false, true} {
-		fsys := open(t, plugins.Config{Args: map[string]string{"mode": "shifty"}, NoSharedMemory: noShared})
+	for name, cfg := range readModes {
+		cfg.Args = map[string]string{"mode": "shifty"}
+		fsys := open(t, cfg)
 		data, err := fsys.Read(t.Context(), "/shifty.bin")
 		require.NoError(t, err)
 		require.Len(t, data, 3<<20+7)
 		for i, b := range data {
 			if b != byte(i%251) {
-				t.Fatalf("NoSharedMemory=%v: byte %d = %d, want %d", noShared, i, b, i%251)
+				t.Fatalf("%s: byte %d = %d, want %d", name, i, b, i%251)
+			}
+		}
+	}
+}
+
+// TestReadFileChangesSize: a file that grows or shrinks between the
+// plugin's Stat and its read still arrives as one whole version, whatever
+// way it travels (the plugin's buffer was sized by the first Stat).
+func TestReadFileChangesSize(t *testing.T) {
+	sizes := []int{4 << 20, 4<<20 + 300<<10, 4<<20 - 300<<10}
+	for name, cfg := range readModes {
+		cfg.Args = map[string]string{"mode": "resizing"}
+		fsys := open(t, cfg)
+		for range 6 {
+			data, err := fsys.Read(t.Context(), "/resizing.bin")
+			require.NoError(t, err, name)
+			assert.Contains(t, sizes, len(data), name)
+			for i, b := range data {
+				if b != byte(i%251) {
+					t.Fatalf("%s: byte %d = %d, want %d", name, i, b, i%251)
+				}
 			}
 		}
 	}

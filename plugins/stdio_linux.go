@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -37,6 +38,30 @@ func newSharedFile() (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), "julyfs-read"), nil
+}
+
+// processMemory reports whether this host can copy a file out of its
+// plugin's memory (process_vm_readv), and a plugin can offer it.
+const processMemory = true
+
+// readProcess copies size bytes at addr in process pid into a new slice.
+func readProcess(pid int, addr uint64, size int64) ([]byte, error) {
+	data := make([]byte, size)
+	for off := int64(0); off < size; {
+		n, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &data[off], Len: uint64(size - off)}},
+			[]unix.RemoteIovec{{Base: uintptr(addr) + uintptr(off), Len: int(size - off)}}, 0)
+		if err == unix.ESRCH {
+			return nil, errGone
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		off += int64(n)
+	}
+	return data, nil
 }
 
 // sharedMemory reports whether this host can open a plugin's memory files.

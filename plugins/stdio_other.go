@@ -15,5 +15,9 @@ func newSharedFile() (*os.File, error) { return nil, errors.ErrUnsupported }
 
 const sharedMemory = false
 
+const processMemory = false
+
+func readProcess(int, uint64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+
 // dieWithParent has no kernel help off Linux; Serve watches its parent.
 func dieWithParent(*exec.Cmd) {}

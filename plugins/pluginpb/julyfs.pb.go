@@ -952,7 +952,11 @@ type ReadRequest struct {
 	// shared_memory: the host can read a file the plugin leaves in an
 	// anonymous memory file (Linux memfd, opened by the host through
 	// /proc/PID/fd/N) instead of receiving it in chunks.
-	SharedMemory  bool `protobuf:"varint,3,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	SharedMemory bool `protobuf:"varint,3,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	// process_memory: the host can copy a file straight out of the plugin's
+	// memory (Linux process_vm_readv; the host is the plugin's parent). A
+	// plugin that does not know this field answers as before.
+	ProcessMemory bool `protobuf:"varint,4,opt,name=process_memory,json=processMemory,proto3" json:"process_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1008,6 +1012,13 @@ func (x *ReadRequest) GetSharedMemory() bool {
 	return false
 }
 
+func (x *ReadRequest) GetProcessMemory() bool {
+	if x != nil {
+		return x.ProcessMemory
+	}
+	return false
+}
+
 type Chunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
@@ -1020,7 +1031,11 @@ type Chunk struct {
 	// memfd, when not 0, is the plugin's descriptor of a memory file holding
 	// the whole file (size bytes); no other chunk follows. The plugin keeps
 	// it open until the host ends the call.
-	Memfd         int64 `protobuf:"varint,5,opt,name=memfd,proto3" json:"memfd,omitempty"`
+	Memfd int64 `protobuf:"varint,5,opt,name=memfd,proto3" json:"memfd,omitempty"`
+	// addr, when not 0, is the address in the plugin's memory of the whole
+	// file (size bytes), for the host to copy with process_vm_readv; no
+	// other chunk follows. It stays valid until the host ends the call.
+	Addr          uint64 `protobuf:"varint,6,opt,name=addr,proto3" json:"addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1101,13 @@ func (x *Chunk) GetRestart() bool {
 func (x *Chunk) GetMemfd() int64 {
 	if x != nil {
 		return x.Memfd
+	}
+	return 0
+}
+
+func (x *Chunk) GetAddr() uint64 {
+	if x != nil {
+		return x.Addr
 	}
 	return 0
 }
@@ -1516,17 +1538,19 @@ const file_julyfs_proto_rawDesc = "" +
 	"hasModTime\x12+\n" +
 	"\x12mod_time_unix_nano\x18\x05 \x01(\x03R\x0fmodTimeUnixNano\x12\x12\n" +
 	"\x04etag\x18\x06 \x01(\fR\x04etag\x12-\n" +
-	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"Z\n" +
+	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"\x81\x01\n" +
 	"\vReadRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12#\n" +
-	"\rshared_memory\x18\x03 \x01(\bR\fsharedMemory\"\x8e\x01\n" +
+	"\rshared_memory\x18\x03 \x01(\bR\fsharedMemory\x12%\n" +
+	"\x0eprocess_memory\x18\x04 \x01(\bR\rprocessMemory\"\xa2\x01\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12-\n" +
 	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x18\n" +
 	"\arestart\x18\x04 \x01(\bR\arestart\x12\x14\n" +
-	"\x05memfd\x18\x05 \x01(\x03R\x05memfd\"g\n" +
+	"\x05memfd\x18\x05 \x01(\x03R\x05memfd\x12\x12\n" +
+	"\x04addr\x18\x06 \x01(\x04R\x04addr\"g\n" +
 	"\rReadAtRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x16\n" +

@@ -9,6 +9,9 @@
 //     returns, ignoring its context; Read("/crash") exits the process.
 //   - shifty: a temp tree with ReadAt whose etags change at every Stat, so
 //     a ranged Read must start over with the whole file.
+//   - resizing: a temp tree whose /resizing.bin is rewritten, 4 MiB,
+//     4 MiB + 300 KiB or 4 MiB - 300 KiB long in turn, after every Stat of
+//     it: a Read must still answer one whole version (byte i = i % 251).
 //   - fail: Open fails with "bad parameter" (an error of the tree).
 //
 // With TESTPLUGIN_SERVE set in its environment it serves one fixed temp
@@ -24,8 +27,10 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
@@ -44,6 +49,12 @@ func main() {
 			panic(err)
 		}
 		plugins.Serve(t)
+	}
+	if p := os.Getenv("TESTPLUGIN_CPUPROFILE"); p != "" { // a CPU profile of the plugin, for benchmarks
+		f, err := os.Create(fmt.Sprintf("%s.%d", p, os.Getpid()))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			time.AfterFunc(10*time.Second, pprof.StopCPUProfile) // the host kills its plugin
+		}
 	}
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: open,
@@ -74,6 +85,12 @@ func open(_ context.Context, args map[string]string) (vfs.FileSystem, error) {
 			return nil, err
 		}
 		return &shifty{FS: t}, nil
+	case "resizing":
+		t, err := temp.New(map[string][]byte{"/resizing.bin": pattern(4 << 20)})
+		if err != nil {
+			return nil, err
+		}
+		return &resizing{FS: t}, nil
 	case "fail":
 		return nil, errors.New("bad parameter: fail=" + args["why"])
 	}
@@ -136,5 +153,29 @@ type shifty struct {
 func (s *shifty) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	info, err := s.FS.Stat(ctx, path)
 	info.ETag += strconv.FormatInt(s.stats.Add(1), 10)
+	return info, err
+}
+
+func pattern(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i % 251)
+	}
+	return data
+}
+
+type resizing struct {
+	*temp.FS
+	stats atomic.Int64
+}
+
+func (r *resizing) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	info, err := r.FS.Stat(ctx, path)
+	if err == nil && path == "/resizing.bin" {
+		k := r.stats.Add(1)
+		if err := r.FS.Write(ctx, path, pattern(4<<20+int(k%3-1)*300<<10)); err != nil {
+			return vfs.FileInfo{}, err
+		}
+	}
 	return info, err
 }
