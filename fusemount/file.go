@@ -91,8 +91,10 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 		return opened{}, syscall.EROFS
 	}
 	h := &handle{n: n, write: write, append: flags&syscall.O_APPEND != 0}
-	p := n.path()
-	if !created && (n.isDeleted() || p == "/" && !n.IsRoot()) {
+	// A node just created is not in go-fuse's tree until Create
+	// returns: it has no path yet, and needs none to open empty.
+	p, stale := n.livePath()
+	if !created && (stale != 0 || n.isDeleted()) {
 		// The name the kernel looked up was replaced (a rename over it)
 		// or removed between its lookup and this open: ESTALE makes the
 		// kernel look the name up again and open what is there now.
@@ -167,12 +169,16 @@ func (n *node) load() syscall.Errno {
 	if n.stage != nil {
 		return 0
 	}
-	p := n.path()
-	fsys := n.m.fsys
+	fsys, p := n.m.fsys, "/deleted"
 	if n.deleted {
 		// The file's name is gone: its later writes go to a private,
 		// empty buffer that is never committed.
-		fsys, p = temp.MustNew(nil), "/deleted"
+		fsys = temp.MustNew(nil)
+	} else {
+		var stale syscall.Errno
+		if p, stale = n.livePath(); stale != 0 {
+			return stale
+		}
 	}
 	// The version the staging starts from, asked before the copy: if the
 	// file changes in between, the commit fails rather than overwrite a
@@ -220,7 +226,10 @@ func stagedBase(st vfs.StagedFile, pre vfs.Precondition) vfs.Precondition {
 
 // stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
 func (n *node) stageEmpty() syscall.Errno {
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
 	if n.stage != nil {
 		if err := n.stage.Truncate(0); err != nil {
 			return n.m.errno("truncate", p, err)
@@ -281,7 +290,9 @@ func (n *node) discard(errno syscall.Errno) {
 		n.m.setDirty(n, false)
 	}
 	n.changes.Add(1)
-	n.m.invalidate(n.path())
+	if p, stale := n.livePath(); stale == 0 {
+		n.m.invalidate(p)
+	}
 }
 
 // Read reads from the node's staging while the file is being written, else
@@ -329,7 +340,10 @@ func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64
 	if h, ok := f.(*handle); ok {
 		return h.Read(ctx, dest, off)
 	}
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
 	k, err := vfs.ReadAt(n.m.ctx, n.m.fsys, p, dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, n.m.errno("read", p, err)
@@ -347,7 +361,10 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 	if h.r != nil && h.rgen == gen {
 		return 0
 	}
-	p := h.n.path()
+	p, stale := h.n.livePath()
+	if stale != 0 {
+		return stale
+	}
 	r, err := vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
 	if err != nil {
 		return h.n.m.errno("read", p, err)
@@ -471,7 +488,10 @@ func (n *node) commitLocked() syscall.Errno {
 	if !n.dirty || n.deleted {
 		return 0
 	}
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
 	n.m.beginSelf(p)
 	err := commitStage(n.m.ctx, n.m.fsys, p, n.stage, n.base)
 	n.m.endSelf(p)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	iofs "io/fs"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -76,8 +78,34 @@ var (
 	_ fs.NodeReadlinker  = (*node)(nil)
 )
 
-// path is the node's absolute path in the tree.
-func (n *node) path() string { return "/" + n.Path(nil) }
+// path is the node's absolute path in the tree, for messages and for
+// matching against other paths; a node cut loose from the root (see
+// livePath) has the path "", which is no path of the tree. Anything that
+// asks the tree about the node uses livePath.
+func (n *node) path() string {
+	p, _ := n.livePath()
+	return p
+}
+
+// livePath is the node's absolute path in the tree, walking the names
+// go-fuse's tree holds up to the root. A node cut loose from the root (the
+// name it had, or one of its parents', was replaced by a rename or
+// removed) has no path: ESTALE, so the kernel looks the name up again.
+// go-fuse's Inode.Path(nil) would give such a node "" and it would be
+// taken for the root directory.
+func (n *node) livePath() (string, syscall.Errno) {
+	var segs []string
+	for in := n.EmbeddedInode(); !in.IsRoot(); {
+		name, parent := in.Parent()
+		if parent == nil {
+			return "", syscall.ESTALE
+		}
+		segs = append(segs, name)
+		in = parent
+	}
+	slices.Reverse(segs)
+	return "/" + strings.Join(segs, "/"), 0
+}
 
 func (n *node) isDeleted() bool {
 	n.mu.Lock()
@@ -230,7 +258,11 @@ func (n *node) countSubdirs(entries []vfs.DirEntry) {
 
 // Lookup finds the child name of directory n.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
+	p := vfs.Join(dir, name)
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return nil, n.m.errno("lookup", p, err)
@@ -291,7 +323,10 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		return 0
 	}
 	n.mu.Unlock()
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return n.m.errno("getattr", p, err)
@@ -326,7 +361,10 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
 	link := n.StableAttr().Mode == syscall.S_IFLNK
 	if size, ok := in.GetSize(); ok {
 		if n.IsDir() {
@@ -469,7 +507,11 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if n.m.opts.ReadOnly {
 		return nil, syscall.EROFS
 	}
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
+	p := vfs.Join(dir, name)
 	n.m.beginSelf(p)
 	err := vfs.Symlink(n.m.ctx, n.m.fsys, target, p)
 	n.m.endSelf(p)
@@ -496,7 +538,10 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 // kernel follows it itself, as for a link on disk, with the caller's own
 // rights; the tree's verbs never follow one out of its root.
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
 	target, err := vfs.Readlink(n.m.ctx, n.m.fsys, p)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
@@ -509,7 +554,10 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 
 // Readdir lists directory n as the tree's List yields it, after "." and "..".
 func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	p := n.path()
+	p, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
 	entries, err := n.m.list(p)
 	if err != nil {
 		return nil, n.m.errno("readdir", p, err)
@@ -549,7 +597,11 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if n.m.opts.ReadOnly {
 		return nil, syscall.EROFS
 	}
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return nil, stale
+	}
+	p := vfs.Join(dir, name)
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return nil, n.m.errno("mkdir", p, err)
@@ -587,7 +639,11 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
+	p := vfs.Join(dir, name)
 	if n.hasRealDirs() {
 		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
 		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
@@ -645,7 +701,11 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
+	p := vfs.Join(dir, name)
 	n.preserve(name)
 	if err := n.m.remove(p); err != nil {
 		return n.m.errno("unlink", p, err)
@@ -678,7 +738,11 @@ func (n *node) hasRealDirs() bool {
 		n.realDirs.Store(2)
 		return false
 	}
-	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, n.path()); {
+	p, stale := n.livePath()
+	if stale != 0 {
+		return false // asked again next time
+	}
+	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, p); {
 	case err == nil:
 		n.realDirs.Store(1)
 		return true
@@ -694,7 +758,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if n.m.opts.ReadOnly {
 		return nil, nil, 0, syscall.EROFS
 	}
-	p := vfs.Join(n.path(), name)
+	dir, stale := n.livePath()
+	if stale != 0 {
+		return nil, nil, 0, stale
+	}
+	p := vfs.Join(dir, name)
 	err := n.m.create(p)
 	created := err == nil
 	if err != nil {

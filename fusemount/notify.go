@@ -130,15 +130,22 @@ func (iv *invalidator) invalidate(c vfs.Change) {
 		chain = append(chain, cur)
 	}
 	if cn, ok := cur.Operations().(*node); ok {
-		cn.changes.Add(1)
 		cn.mu.Lock()
-		if !cn.dirty {
-			// A clean staging (of a file unlinked while open) is stale
-			// now; a dirty one wins at its next commit (last writer
-			// wins).
-			cn.dropStage()
+		// A node marked deleted is no longer the file at c.Path: a
+		// rename replaced it (go-fuse may still hold it at the name
+		// until the rename returns, and the tree's notification of
+		// that very rename can arrive in between) or it was unlinked.
+		// Its staging is the private copy its open handles read; the
+		// change is not about it.
+		if !cn.deleted {
+			cn.changes.Add(1)
+			if !cn.dirty {
+				// A clean staging is stale now; a dirty one wins
+				// at its next commit (last writer wins).
+				cn.dropStage()
+			}
+			cn.version = ""
 		}
-		cn.version = ""
 		cn.mu.Unlock()
 	}
 	cur.NotifyContent(0, 0)

@@ -39,8 +39,16 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !ok {
 		return syscall.EXDEV
 	}
-	src := vfs.Join(n.path(), name)
-	dst := vfs.Join(np.path(), newName)
+	from, stale := n.livePath()
+	if stale != 0 {
+		return stale
+	}
+	to, stale := np.livePath()
+	if stale != 0 {
+		return stale
+	}
+	src := vfs.Join(from, name)
+	dst := vfs.Join(to, newName)
 	if src == dst {
 		return 0
 	}
@@ -153,7 +161,7 @@ func (n *node) renameDir(src, dst string, dfi vfs.FileInfo) syscall.Errno {
 	// Uncommitted writes under src go to the tree first, so the copy
 	// carries them.
 	for _, dn := range m.dirtyNodes() {
-		if vfs.HasPrefix(dn.path(), src) {
+		if dp, stale := dn.livePath(); stale == 0 && vfs.HasPrefix(dp, src) {
 			if errno := dn.commit(); errno != 0 {
 				return errno
 			}
@@ -257,7 +265,7 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 		}
 	} else {
 		for _, dn := range m.dirtyNodes() {
-			if vfs.HasPrefix(dn.path(), src) {
+			if dp, stale := dn.livePath(); stale == 0 && vfs.HasPrefix(dp, src) {
 				if errno := dn.commit(); errno != 0 {
 					return errno
 				}

@@ -2,16 +2,20 @@ package fusemount
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/readonly"
 	"github.com/julyfs/julyfs/vfs/union"
@@ -178,4 +182,61 @@ func TestRenameReadOnly(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(root, "f.txt"))
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal([]byte("x\n"), got))
+}
+
+// TestRenameOverOpenFileLateInvalidation replays, step by step, the order
+// in which a rename over a file a reader has open can meet the tree's own
+// notification of that rename (inotify is asynchronous): Rename preserves
+// and marks the replaced node deleted, the notification for the path
+// arrives while go-fuse still has that node at the name, then go-fuse cuts
+// the node loose. The reader must go on reading the version it opened: a
+// notification for the path is not about a node whose name is gone, and a
+// node cut loose must never read the root directory (this was a flake of
+// TestRenameAtomicUnderReaders: "cat: cur: Is a directory").
+func TestRenameOverOpenFileLateInvalidation(t *testing.T) {
+	const size = 256 << 10
+	want := strings.Repeat("a", size)
+	_, s := localMount(t, map[string]string{"cur": want}, Options{})
+	f, err := os.Open(filepath.Join(s.Dir(), "cur"))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+
+	rootIn := s.inv.root
+	root := rootIn.Operations().(*node)
+	ch := rootIn.GetChild("cur")
+	require.NotNil(t, ch)
+	old := ch.Operations().(*node)
+
+	root.preserve("cur") // Rename, before the tree's rename
+	old.markDeleted()    // Rename, after it
+	s.inv.invalidate(vfs.Change{Path: "/cur", Op: vfs.ChangeWrite})
+	rootIn.RmChild("cur") // go-fuse's MvChild over the name
+	_, errno := old.livePath()
+	assert.Equal(t, syscall.ESTALE, errno, "a node cut loose has no path")
+
+	got, err := io.ReadAll(f)
+	require.NoError(t, err)
+	assert.True(t, string(got) == want, "read %d bytes, not the version opened", len(got))
+}
+
+// TestOrphanNodeIsNotRoot: a node cut loose from the root (not marked
+// deleted) answers ESTALE to getattr and to a read through a handle whose
+// copy went stale; it never answers for the root directory.
+func TestOrphanNodeIsNotRoot(t *testing.T) {
+	_, s := localMount(t, map[string]string{"cur": strings.Repeat("a", 256<<10)}, Options{})
+	f, err := os.Open(filepath.Join(s.Dir(), "cur"))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+
+	rootIn := s.inv.root
+	ch := rootIn.GetChild("cur")
+	require.NotNil(t, ch)
+	n := ch.Operations().(*node)
+	rootIn.RmChild("cur")
+
+	var out fuse.AttrOut
+	assert.Equal(t, syscall.ESTALE, n.Getattr(context.Background(), nil, &out))
+	n.changes.Add(1) // the handle's whole copy is stale: it reopens by path
+	_, err = f.Read(make([]byte, 4096))
+	assert.ErrorIs(t, err, syscall.ESTALE)
 }
