@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,54 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/model/internal/fakeapi"
 )
 
-// fake is a loopback Messages API server: each request is recorded and
-// answered by the next handler in order (the last one repeats).
-type fake struct {
-	t        *testing.T
-	srv      *httptest.Server
-	mu       sync.Mutex
-	bodies   []map[string]any
-	headers  []http.Header
-	paths    []string
-	handlers []http.HandlerFunc
-}
+// fake is a loopback Messages API server (see fakeapi).
+type fake = fakeapi.Server
 
-func newFake(t *testing.T, handlers ...http.HandlerFunc) *fake {
-	f := &fake{t: t, handlers: handlers}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
-		if !assert.NoError(t, err) {
-			return
-		}
-		var body map[string]any
-		assert.NoError(t, json.Unmarshal(raw, &body), "request body %s", raw)
-		f.mu.Lock()
-		n := len(f.bodies)
-		f.bodies = append(f.bodies, body)
-		f.headers = append(f.headers, r.Header.Clone())
-		f.paths = append(f.paths, r.URL.Path)
-		h := f.handlers[min(n, len(f.handlers)-1)]
-		f.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fake) attempts() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.bodies)
-}
-
-func (f *fake) body(i int) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	require.Greater(f.t, len(f.bodies), i)
-	return f.bodies[i]
-}
+func newFake(t *testing.T, handlers ...http.HandlerFunc) *fake { return fakeapi.New(t, handlers...) }
 
 // newModel returns a model on f with the environment given and the waits
 // recorded instead of slept.
@@ -75,7 +32,7 @@ func newModel(t *testing.T, f *fake, env map[string]string, maxRetries int) (*Mo
 		env = map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}
 	}
 	if _, ok := env["ANTHROPIC_BASE_URL"]; !ok {
-		env["ANTHROPIC_BASE_URL"] = f.srv.URL
+		env["ANTHROPIC_BASE_URL"] = f.Srv.URL
 	}
 	m, err := New("claude-sonnet-4-5", model.Options{Getenv: func(k string) string { return env[k] }, MaxRetries: maxRetries})
 	require.NoError(t, err)
@@ -232,10 +189,10 @@ func TestStreamsText(t *testing.T) {
 	// What the client sent: the model, a bound, streaming, the system
 	// prompt and the last tool and the last block as cache breakpoints,
 	// the schemas whole.
-	assert.Equal(t, []string{"/v1/messages"}, f.paths)
-	assert.Equal(t, "Bearer sk-ant-test", f.headers[0].Get("Authorization"), "the SDK sends the key as a bearer token")
-	assert.NotEmpty(t, f.headers[0].Get("Anthropic-Version"))
-	sent := f.body(0)
+	assert.Equal(t, []string{"/v1/messages"}, f.Paths)
+	assert.Equal(t, "Bearer sk-ant-test", f.Headers[0].Get("Authorization"), "the SDK sends the key as a bearer token")
+	assert.NotEmpty(t, f.Headers[0].Get("Anthropic-Version"))
+	sent := f.Body(0)
 	assert.Equal(t, "claude-sonnet-4-5", sent["model"])
 	assert.Equal(t, float64(DefaultMaxTokens), sent["max_tokens"])
 	assert.Equal(t, true, sent["stream"])
@@ -316,8 +273,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", resp.Message.Text())
 	assert.Equal(t, []time.Duration{7 * time.Second}, *waits)
-	assert.Equal(t, 2, f.attempts())
-	assert.Equal(t, f.body(0), f.body(1), "the retry sends the same request")
+	assert.Equal(t, 2, f.Attempts())
+	assert.Equal(t, f.Body(0), f.Body(1), "the retry sends the same request")
 }
 
 func TestServerErrorThenSuccess(t *testing.T) {
@@ -326,7 +283,7 @@ func TestServerErrorThenSuccess(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "fine", resp.Message.Text())
-	assert.Equal(t, 3, f.attempts())
+	assert.Equal(t, 3, f.Attempts())
 	require.Len(t, *waits, 2)
 	assert.InDelta(t, float64(500*time.Millisecond), float64((*waits)[0]), float64(125*time.Millisecond))
 	assert.InDelta(t, float64(time.Second), float64((*waits)[1]), float64(250*time.Millisecond), "the backoff doubles")
@@ -357,7 +314,7 @@ func TestRetriesAreBounded(t *testing.T) {
 	var pe *model.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 529, pe.Status)
-	assert.Equal(t, 3, f.attempts())
+	assert.Equal(t, 3, f.Attempts())
 	assert.Len(t, *waits, 2)
 }
 
@@ -371,7 +328,7 @@ func TestBadRequestIsProviderError(t *testing.T) {
 	assert.Equal(t, 404, pe.Status)
 	assert.Equal(t, "model: claude-9", pe.Message)
 	assert.Equal(t, "anthropic: HTTP 404: model: claude-9", err.Error())
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 
 	f400 := newFake(t, status(400, nil, "messages.1.content.0.tool_use.input: Input should be a valid dictionary"))
@@ -379,7 +336,7 @@ func TestBadRequestIsProviderError(t *testing.T) {
 	_, err = m400.Generate(context.Background(), simpleRequest(), nil)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 400, pe.Status)
-	assert.Equal(t, 1, f400.attempts())
+	assert.Equal(t, 1, f400.Attempts())
 }
 
 func TestConnectionResetIsRetried(t *testing.T) {
@@ -388,7 +345,7 @@ func TestConnectionResetIsRetried(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "back", resp.Message.Text())
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	assert.Len(t, *waits, 1)
 }
 
@@ -408,7 +365,7 @@ func TestResetAfterTextIsNotRetried(t *testing.T) {
 	var pe *model.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "Half a sen", got.String())
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 }
 
@@ -439,7 +396,7 @@ func TestMalformedToolArgumentsPassThrough(t *testing.T) {
 	}}})
 	_, err = m.Generate(context.Background(), req, nil)
 	require.NoError(t, err)
-	msgs := f.body(1)["messages"].([]any)
+	msgs := f.Body(1)["messages"].([]any)
 	assert.Equal(t, map[string]any{"role": "assistant", "content": []any{
 		map[string]any{"type": "tool_use", "id": "toolu_bad", "name": "Read", "input": map[string]any{}},
 	}}, msgs[1])
@@ -471,7 +428,7 @@ func TestToolResultsAndImagesRoundTrip(t *testing.T) {
 	}
 	_, err := m.Generate(context.Background(), req, nil)
 	require.NoError(t, err)
-	sent := f.body(0)
+	sent := f.Body(0)
 	assert.Equal(t, float64(1000), sent["max_tokens"])
 	assert.Equal(t, []any{
 		map[string]any{"role": "user", "content": []any{
@@ -521,7 +478,7 @@ func TestCancelMidStream(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 }
 
@@ -536,7 +493,7 @@ func TestCancelDuringRetryWait(t *testing.T) {
 	}
 	_, err := m.Generate(ctx, simpleRequest(), nil)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 }
 
 func TestNewNeedsAKey(t *testing.T) {
@@ -563,8 +520,8 @@ func TestProxyWithoutKey(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "proxied", resp.Message.Text())
-	assert.Empty(t, f.headers[0].Get("X-Api-Key"))
-	assert.Empty(t, f.headers[0].Get("Authorization"))
+	assert.Empty(t, f.Headers[0].Get("X-Api-Key"))
+	assert.Empty(t, f.Headers[0].Get("Authorization"))
 }
 
 func TestUnreachableServer(t *testing.T) {
@@ -595,7 +552,7 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 	assert.ErrorContains(t, err, "anthropic: tool X: schema is not a JSON object")
 	_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: "system"}}}, nil)
 	assert.EqualError(t, err, `anthropic: message 0: unknown role "system"`)
-	assert.Zero(t, f.attempts())
+	assert.Zero(t, f.Attempts())
 }
 
 func TestGatewayErrorPage(t *testing.T) {
@@ -633,7 +590,7 @@ func TestServerSaysWhetherToRetry(t *testing.T) {
 	var pe *model.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 500, pe.Status)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 
 	f = newFake(t, status(400, map[string]string{"X-Should-Retry": "true", "Retry-After": "2"}, "try again"), status(400, nil, "now it is final"))
@@ -641,6 +598,6 @@ func TestServerSaysWhetherToRetry(t *testing.T) {
 	_, err = m.Generate(context.Background(), simpleRequest(), nil)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "now it is final", pe.Message)
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	assert.Equal(t, []time.Duration{2 * time.Second}, *waits)
 }

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,54 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/model/internal/fakeapi"
 )
 
-// fake is a loopback Chat Completions server: each request is recorded and
-// answered by the next handler in order (the last one repeats).
-type fake struct {
-	t        *testing.T
-	srv      *httptest.Server
-	mu       sync.Mutex
-	bodies   []map[string]any
-	headers  []http.Header
-	paths    []string
-	handlers []http.HandlerFunc
-}
+// fake is a loopback Chat Completions server (see fakeapi).
+type fake = fakeapi.Server
 
-func newFake(t *testing.T, handlers ...http.HandlerFunc) *fake {
-	f := &fake{t: t, handlers: handlers}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
-		if !assert.NoError(t, err) {
-			return
-		}
-		var body map[string]any
-		assert.NoError(t, json.Unmarshal(raw, &body), "request body %s", raw)
-		f.mu.Lock()
-		n := len(f.bodies)
-		f.bodies = append(f.bodies, body)
-		f.headers = append(f.headers, r.Header.Clone())
-		f.paths = append(f.paths, r.URL.Path)
-		h := f.handlers[min(n, len(f.handlers)-1)]
-		f.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fake) attempts() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.bodies)
-}
-
-func (f *fake) body(i int) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	require.Greater(f.t, len(f.bodies), i)
-	return f.bodies[i]
-}
+func newFake(t *testing.T, handlers ...http.HandlerFunc) *fake { return fakeapi.New(t, handlers...) }
 
 // newModel returns a model on f with the environment given and the waits
 // recorded instead of slept.
@@ -75,7 +32,7 @@ func newModel(t *testing.T, f *fake, env map[string]string, maxRetries int) (*Mo
 		env = map[string]string{"OPENAI_API_KEY": "sk-test"}
 	}
 	if _, ok := env["OPENAI_BASE_URL"]; !ok {
-		env["OPENAI_BASE_URL"] = f.srv.URL + "/v1"
+		env["OPENAI_BASE_URL"] = f.Srv.URL + "/v1"
 	}
 	m, err := New("gpt-4.1", model.Options{Getenv: func(k string) string { return env[k] }, MaxRetries: maxRetries})
 	require.NoError(t, err)
@@ -203,9 +160,9 @@ func TestStreamsText(t *testing.T) {
 
 	// What the client sent: the model, streaming with usage, the system
 	// prompt first, the user message, the tool with its schema.
-	assert.Equal(t, []string{"/v1/chat/completions"}, f.paths)
-	assert.Equal(t, "Bearer sk-test", f.headers[0].Get("Authorization"))
-	sent := f.body(0)
+	assert.Equal(t, []string{"/v1/chat/completions"}, f.Paths)
+	assert.Equal(t, "Bearer sk-test", f.Headers[0].Get("Authorization"))
+	sent := f.Body(0)
 	assert.Equal(t, "gpt-4.1", sent["model"])
 	assert.Equal(t, true, sent["stream"])
 	assert.Equal(t, map[string]any{"include_usage": true}, sent["stream_options"])
@@ -301,8 +258,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", resp.Message.Text())
 	assert.Equal(t, []time.Duration{7 * time.Second}, *waits, "the wait the server asked for")
-	assert.Equal(t, 2, f.attempts())
-	assert.Equal(t, f.body(0), f.body(1), "the retry sends the same request")
+	assert.Equal(t, 2, f.Attempts())
+	assert.Equal(t, f.Body(0), f.Body(1), "the retry sends the same request")
 }
 
 func TestRetryAfterMsIsHonoured(t *testing.T) {
@@ -323,7 +280,7 @@ func TestServerErrorThenSuccess(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "fine", resp.Message.Text())
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	require.Len(t, *waits, 1)
 	assert.InDelta(t, float64(500*time.Millisecond), float64((*waits)[0]), float64(125*time.Millisecond), "first backoff")
 }
@@ -336,14 +293,14 @@ func TestRetriesAreBounded(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 503, pe.Status)
 	assert.Equal(t, "openai: HTTP 503: overloaded", err.Error())
-	assert.Equal(t, 3, f.attempts(), "one attempt and two retries")
+	assert.Equal(t, 3, f.Attempts(), "one attempt and two retries")
 	assert.Len(t, *waits, 2)
 
 	f2 := newFake(t, status(503, nil, "overloaded"))
 	m2, waits2 := newModel(t, f2, nil, -1)
 	_, err = m2.Generate(context.Background(), simpleRequest(), nil)
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, 1, f2.attempts(), "a negative MaxRetries retries nothing")
+	assert.Equal(t, 1, f2.Attempts(), "a negative MaxRetries retries nothing")
 	assert.Empty(t, *waits2)
 }
 
@@ -355,7 +312,7 @@ func TestRetryAfterTooLongGivesUp(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 429, pe.Status)
 	assert.Equal(t, "daily quota", pe.Message)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 }
 
@@ -368,7 +325,7 @@ func TestBadRequestIsProviderError(t *testing.T) {
 	assert.Equal(t, "openai", pe.Provider)
 	assert.Equal(t, 400, pe.Status)
 	assert.Equal(t, "The model `gpt-9` does not exist or you do not have access to it.", pe.Message)
-	assert.Equal(t, 1, f.attempts(), "a 400 is not retried")
+	assert.Equal(t, 1, f.Attempts(), "a 400 is not retried")
 	assert.Empty(t, *waits)
 }
 
@@ -378,7 +335,7 @@ func TestConnectionResetIsRetried(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "back", resp.Message.Text())
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	assert.Len(t, *waits, 1)
 }
 
@@ -401,7 +358,7 @@ func TestResetMidStream(t *testing.T) {
 	m, _ := newModel(t, f, nil, 0)
 	resp, err := m.Generate(context.Background(), simpleRequest(), func(model.Delta) {})
 	require.NoError(t, err)
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	assert.Equal(t, json.RawMessage(`{"path":"/a"}`), resp.Message.ToolCalls[0].Args)
 
 	// Dropped after text reached onDelta: retrying would repeat it, so the
@@ -414,7 +371,7 @@ func TestResetMidStream(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 0, pe.Status)
 	assert.Equal(t, "Half a sen", got.String())
-	assert.Equal(t, 1, f2.attempts())
+	assert.Equal(t, 1, f2.Attempts())
 	assert.Empty(t, *waits)
 }
 
@@ -455,7 +412,7 @@ func TestMalformedToolArgumentsPassThrough(t *testing.T) {
 	}}})
 	_, err = m.Generate(context.Background(), req, nil)
 	require.NoError(t, err)
-	msgs := f.body(1)["messages"].([]any)
+	msgs := f.Body(1)["messages"].([]any)
 	assert.Equal(t, map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
 		"id": "call_bad", "type": "function", "function": map[string]any{"name": "Read", "arguments": bad},
 	}}}, msgs[2])
@@ -483,7 +440,7 @@ func TestToolResultsAndImagesRoundTrip(t *testing.T) {
 	}
 	_, err := m.Generate(context.Background(), req, nil)
 	require.NoError(t, err)
-	sent := f.body(0)
+	sent := f.Body(0)
 	assert.Equal(t, float64(1000), sent["max_completion_tokens"])
 	assert.Equal(t, []any{
 		map[string]any{"role": "system", "content": "sys"},
@@ -527,7 +484,7 @@ func TestCancelMidStream(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 }
 
@@ -560,7 +517,7 @@ func TestLocalServerWithoutKey(t *testing.T) {
 	resp, err := m.Generate(context.Background(), simpleRequest(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "local", resp.Message.Text())
-	assert.Empty(t, f.headers[0].Get("Authorization"), "no key, no Authorization header")
+	assert.Empty(t, f.Headers[0].Get("Authorization"), "no key, no Authorization header")
 }
 
 func TestUnreachableServer(t *testing.T) {
@@ -599,7 +556,7 @@ func TestConcurrentGenerate(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, 8, f.attempts())
+	assert.Equal(t, 8, f.Attempts())
 }
 
 func TestBadRequestsFailBeforeSending(t *testing.T) {
@@ -611,7 +568,7 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 	assert.ErrorContains(t, err, "openai: tool X: schema is not a JSON object")
 	_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: "system"}}}, nil)
 	assert.EqualError(t, err, `openai: message 0: unknown role "system"`)
-	assert.Zero(t, f.attempts())
+	assert.Zero(t, f.Attempts())
 }
 
 func TestGatewayErrorPage(t *testing.T) {
@@ -671,7 +628,7 @@ func TestServerSaysWhetherToRetry(t *testing.T) {
 	var pe *model.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 500, pe.Status)
-	assert.Equal(t, 1, f.attempts())
+	assert.Equal(t, 1, f.Attempts())
 	assert.Empty(t, *waits)
 
 	f = newFake(t, status(400, map[string]string{"X-Should-Retry": "true", "Retry-After": "2"}, "try again"), status(400, nil, "now it is final"))
@@ -679,6 +636,6 @@ func TestServerSaysWhetherToRetry(t *testing.T) {
 	_, err = m.Generate(context.Background(), simpleRequest(), nil)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "now it is final", pe.Message)
-	assert.Equal(t, 2, f.attempts())
+	assert.Equal(t, 2, f.Attempts())
 	assert.Equal(t, []time.Duration{2 * time.Second}, *waits)
 }
