@@ -226,15 +226,18 @@ func stagedBase(st vfs.StagedFile, pre vfs.Precondition) vfs.Precondition {
 
 // stageEmpty makes n.stage hold an empty file. Callers hold n.mu.
 func (n *node) stageEmpty() syscall.Errno {
+	if n.stage != nil {
+		if err := n.stage.Truncate(0); err != nil {
+			return n.m.errno("truncate", n.path(), err)
+		}
+		return 0
+	}
+	if n.deleted {
+		return n.load() // a private, empty buffer
+	}
 	p, stale := n.livePath()
 	if stale != 0 {
 		return stale
-	}
-	if n.stage != nil {
-		if err := n.stage.Truncate(0); err != nil {
-			return n.m.errno("truncate", p, err)
-		}
-		return 0
 	}
 	base, errno := n.baseOf(n.m.fsys, p)
 	if errno != 0 {

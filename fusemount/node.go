@@ -361,6 +361,9 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
+	if n.isDeleted() {
+		return n.setattrDeleted(f, in, out)
+	}
 	p, stale := n.livePath()
 	if stale != 0 {
 		return stale
@@ -436,6 +439,42 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		})
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// setattrDeleted is Setattr on a file whose name is gone (unlinked or
+// replaced by a rename) while it is still open: as on disk, ftruncate,
+// fchmod, futimes and fchown keep working on the open file. Its data lives
+// in the node's private staging and its attributes in the node, neither of
+// which reaches the tree again.
+func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if size, ok := in.GetSize(); ok {
+		if n.IsDir() {
+			return syscall.EISDIR
+		}
+		h, _ := f.(*handle)
+		if errno := n.truncate(int64(size), h); errno != 0 {
+			return errno
+		}
+	}
+	n.mu.Lock()
+	if mode, ok := in.GetMode(); ok && n.StableAttr().Mode != syscall.S_IFLNK {
+		n.last.Mode = n.last.Mode&syscall.S_IFMT | mode&0o7777
+	}
+	if mtime, ok := in.GetMTime(); ok {
+		n.mtime = mtime
+		n.last.SetTimes(nil, &mtime, nil)
+	}
+	if atime, ok := in.GetATime(); ok {
+		n.last.SetTimes(&atime, nil, nil)
+	}
+	if uid, ok := in.GetUID(); ok {
+		n.last.Uid = uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		n.last.Gid = gid
+	}
+	n.mu.Unlock()
+	return n.Getattr(context.Background(), f, out)
 }
 
 // fileMode converts the mode bits of a chmod to the tree's.
