@@ -331,8 +331,13 @@ func (f *FS) writeIf(ctx context.Context, p string, data []byte, cond *vfs.Preco
 	return m.ETag, nil
 }
 
-// Delete removes the file at path. It is unconditional: the etag cache
-// guards writes only, as the contract says.
+// Delete removes the file at path. Like Write, it is a CAS on the etag
+// this FS last read or wrote for path, when there is one: a delete after
+// another writer changed the file fails with "conflict: <path>" (a
+// *ConflictError inside) and removes nothing, so it never silently drops
+// that writer's change. A path this FS has not read or written is deleted
+// unconditionally. (The contract states the rule for writes; a delete is
+// the same lost update, so it follows it. docs/hostfiles.md.)
 func (f *FS) Delete(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
@@ -343,7 +348,7 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 	}
 	l := f.stripe(p)
 	l.Lock()
-	err := f.store.Delete(ctx, f.scope, p, vfs.Precondition{})
+	err := f.store.Delete(ctx, f.scope, p, vfs.Precondition{IfMatch: f.cached(p)})
 	if err == nil {
 		f.remember(p, "")
 	}
