@@ -345,13 +345,24 @@ func (s *Store) Get(ctx context.Context, sc hostfiles.Scope, key string) ([]byte
 	return data, m, nil
 }
 
-// readChunk is the most of a file one query of Open's reader fetches. A
-// variable for tests.
+// readChunk is the least of a file one query of Open's reader fetches,
+// and the size up to which a file is fetched whole. A variable for tests.
 var readChunk int64 = 1 << 20
 
+// chunkFor returns the piece size Open's reader fetches a file of size
+// bytes in: an eighth of the file, at least readChunk and at most
+// 8*readChunk. PostgreSQL compresses a large bytea (pglz) and a substring
+// of a compressed value decompresses it from the start, so n pieces cost
+// about n/2 decompressions of the whole file: few pieces keep that near 4x
+// (a 60 MiB log: 1.5 s instead of 10 s in 1 MiB pieces), the cap keeps
+// the reader's memory at 8 MiB whatever the file.
+func chunkFor(size int64) int64 {
+	return min(max(size/8, readChunk), 8*readChunk)
+}
+
 // Open returns the file at key as a stream. A file of at most readChunk
-// bytes is fetched by one query. A larger one is read readChunk bytes at a
-// time (substring of the bytea) inside a read-only REPEATABLE READ
+// bytes is fetched by one query. A larger one is read a piece at a time
+// (chunkFor; a substring of the bytea) inside a read-only REPEATABLE READ
 // transaction, so every piece comes from one snapshot: a put during the
 // read does not mix versions. The reader holds a pooled connection until
 // it is closed.
@@ -378,7 +389,7 @@ func (s *Store) Open(ctx context.Context, sc hostfiles.Scope, key string) (io.Re
 	}
 	// The first statement fixes the snapshot: size and etag from it.
 	err = tx.QueryRow(ctx, `SELECT etag, size, mtime, substring(data from 1 for $3)
-		FROM julyfs_files WHERE scope = $1 AND key = $2`, string(sc), key, readChunk).Scan(&m.ETag, &m.Size, &m.ModTime, &data)
+		FROM julyfs_files WHERE scope = $1 AND key = $2`, string(sc), key, chunkFor(m.Size)).Scan(&m.ETag, &m.Size, &m.ModTime, &data)
 	if err != nil {
 		tx.Rollback(context.Background())
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -410,7 +421,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		}
 		var chunk []byte
 		err := r.tx.QueryRow(r.ctx, `SELECT substring(data from $3 for $4) FROM julyfs_files WHERE scope = $1 AND key = $2`,
-			r.scope, r.key, r.off+1, readChunk).Scan(&chunk)
+			r.scope, r.key, r.off+1, chunkFor(r.size)).Scan(&chunk)
 		switch {
 		case err != nil:
 			r.err = r.fail(err)
