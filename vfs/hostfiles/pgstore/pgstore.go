@@ -11,7 +11,9 @@
 // byte order, the order of vfs paths, and the index that serves a prefix
 // listing as a range scan. Files are stored whole in a bytea of at most
 // Options.MaxFileSize bytes (64 MiB by default; PostgreSQL's own bytea
-// limit is 1 GB); a larger put fails with hostfiles.ErrTooLarge.
+// limit is 1 GB); a larger put fails with hostfiles.ErrTooLarge. Open
+// (hostfiles.Opener, what grep reads through) streams a file of more than
+// 1 MiB in pieces of at most 8 MiB from one REPEATABLE READ snapshot.
 //
 // # CAS
 //
