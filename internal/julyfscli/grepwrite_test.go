@@ -97,7 +97,7 @@ func checkWriteIfMatch(t *testing.T, mount, path string) {
 // TestGrepLineCap greps a 32 MiB file of one line: the hit prints the
 // line's first 2000 bytes and its length, the way the Grep tool does, and
 // the command allocates a small fraction of the line (the local and
-// hostfiles trees stream it a window at a time).
+// hostfiles trees stream it a window at a time, also under a union).
 func TestGrepLineCap(t *testing.T) {
 	const size = 32 << 20
 	line := bytes.Repeat([]byte("abcdefgh"), size/8)
@@ -114,15 +114,28 @@ func TestGrepLineCap(t *testing.T) {
 	big.Close()
 	require.Equal(t, 0, code, errOut)
 
-	for name, mount := range map[string]string{"local": "--mount=/=local:" + dir, "hostfiles": "--mount=/=hostfiles:" + store} {
+	for name, c := range map[string]struct {
+		mounts []string
+		prefix string
+	}{
+		"local":     {[]string{"--mount=/=local:" + dir}, ""},
+		"hostfiles": {[]string{"--mount=/=hostfiles:" + store}, ""},
+		"union":     {[]string{"--mount=/=temp:", "--mount=/l=local:" + dir, "--mount=/h=hostfiles:" + store + "?scope=deployment"}, "/h"},
+	} {
 		t.Run(name, func(t *testing.T) {
+			args := append([]string{"grep"}, c.mounts...)
+			args = append(args, "NEEDLE$", "/")
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			out, errOut, code := julyfsIn("", "grep", mount, "NEEDLE$", "/")
+			out, errOut, code := julyfsIn("", args...)
 			runtime.ReadMemStats(&after)
 			require.Equal(t, 0, code, errOut)
-			assert.Equal(t, want, out)
+			if c.prefix != "" { // both mounts hold the file
+				assert.Equal(t, c.prefix+want+"/l"+want, out)
+			} else {
+				assert.Equal(t, want, out)
+			}
 			alloc := after.TotalAlloc - before.TotalAlloc
 			t.Logf("grep of a %d MiB line allocated %d KiB", size>>20, alloc>>10)
 			assert.Less(t, alloc, uint64(size/4), "grep held the line: %d bytes allocated", alloc)
