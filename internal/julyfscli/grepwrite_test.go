@@ -94,18 +94,18 @@ func checkWriteIfMatch(t *testing.T, mount, path string) {
 	assert.Contains(t, errOut, "--if-match needs the file's etag")
 }
 
-// TestGrepLineCap greps a 32 MiB file of one line: the hit prints the
+// TestGrepLineCap greps a 16 MiB file of one line: the hit prints the
 // line's first 2000 bytes and its length, the way the Grep tool does, and
 // the command allocates a small fraction of the line (the local and
 // hostfiles trees stream it a window at a time, also under a union).
 func TestGrepLineCap(t *testing.T) {
-	const size = 32 << 20
+	const size = 16 << 20
 	line := bytes.Repeat([]byte("abcdefgh"), size/8)
 	copy(line[size/2:], "NEEDLE")
 	copy(line[size-6:], "NEEDLE")
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), append(line, '\n'), 0o644))
-	want := "/big.txt:1:" + string(line[:2000]) + "... [line cut: 33554432 bytes]\n"
+	want := "/big.txt:1:" + string(line[:2000]) + "... [line cut: 16777216 bytes]\n"
 	line = nil
 	store := t.TempDir()
 	big, err := os.Open(filepath.Join(dir, "big.txt"))
