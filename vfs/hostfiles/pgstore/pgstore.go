@@ -68,6 +68,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -409,7 +410,8 @@ type chunkReader struct {
 	fail       func(error) error
 	scope, key string
 	size, off  int64  // off: bytes fetched so far
-	buf        []byte // fetched, not yet read
+	buf        []byte // fetched, not yet read (a part of own)
+	own        []byte // the reader's buffer, reused for every piece
 	err        error
 }
 
@@ -421,9 +423,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		case r.off >= r.size:
 			return 0, io.EOF
 		}
-		var chunk []byte
-		err := r.tx.QueryRow(r.ctx, `SELECT substring(data from $3 for $4) FROM julyfs_files WHERE scope = $1 AND key = $2`,
-			r.scope, r.key, r.off+1, chunkFor(r.size)).Scan(&chunk)
+		chunk, err := r.fetch()
 		switch {
 		case err != nil:
 			r.err = r.fail(err)
@@ -436,6 +436,32 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
 	return n, nil
+}
+
+// fetch reads the next piece into the reader's own buffer, reused from
+// piece to piece: the driver's bytes (pgtype.DriverBytes, no copy of
+// their own) are copied once, so a file costs a buffer, not an
+// allocation per piece.
+func (r *chunkReader) fetch() ([]byte, error) {
+	rows, err := r.tx.Query(r.ctx, `SELECT substring(data from $3 for $4) FROM julyfs_files WHERE scope = $1 AND key = $2`,
+		r.scope, r.key, r.off+1, chunkFor(r.size))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, pgx.ErrNoRows
+	}
+	var b pgtype.DriverBytes
+	if err := rows.Scan(&b); err != nil {
+		return nil, err
+	}
+	r.own = append(r.own[:0], b...)
+	rows.Close()
+	return r.own, rows.Err()
 }
 
 // Close ends the transaction and returns its connection to the pool.
