@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -58,19 +59,86 @@ type CallRecord struct {
 // NewDispatcher returns a dispatcher over ts. Tool names must be unique and
 // every schema must resolve.
 func NewDispatcher(ts []*tools.Tool, opts DispatchOptions) (*Dispatcher, error) {
+	return newDispatcher(ts, opts, nil)
+}
+
+// newDispatcher is NewDispatcher taking resolved schemas from cache (nil:
+// resolve every schema).
+func newDispatcher(ts []*tools.Tool, opts DispatchOptions, cache *schemaCache) (*Dispatcher, error) {
 	d := &Dispatcher{tools: slices.Clone(ts), byName: make(map[string]*entry, len(ts)), opts: opts}
 	for _, t := range ts {
 		if _, dup := d.byName[t.Name]; dup {
 			return nil, fmt.Errorf("runner: two tools named %s", t.Name)
 		}
-		rs, err := t.Schema.Resolve(nil)
+		c, err := cache.resolve(t)
 		if err != nil {
 			return nil, fmt.Errorf("runner: schema of %s: %w", t.Name, err)
 		}
-		aliases := slices.Sorted(maps.Keys(t.Aliases))
-		d.byName[t.Name] = &entry{tool: t, resolved: rs, aliases: aliases}
+		d.byName[t.Name] = &entry{tool: t, resolved: c.resolved, aliases: c.aliases}
 	}
 	return d, nil
+}
+
+// schemaCache holds what a dispatcher derives from each of one session's
+// tools (the resolved argument schema, the sorted alias names), so a turn
+// does not derive it again: resolving (jsonschema's Resolve walks and
+// checks every schema by reflection) was about 90% of Session.Turn. A
+// session's tools are rebuilt every turn over that turn's tree, but from
+// the same plan and options, so a tool's name and description stand for
+// its schema for the life of the session; a tool whose name or
+// description differs from every cached one (a tool set that changed) is
+// resolved and cached anew. Safe for concurrent use; a nil cache derives
+// everything every time.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[schemaKey]*toolSchema
+	// resolved counts resolutions, for tests.
+	resolved int
+}
+
+type schemaKey struct{ name, description string }
+
+// toolSchema is what a dispatcher derives from a tool.
+type toolSchema struct {
+	resolved *jsonschema.Resolved
+	aliases  []string // sorted keys of tool.Aliases; shared, never modified
+}
+
+// maxCachedSchemas bounds a cache that sees ever new tools (it cannot in a
+// session, whose tool set is fixed; the bound only keeps a mistake cheap).
+const maxCachedSchemas = 256
+
+func deriveSchema(t *tools.Tool) (*toolSchema, error) {
+	rs, err := t.Schema.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &toolSchema{resolved: rs, aliases: slices.Sorted(maps.Keys(t.Aliases))}, nil
+}
+
+func (c *schemaCache) resolve(t *tools.Tool) (*toolSchema, error) {
+	if c == nil {
+		return deriveSchema(t)
+	}
+	k := schemaKey{t.Name, t.Description}
+	c.mu.Lock()
+	ts := c.m[k]
+	c.mu.Unlock()
+	if ts != nil && len(ts.aliases) == len(t.Aliases) {
+		return ts, nil
+	}
+	ts, err := deriveSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = map[schemaKey]*toolSchema{}
+	}
+	c.m[k] = ts
+	c.resolved++
+	c.mu.Unlock()
+	return ts, nil
 }
 
 // Tools returns the dispatcher's tools in listing order. The slice is the

@@ -72,6 +72,10 @@ type Session struct {
 	// watch is the /tmp of WatchTree's view (watch.go), nil until asked.
 	watch     *switchFS
 	watchTree vfs.FileSystem
+
+	// schemas are the resolved schemas of the session's tools, resolved
+	// on the first turn and reused by every later one (dispatch.go).
+	schemas schemaCache
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -172,7 +176,9 @@ type Turn struct {
 }
 
 // Turn starts a turn. Its /tmp, when bound, is dropped with the Turn: the
-// next turn gets a new, empty one.
+// next turn gets a new, empty one. The tools are built afresh over the
+// turn's tree, but their schemas are resolved once per session (the first
+// turn) and reused.
 func (s *Session) Turn() (*Turn, error) {
 	fsys := s.fs
 	if s.agent.Plan.ScratchTmp {
@@ -187,7 +193,7 @@ func (s *Session) Turn() (*Turn, error) {
 	if s.agent.Plan.Shell {
 		ts = append(ts, tools.NewShell(s.agent.Cwd, s.opts.Tools))
 	}
-	d, err := NewDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe})
+	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err
 	}

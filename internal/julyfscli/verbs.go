@@ -237,6 +237,12 @@ PATTERN, as path:line:text, sorted by path then line number. PATTERN is Go
 RE2 syntax (https://golang.org/s/re2syntax): 'TODO|FIXME', 'func \w+\('.
 Binary files are skipped.
 
+A matching line longer than --max-line-bytes (default 2000) is printed cut
+to that many bytes (at a UTF-8 boundary) followed by "... [line cut: N
+bytes]", N its whole length, as the Grep tool shows it: a 200 MB line
+prints 2 KB, and trees that stream (local, hostfiles) never hold more of
+it than a window of the scan. --max-line-bytes 0 prints whole lines.
+
 --glob filters files: a pattern without a slash matches the file name at any
 depth ('*.go'), one with a slash is relative to PATH ('src/**/*.go').
 
@@ -252,10 +258,15 @@ Examples:
 			&cli.StringFlag{Name: "glob", Aliases: []string{"g"}, Usage: "only files matching `GLOB` ('*.go': file name at any depth)"},
 			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match without regard to case"},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` matching lines (0: no limit)"},
+			&cli.IntFlag{Name: "max-line-bytes", Value: defaultMaxLineBytes, Usage: "print at most `N` bytes of a matching line, then \"... [line cut: LEN bytes]\" (0: whole lines)"},
 		),
 		Action: func(c *cli.Context) error {
 			if err := checkQueryArgs(c, "grep takes PATTERN [PATH]"); err != nil {
 				return err
+			}
+			maxLine := c.Int("max-line-bytes")
+			if maxLine < 0 {
+				return Usagef(c, "--max-line-bytes must not be negative")
 			}
 			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
@@ -269,6 +280,11 @@ Examples:
 				CaseInsensitive: c.Bool("ignore-case"),
 				MaxResults:      c.Int("max"),
 			}
+			if maxLine > 0 {
+				// One byte more than is printed, so a line of exactly
+				// maxLine bytes is known to be whole.
+				q.MaxLineBytes = maxLine + 1
+			}
 			out := newOutput(c)
 			hits := 0
 			buf := make([]byte, 0, 256)
@@ -281,7 +297,7 @@ Examples:
 				buf = append(buf, ':')
 				buf = strconv.AppendInt(buf, int64(r.LineNumber), 10)
 				buf = append(buf, ':')
-				buf = append(buf, r.Line...)
+				buf = appendLine(buf, r, maxLine)
 				buf = append(buf, '\n')
 				if !out.write(buf) {
 					break
@@ -298,6 +314,33 @@ Examples:
 	}
 }
 
+// defaultMaxLineBytes is julyfs grep's default line cap: the Grep tool's
+// default MaxLineLength.
+const defaultMaxLineBytes = 2000
+
+// appendLine appends r's line to buf, cut to max bytes (0: whole) at a
+// UTF-8 boundary and marked with its whole length the way the Grep tool
+// marks it: "... [line cut: N bytes]". A tree that cut the line itself
+// says its length in r.LineBytes; one that ignored the cap returned it
+// whole, and it is cut here.
+func appendLine(buf []byte, r vfs.GrepResult, max int) []byte {
+	full := len(r.Line)
+	if r.LineBytes > 0 {
+		full = r.LineBytes
+	}
+	if max <= 0 || full <= max {
+		return append(buf, r.Line...)
+	}
+	cut := min(max, len(r.Line))
+	for cut > 0 && cut < len(r.Line) && r.Line[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	buf = append(buf, r.Line[:cut]...)
+	buf = append(buf, "... [line cut: "...)
+	buf = strconv.AppendInt(buf, int64(full), 10)
+	return append(buf, " bytes]"...)
+}
+
 func writeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "write",
@@ -307,13 +350,30 @@ func writeCommand() *cli.Command {
 the directories above it) or replacing it. Prints nothing on success. A
 read-only mount fails with "read-only mount: PATH".
 
+--if-match ETAG makes the write a compare-and-swap: it replaces the file
+only if its etag (as "julyfs stat" prints it) is still ETAG, and then
+prints the new etag. Otherwise it fails with "conflict: PATH" (exit 1)
+and changes nothing: someone else changed the file since you looked, so
+read it again and retry. The check and the write are one atomic step on
+hostfiles, local, temp and union trees (another process cannot slip in
+between); a plugin tree without conditional writes gets a check, then a
+write.
+
 Examples:
    echo hello | julyfs write --mount /=local:./scratch /hello.txt
-   julyfs write /notes/today.md --mount /notes=local:./notes < today.md`,
-		Flags: treeFlags(),
+   julyfs write /notes/today.md --mount /notes=local:./notes < today.md
+   etag=$(julyfs stat --mount /host=hostfiles:./state /host/n.md | sed -n 's/^etag: *//p')
+   julyfs write --if-match "$etag" --mount /host=hostfiles:./state /host/n.md < n.md`,
+		Flags: withTreeFlags(
+			&cli.StringFlag{Name: "if-match", Usage: "write only if the file's etag is `ETAG`, else fail with conflict: PATH; print the new etag"},
+		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return Usagef(c, "write takes one PATH (the contents come from standard input), got %d arguments", c.NArg())
+			}
+			ifMatch := c.String("if-match")
+			if c.IsSet("if-match") && (ifMatch == "" || ifMatch == "-") {
+				return Usagef(c, "--if-match needs the file's etag (julyfs stat prints it); %q is none", ifMatch)
 			}
 			fsys, closeTree, err := OpenTree(c)
 			if err != nil {
@@ -324,7 +384,20 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("reading standard input: %w", err)
 			}
-			return fsys.Write(c.Context, vfs.Clean(vfs.ParseDisplayPath(c.Args().First())), data)
+			p := vfs.Clean(vfs.ParseDisplayPath(c.Args().First()))
+			if ifMatch == "" {
+				return fsys.Write(c.Context, p, data)
+			}
+			etag, err := vfs.WriteIf(c.Context, fsys, p, data, vfs.Precondition{IfMatch: ifMatch})
+			if err != nil {
+				return err
+			}
+			if etag == "" {
+				etag = "-"
+			}
+			out := newOutput(c)
+			out.line(etag)
+			return out.done(nil)
 		},
 	}
 }

@@ -21,7 +21,10 @@
 // *[ConflictError] carrying the etag it expected and the one it found.
 // The synthesized StrReplace is Read then Write, so it is a CAS too.
 // [FS.WriteIf] takes an explicit precondition (vfs.ConditionalWriter).
-// Delete is unconditional. The cache belongs to one FS value (one agent
+// Delete follows the same rule: a Delete of a path with a cached etag is
+// a CAS on it (a delete after another writer's change is a conflict, never
+// a silent loss of that change), one without is unconditional. Stat and
+// Grep do not count as reads. The cache belongs to one FS value (one agent
 // session's view): goroutines that share an FS share its cache, and for
 // CAS between them use WriteIf with an etag.
 //

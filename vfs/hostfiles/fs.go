@@ -1,8 +1,10 @@
 package hostfiles
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"slices"
 	"strings"
@@ -277,9 +279,61 @@ func (f *FS) Read(ctx context.Context, path string) ([]byte, error) {
 	return nil, vfs.NotFound(p)
 }
 
-// Grep yields the lines matching q.
+// Grep yields the lines matching q. It walks the files under q.Path and
+// streams each through [vfs.GrepScan] from the store's [Opener] (a piece
+// of whole lines at a time, and with q.MaxLineBytes a window of a longer
+// line), so memory stays bounded whatever the size of a file; a store
+// without Opener is read whole with Get. Grep is not a read for the CAS
+// rule: it caches no etag.
 func (f *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return vfs.Grep(ctx, f, q)
+	return func(yield func(vfs.GrepResult, error) bool) {
+		m, filter, err := vfs.CompileGrepQuery(q)
+		if err != nil {
+			yield(vfs.GrepResult{}, err)
+			return
+		}
+		files := func(yield func(vfs.GrepFile, error) bool) {
+			for p, err := range vfs.WalkFiles(ctx, f, q.Path) {
+				if err != nil {
+					yield(vfs.GrepFile{}, err)
+					return
+				}
+				if !filter.Match(p) {
+					continue
+				}
+				if !yield(vfs.GrepFile{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+					return f.open(ctx, p)
+				}}, nil) {
+					return
+				}
+			}
+		}
+		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// open opens the file at clean p for reading, through the store's Opener
+// when it has one. A missing file is "not found: p" (GrepScan skips it).
+func (f *FS) open(ctx context.Context, p string) (io.ReadCloser, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if o, ok := f.store.(Opener); ok {
+		r, m, err := o.Open(ctx, f.scope, p)
+		if err != nil {
+			return nil, 0, pathError(p, err)
+		}
+		return r, m.Size, nil
+	}
+	data, _, err := f.store.Get(ctx, f.scope, p)
+	if err != nil {
+		return nil, 0, pathError(p, err)
+	}
+	return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
 }
 
 // Write creates or replaces the file at path. When this FS has read or
@@ -331,8 +385,13 @@ func (f *FS) writeIf(ctx context.Context, p string, data []byte, cond *vfs.Preco
 	return m.ETag, nil
 }
 
-// Delete removes the file at path. It is unconditional: the etag cache
-// guards writes only, as the contract says.
+// Delete removes the file at path. Like Write, it is a CAS on the etag
+// this FS last read or wrote for path, when there is one: a delete after
+// another writer changed the file fails with "conflict: <path>" (a
+// *ConflictError inside) and removes nothing, so it never silently drops
+// that writer's change. A path this FS has not read or written is deleted
+// unconditionally. (The contract states the rule for writes; a delete is
+// the same lost update, so it follows it. docs/hostfiles.md.)
 func (f *FS) Delete(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
@@ -343,7 +402,7 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 	}
 	l := f.stripe(p)
 	l.Lock()
-	err := f.store.Delete(ctx, f.scope, p, vfs.Precondition{})
+	err := f.store.Delete(ctx, f.scope, p, vfs.Precondition{IfMatch: f.cached(p)})
 	if err == nil {
 		f.remember(p, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strconv"
 	"strings"
@@ -56,6 +57,19 @@ type Store interface {
 	Watch(scope Scope, fn func(Event)) (cancel func())
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Opener is the optional Store capability of reading a file as a stream.
+// [FS.Grep] reads files through it, so a scan holds a piece of a file at a
+// time, never the whole file; a store without it is read with Get. Both
+// stores implement it.
+type Opener interface {
+	// Open returns a reader of the contents of the file at key, as they
+	// were at one moment (a put after Open does not change what the reader
+	// returns), and the file's metadata: Size is exact, ETag may be empty.
+	// A missing key is ErrNotFound. The caller closes the reader; a reader
+	// may hold a store resource (a database connection) until then.
+	Open(ctx context.Context, scope Scope, key string) (io.ReadCloser, Meta, error)
 }
 
 // Meta describes one stored file.

@@ -22,8 +22,10 @@
 // holds across processes, not only goroutines. Reads take no lock.
 //
 // The etag is [vfs.ContentETag] of the contents. Stat computes it by
-// reading the file once and caches it by (inode, size, mtime); every put
-// makes a new inode, so the cache cannot serve a stale etag.
+// hashing the file once as a stream (no buffer of its size) and caches it
+// by (inode, size, mtime); every put makes a new inode, so the cache cannot
+// serve a stale etag. Open (hostfiles.Opener, what grep reads through)
+// hands out the open file itself, so a scan never holds a whole file.
 //
 // # Change feed
 //
@@ -42,6 +44,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -94,7 +97,10 @@ type etagEntry struct {
 	etag  string
 }
 
-var _ hostfiles.Store = (*Store)(nil)
+var (
+	_ hostfiles.Store  = (*Store)(nil)
+	_ hostfiles.Opener = (*Store)(nil)
+)
 
 // Open opens (creating when needed) the store in dir.
 func Open(dir string, opts Options) (*Store, error) {
@@ -275,46 +281,79 @@ func inode(info fs.FileInfo) uint64 {
 // etagOf returns the etag of the regular file r described by info, from
 // the cache when the inode is unchanged.
 func (s *Store) etagOf(r string, info fs.FileInfo) (string, error) {
-	key := etagEntry{ino: inode(info), size: info.Size(), mtime: info.ModTime().UnixNano()}
-	s.emu.Lock()
-	e, ok := s.etags[r]
-	s.emu.Unlock()
-	if ok && e.ino == key.ino && e.size == key.size && e.mtime == key.mtime && key.ino != 0 {
-		return e.etag, nil
+	if etag := s.cachedETag(r, info); etag != "" {
+		return etag, nil
 	}
-	data, info, err := s.readFile(r)
+	// Hash the file as a stream: a large file's etag costs no buffer of
+	// its size.
+	f, info, err := s.openFile(r)
 	if err != nil {
 		return "", err
 	}
-	return s.noteETag(r, info, data), nil
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	etag := hex.EncodeToString(h.Sum(nil)[:16]) // vfs.ContentETag, streamed
+	s.rememberETag(r, info, etag)
+	return etag, nil
 }
 
 func (s *Store) noteETag(r string, info fs.FileInfo, data []byte) string {
 	etag := vfs.ContentETag(data)
+	s.rememberETag(r, info, etag)
+	return etag
+}
+
+func (s *Store) rememberETag(r string, info fs.FileInfo, etag string) {
 	s.emu.Lock()
 	if len(s.etags) > 1<<16 {
 		clear(s.etags)
 	}
 	s.etags[r] = etagEntry{ino: inode(info), size: info.Size(), mtime: info.ModTime().UnixNano(), etag: etag}
 	s.emu.Unlock()
-	return etag
+}
+
+// cachedETag returns the etag known for the inode info describes, or "".
+func (s *Store) cachedETag(r string, info fs.FileInfo) string {
+	s.emu.Lock()
+	e, ok := s.etags[r]
+	s.emu.Unlock()
+	if ok && e.ino == inode(info) && e.size == info.Size() && e.mtime == info.ModTime().UnixNano() && e.ino != 0 {
+		return e.etag
+	}
+	return ""
+}
+
+// openFile opens the regular file r (never through a symbolic link) and
+// returns it with its stat, so contents and inode agree. Anything but a
+// regular file is fs.ErrNotExist.
+func (s *Store) openFile(r string) (*os.File, fs.FileInfo, error) {
+	f, err := s.root.OpenFile(r, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fs.ErrNotExist
+	}
+	return f, info, nil
 }
 
 // readFile reads the regular file r whole, with the stat of the opened
 // file (so contents and inode agree).
 func (s *Store) readFile(r string) ([]byte, fs.FileInfo, error) {
-	f, err := s.root.OpenFile(r, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, info, err := s.openFile(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, nil, fs.ErrNotExist
-	}
 	var buf bytes.Buffer
 	buf.Grow(int(info.Size()) + 1)
 	if _, err := io.Copy(&buf, f); err != nil {
@@ -342,6 +381,25 @@ func (s *Store) Get(ctx context.Context, sc hostfiles.Scope, key string) ([]byte
 	}
 	etag := s.noteETag(r, info, data)
 	return data, hostfiles.Meta{Key: key, Size: int64(len(data)), ETag: etag, ModTime: info.ModTime()}, nil
+}
+
+// Open returns the file at key as a stream: the open file itself, whose
+// contents a later put (a rename of a new inode over the name) does not
+// change. Meta.ETag is set when the store has already computed it for
+// this inode, else empty.
+func (s *Store) Open(ctx context.Context, sc hostfiles.Scope, key string) (io.ReadCloser, hostfiles.Meta, error) {
+	if err := checkArgs(ctx, sc, key); err != nil {
+		return nil, hostfiles.Meta{}, err
+	}
+	r := rel(sc, key)
+	f, info, err := s.openFile(r)
+	switch {
+	case notFound(err):
+		return nil, hostfiles.Meta{}, hostfiles.ErrNotFound
+	case err != nil:
+		return nil, hostfiles.Meta{}, s.fail("open "+hostfiles.Printable(key), err)
+	}
+	return f, hostfiles.Meta{Key: key, Size: info.Size(), ETag: s.cachedETag(r, info), ModTime: info.ModTime()}, nil
 }
 
 func checkArgs(ctx context.Context, sc hostfiles.Scope, key string) error {

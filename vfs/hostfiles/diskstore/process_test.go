@@ -23,3 +23,8 @@ func TestKillWriter(t *testing.T) {
 	dir := t.TempDir()
 	storetest.KillWriter(t, openStore(t, dir), dir, hostfiles.Deployment, 4<<20, 5)
 }
+
+func TestDeleteProcesses(t *testing.T) {
+	dir := t.TempDir()
+	storetest.DeleteProcesses(t, openStore(t, dir), dir, hostfiles.Deployment)
+}

@@ -27,3 +27,8 @@ func TestKillWriter(t *testing.T) {
 	url := pgtest.URL(t)
 	storetest.KillWriter(t, openStore(t, url), url, freshScope(t), 4<<20, 5)
 }
+
+func TestDeleteProcesses(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.DeleteProcesses(t, openStore(t, url), url, freshScope(t))
+}

@@ -14,11 +14,14 @@ import (
 //
 //   - "nocas": Put ignores its precondition (a lost update);
 //   - "noetags": a refused write's *ConflictError carries no etags;
-//   - "nofeed": Watch reports nothing.
+//   - "nofeed": Watch reports nothing;
+//   - "nodeletecas": Delete ignores its precondition (a delete drops
+//     another writer's change).
 var Mutants = map[string]string{
-	"nocas":   "ConflictCarriesBothETags",
-	"noetags": "ConflictCarriesBothETags",
-	"nofeed":  "CrossHostNotify",
+	"nocas":       "ConflictCarriesBothETags",
+	"noetags":     "ConflictCarriesBothETags",
+	"nofeed":      "CrossHostNotify",
+	"nodeletecas": "DeleteIsCAS",
 }
 
 // Mutant wraps s with the mutation name (see [Mutants]).
@@ -39,6 +42,13 @@ func (m mutant) Put(ctx context.Context, sc hostfiles.Scope, key string, data []
 		return meta, &hostfiles.ConflictError{Key: ce.Key}
 	}
 	return meta, err
+}
+
+func (m mutant) Delete(ctx context.Context, sc hostfiles.Scope, key string, cond vfs.Precondition) error {
+	if m.name == "nodeletecas" {
+		cond = vfs.Precondition{}
+	}
+	return m.Store.Delete(ctx, sc, key, cond)
 }
 
 func (m mutant) Watch(sc hostfiles.Scope, fn func(hostfiles.Event)) func() {

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -72,6 +74,24 @@ func HelperMain(open func(spec string) (hostfiles.Store, error)) {
 			if i == 0 {
 				fmt.Println("ready")
 			}
+		}
+	case "write":
+		// Write /d unconditionally, as another host would.
+		if err := fsys.Write(ctx, "/d", []byte(remoteWrite)); err != nil {
+			fail(err)
+		}
+	case "readdelete":
+		// Read /d, say "read", wait for a line on stdin, then delete /d and
+		// print the outcome: "deleted" or the error.
+		if _, err := fsys.Read(ctx, "/d"); err != nil {
+			fail(err)
+		}
+		fmt.Println("read")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		if err := fsys.Delete(ctx, "/d"); err != nil {
+			fmt.Println(err)
+		} else {
+			fmt.Println("deleted")
 		}
 	default:
 		fail(fmt.Errorf("unknown helper %q", mode))
@@ -161,4 +181,91 @@ func KillWriter(t *testing.T, s hostfiles.Store, spec string, sc hostfiles.Scope
 		require.Len(t, data, size, "round %d: a killed writer left a file of the wrong size", round)
 		assert.Equal(t, bytes.Repeat(data[:1], size), data, "round %d: a killed writer left a mix of versions", round)
 	}
+}
+
+// remoteWrite is what the "write" helper writes to /d.
+const remoteWrite = "written by another process"
+
+// runHelper runs a helper process to its end (within a minute) and
+// returns its standard output.
+func runHelper(t *testing.T, mode, spec string, sc hostfiles.Scope) string {
+	cmd := helper(t, mode, spec, sc, 0)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "helper %s", mode)
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("helper %s did not finish within a minute", mode)
+	}
+	return out.String()
+}
+
+// DeleteProcesses checks that a Delete is a CAS across processes, both
+// ways: this process's tree reads /d, another process writes it, and this
+// tree's Delete is a conflict that keeps the other write; then another
+// process reads /d, this one writes it, and the other process's Delete is
+// a conflict.
+func DeleteProcesses(t *testing.T, s hostfiles.Store, spec string, sc hostfiles.Scope) {
+	ctx := t.Context()
+	fsys, err := hostfiles.New(s, sc)
+	require.NoError(t, err)
+	require.NoError(t, fsys.Write(ctx, "/d", []byte("mine")))
+	runHelper(t, "write", spec, sc)
+	err = fsys.Delete(ctx, "/d")
+	assert.EqualError(t, err, "conflict: /d", "a delete after another process's write")
+	data, _, err := s.Get(ctx, sc, "/d")
+	require.NoError(t, err, "the refused delete removed the file")
+	assert.Equal(t, remoteWrite, string(data))
+
+	// The other way round: the other process read, this one writes.
+	cmd := helper(t, "readdelete", spec, sc, 0)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	outPipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := make(chan string, 2)
+	go func() {
+		r := bufio.NewReader(outPipe)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- strings.TrimSuffix(line, "\n")
+		}
+	}()
+	next := func() string {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the helper ended early")
+			return l
+		case <-time.After(time.Minute):
+			t.Fatal("no answer from the helper within a minute")
+			return ""
+		}
+	}
+	require.Equal(t, "read", next())
+	_, err = fsys.Read(ctx, "/d")
+	require.NoError(t, err)
+	require.NoError(t, fsys.Write(ctx, "/d", []byte("changed after the other read")))
+	_, err = io.WriteString(in, "go\n")
+	require.NoError(t, err)
+	assert.Equal(t, "conflict: /d", next(), "the other process's delete after this write")
+	data, _, err = s.Get(ctx, sc, "/d")
+	require.NoError(t, err)
+	assert.Equal(t, "changed after the other read", string(data))
+
+	// After a fresh read the delete goes through.
+	_, err = fsys.Read(ctx, "/d")
+	require.NoError(t, err)
+	require.NoError(t, fsys.Delete(ctx, "/d"))
 }

@@ -41,6 +41,7 @@ func Run(t *testing.T, o Options) {
 		return s
 	}
 	t.Run("ConflictCarriesBothETags", func(t *testing.T) { checkConflict(t, open(t), open(t), o.Scope(t)) })
+	t.Run("DeleteIsCAS", func(t *testing.T) { checkDeleteCAS(t, open(t), open(t), o.Scope(t)) })
 	t.Run("LostUpdate/goroutines", func(t *testing.T) {
 		s := open(t)
 		sc := o.Scope(t)
@@ -114,7 +115,7 @@ func checkConflict(t *testing.T, a, b hostfiles.Store, sc hostfiles.Scope) {
 	// Deleted by someone else: the CAS fails with Have "".
 	_, err = fa.Read(ctx, "/p")
 	require.NoError(t, err)
-	require.NoError(t, fb.Delete(ctx, "/p"))
+	require.NoError(t, fc.Delete(ctx, "/p")) // fc wrote the current version
 	err = fa.Write(ctx, "/p", []byte("resurrect"))
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "", ce.Have)
@@ -127,6 +128,53 @@ func checkConflict(t *testing.T, a, b hostfiles.Store, sc hostfiles.Scope) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, m.ETag, ce.Have)
 	require.NoError(t, a.Delete(ctx, sc, "/q", vfs.Precondition{IfMatch: m.ETag}))
+}
+
+// checkDeleteCAS: a tree's Delete of a path it has read is a CAS on that
+// read, so a delete after another host's write is a conflict that keeps
+// their write; a delete of a path the tree never read is unconditional.
+func checkDeleteCAS(t *testing.T, a, b hostfiles.Store, sc hostfiles.Scope) {
+	ctx := t.Context()
+	fa, err := hostfiles.New(a, sc)
+	require.NoError(t, err)
+	fb, err := hostfiles.New(b, sc)
+	require.NoError(t, err)
+	require.NoError(t, fa.Write(ctx, "/d", []byte("v1")))
+	_, err = fb.Read(ctx, "/d")
+	require.NoError(t, err)
+	require.NoError(t, fa.Write(ctx, "/d", []byte("v2 from a")))
+
+	err = fb.Delete(ctx, "/d")
+	require.Error(t, err, "b deleted a file a changed after b read it")
+	assert.EqualError(t, err, "conflict: /d")
+	assert.ErrorIs(t, err, vfs.ErrConflict)
+	var ce *hostfiles.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, vfs.ContentETag([]byte("v1")), ce.Want, "the etag b read")
+	assert.Equal(t, vfs.ContentETag([]byte("v2 from a")), ce.Have, "the etag a wrote")
+	got, err := fa.Read(ctx, "/d")
+	require.NoError(t, err, "the refused delete removed the file")
+	assert.Equal(t, "v2 from a", string(got), "the refused delete changed nothing")
+
+	// b re-reads a's version: now its delete is a CAS on it and succeeds.
+	_, err = fb.Read(ctx, "/d")
+	require.NoError(t, err)
+	require.NoError(t, fb.Delete(ctx, "/d"))
+	assert.Equal(t, vfs.KindMissing, stat(t, fa, "/d").Kind)
+
+	// Deleted by someone else after the read: not found, nothing else.
+	require.NoError(t, fa.Write(ctx, "/e", []byte("e")))
+	_, err = fb.Read(ctx, "/e")
+	require.NoError(t, err)
+	require.NoError(t, fa.Delete(ctx, "/e"))
+	assert.EqualError(t, fb.Delete(ctx, "/e"), "not found: /e")
+
+	// A tree that never read the path deletes it unconditionally.
+	require.NoError(t, fa.Write(ctx, "/f", []byte("f")))
+	fc, err := hostfiles.New(b, sc)
+	require.NoError(t, err)
+	require.NoError(t, fc.Delete(ctx, "/f"))
+	assert.Equal(t, vfs.KindMissing, stat(t, fa, "/f").Kind)
 }
 
 func stat(t *testing.T, fsys vfs.FileSystem, p string) vfs.FileInfo {
