@@ -6,7 +6,9 @@
 //   - faults: a temp tree with traps: List("/inf") yields forever and
 //     Stat("/stats") tells how far it got and whether it stopped (size is
 //     the count, etag "running" or "stopped"); Stat("/hang") never
-//     returns, ignoring its context; Read("/crash") exits the process.
+//     returns, ignoring its context (it logs "Stat /hang: hanging" first,
+//     so a test can tell the call arrived); Read("/crash") exits the
+//     process.
 //   - shifty: a temp tree with ReadAt whose etags change at every Stat, so
 //     a ranged Read must start over with the whole file.
 //   - resizing: a temp tree whose /resizing.bin is rewritten, 4 MiB,
@@ -131,6 +133,7 @@ func (f *faults) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 		}
 		return vfs.FileInfo{Path: "/stats", Kind: vfs.KindFile, Size: f.yielded.Load(), ETag: state}, nil
 	case "/hang":
+		plugins.Logger().Warn("Stat /hang: hanging") // the host logs it: tests know the call arrived
 		select {}
 	case "/pid":
 		return vfs.FileInfo{Path: "/pid", Kind: vfs.KindFile, ETag: strconv.Itoa(os.Getpid())}, nil
