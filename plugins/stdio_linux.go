@@ -83,12 +83,14 @@ func readHostFile(pid int, fd, size int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
-	} else if !fi.Mode().IsRegular() {
+	}
+	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("descriptor %d of the plugin is not a regular file (%v)", fd, fi.Mode().Type())
 	}
-	data := make([]byte, size)
+	data := make([]byte, max(0, min(size, fi.Size()))) // no more than the file holds now
 	n := 0
 	for n < len(data) {
 		m, err := f.ReadAt(data[n:], int64(n))
