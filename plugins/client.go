@@ -113,6 +113,10 @@ type Config struct {
 	// files instead of being copied straight out of the plugin's memory
 	// (process_vm_readv, Linux): for tests and measurements.
 	NoProcessMemory bool
+	// NoHostFile makes reads of 256 KiB and more from a tree with
+	// [OSFile] readers take the other ways instead of the host reading
+	// the plugin's open file itself: for tests and measurements.
+	NoHostFile bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
@@ -242,9 +246,19 @@ type Client struct {
 	closed  bool
 
 	watchers vfs.Watchers
-	noShared atomic.Bool // set when a memory file could not be opened
-	noDirect atomic.Bool // set when process_vm_readv failed on the plugin
+	noShared atomic.Bool     // set when a memory file could not be opened
+	noDirect atomic.Bool     // set when process_vm_readv failed on the plugin
+	noFile   atomic.Bool     // set when a file the plugin has open could not be read
+	ways     [4]atomic.Int64 // Reads by the way the contents came (way*)
 }
+
+// The ways a Read's contents come, for Client.ways.
+const (
+	wayChunks = iota
+	wayMemoryFile
+	wayProcessMemory
+	wayHostFile
+)
 
 // Name returns the plugin's name.
 func (c *Client) Name() string { return c.name }
@@ -647,29 +661,42 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
 	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
-	data, err := c.read(ctx, path, shared, direct)
+	file := shared && hostFile && !c.cfg.NoHostFile && !c.noFile.Load()
+	data, err := c.read(ctx, path, readWays{shared, direct, file})
+	if file && errors.Is(err, errFile) {
+		// This host may not open the files its plugin has open: the
+		// plugin reads them from now on.
+		c.noFile.Store(true)
+		data, err = c.read(ctx, path, readWays{shared, direct, false})
+	}
 	if direct && errors.Is(err, errDirect) {
 		// This host may not read the plugin's memory (a seccomp filter,
 		// say): memory files from now on.
 		c.noDirect.Store(true)
-		data, err = c.read(ctx, path, shared, false)
+		data, err = c.read(ctx, path, readWays{shared, false, false})
 	}
 	if shared && errors.Is(err, errShared) {
 		// This host cannot open the plugin's memory files (a /proc
 		// without them, say): chunks from now on.
 		c.noShared.Store(true)
-		return c.read(ctx, path, false, false)
+		return c.read(ctx, path, readWays{})
 	}
 	return data, err
 }
 
+// readWays are the ways a Read of a large file may take besides chunks:
+// a memory file (shared), the plugin's memory (direct), the plugin's open
+// host file (file).
+type readWays struct{ shared, direct, file bool }
+
 var (
 	errShared = errors.New("cannot open the plugin's memory file")
 	errDirect = errors.New("cannot read the plugin's memory")
+	errFile   = errors.New("cannot read the file the plugin has open")
 	errGone   = errors.New("the plugin process is gone")
 )
 
-func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]byte, error) {
+func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, error) {
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -679,7 +706,7 @@ func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]
 	c.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: shared, ProcessMemory: direct})
+	s, err := stub.Read(sctx, &pluginpb.ReadRequest{Tree: tree, Path: []byte(path), SharedMemory: ways.shared, ProcessMemory: ways.direct, HostFile: ways.file})
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
@@ -687,6 +714,7 @@ func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]
 	for first := true; ; first = false {
 		m, err := s.Recv()
 		if err == io.EOF {
+			c.ways[wayChunks].Add(1)
 			return data, nil
 		}
 		if err != nil {
@@ -694,6 +722,17 @@ func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]
 		}
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
+		}
+		if first && m.File != 0 {
+			data, err := readHostFile(pid, m.File, m.Size)
+			if errors.Is(err, errGone) { // it died: a crash, not a limit of this host
+				return nil, c.callError(ctx, "Read "+path, status.Error(codes.Unavailable, err.Error()))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errFile, err)
+			}
+			c.ways[wayHostFile].Add(1)
+			return data, nil
 		}
 		if first && m.Addr != 0 {
 			data, err := readProcess(pid, m.Addr, m.Size)
@@ -706,10 +745,15 @@ func (c *Client) read(ctx context.Context, path string, shared, direct bool) ([]
 			if sctx.Err() != nil { // the plugin may have reused its buffer meanwhile
 				return nil, c.callError(ctx, "Read "+path, sctx.Err())
 			}
+			c.ways[wayProcessMemory].Add(1)
 			return data, nil
 		}
 		if first && m.Memfd != 0 {
-			return readShared(pid, m.Memfd, m.Size)
+			data, err := readShared(pid, m.Memfd, m.Size)
+			if err == nil {
+				c.ways[wayMemoryFile].Add(1)
+			}
+			return data, err
 		}
 		if first || m.Restart {
 			data = make([]byte, 0, m.Size)

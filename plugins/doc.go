@@ -30,7 +30,11 @@
 // cheaper still: the host copies it with one process_vm_readv straight
 // out of a (pooled) buffer of the plugin into the slice it returns, and
 // falls back to memory files for good if it may not
-// (Config.NoProcessMemory turns it off). The optional capabilities vfs.RangeReader,
+// (Config.NoProcessMemory turns it off). Cheapest of all, a tree whose
+// vfs.FileOpener readers are [OSFile]s (files of the host's disk) hands
+// the host the open descriptor, and the host reads the file itself, one
+// copy as in process (Config.NoHostFile turns it off; a host that cannot
+// open it falls back for good). The optional capabilities vfs.RangeReader,
 // vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
 // Open reply and the host's tree implements exactly those (Watch reports
 // the changes made through the host's tree). One plugin process can hold

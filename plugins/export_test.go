@@ -7,3 +7,16 @@ func Fallbacks(fsys FS) (noDirect, noShared bool) {
 	c := fsys.(interface{ client() *Client }).client()
 	return c.noDirect.Load(), c.noShared.Load()
 }
+
+// Ways reports how many Reads of fsys got their contents in chunks, a
+// memory file, the plugin's memory and the plugin's open host file.
+func Ways(fsys FS) (chunks, memoryFile, processMemory, hostFile int64) {
+	c := fsys.(interface{ client() *Client }).client()
+	return c.ways[wayChunks].Load(), c.ways[wayMemoryFile].Load(), c.ways[wayProcessMemory].Load(), c.ways[wayHostFile].Load()
+}
+
+// NoHostFile reports whether fsys has given up reading the files its
+// plugin has open.
+func NoHostFile(fsys FS) bool {
+	return fsys.(interface{ client() *Client }).client().noFile.Load()
+}

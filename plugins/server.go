@@ -152,6 +152,9 @@ type server struct {
 	mu    sync.Mutex
 	next  uint32
 	trees map[uint32]vfs.FileSystem
+	// noOSFile holds the ids of trees whose vfs.FileOpener readers are
+	// not OSFiles (or that have none): Reads stop trying to open them.
+	noOSFile sync.Map
 }
 
 func (s *server) tree(id uint32) (vfs.FileSystem, error) {
@@ -344,6 +347,15 @@ func (s *server) Read(req *pluginpb.ReadRequest, stream pluginpb.FileSystem_Read
 		return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
 	}
 	ctx, p := stream.Context(), string(req.Path)
+	if _, no := s.noOSFile.Load(req.Tree); req.HostFile && hostFile && !no {
+		done, osFile, err := sendFile(ctx, fsys, p, stream)
+		if done {
+			return err
+		}
+		if !osFile { // its readers are not host files: stop opening them for this
+			s.noOSFile.Store(req.Tree, true)
+		}
+	}
 	if req.ProcessMemory && processMemory {
 		if done, err := sendMemory(ctx, fsys, p, stream); done {
 			return err
@@ -384,6 +396,61 @@ func (s *server) Read(req *pluginpb.ReadRequest, stream pluginpb.FileSystem_Read
 // sharedMin is the size from which a file goes through a memory file when
 // the host can take one: below it, chunks cost less than the extra calls.
 const sharedMin = 256 << 10
+
+// OSFile is implemented by a vfs.FileReader that reads a file of the
+// host's disk through an open descriptor. When a plugin's tree is a
+// vfs.FileOpener whose readers implement it, a Read of 256 KiB or more
+// (on Linux) hands the host the descriptor instead of the contents: the
+// host opens it through /proc/PID/fd/N and reads the file itself, one
+// copy as in process, and the plugin reads nothing. The reader must see
+// one version of the file (as vfs.FileOpener says: a tree that replaces
+// files by renaming a new one into place, as vfs/local does, gets this
+// from the descriptor).
+type OSFile interface {
+	// File returns the open file. It stays the reader's: the plugin
+	// closes the reader, not the file, when the host is done.
+	File() *os.File
+}
+
+// sendFile opens the file at p through the tree's vfs.FileOpener and,
+// when the reader is an [OSFile] on a regular file of at least sharedMin
+// bytes, sends its descriptor and keeps it open until the host ends the
+// call. done is false, with nothing sent, otherwise (the other ways then
+// read the file, or report why it cannot be read); osFile is false when
+// the tree has no FileOpener or its reader is not an OSFile.
+func sendFile(ctx context.Context, fsys vfs.FileSystem, p string, stream pluginpb.FileSystem_ReadServer) (done, osFile bool, err error) {
+	fo, ok := fsys.(vfs.FileOpener)
+	if !ok {
+		return false, false, nil
+	}
+	r, err := fo.OpenFile(ctx, p)
+	if err != nil {
+		return false, true, nil // a missing file, say: the next may be one
+	}
+	defer r.Close()
+	of, ok := r.(OSFile)
+	if !ok {
+		return false, false, nil
+	}
+	if r.Size() < sharedMin {
+		return false, true, nil
+	}
+	f := of.File()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false, true, nil
+	}
+	if err := stream.Send(&pluginpb.Chunk{Size: r.Size(), File: int64(f.Fd())}); err != nil {
+		return true, true, err
+	}
+	t := time.NewTimer(10 * time.Minute)
+	defer t.Stop()
+	select {
+	case <-ctx.Done(): // the host has read it and ended the call
+	case <-t.C:
+	}
+	runtime.KeepAlive(f)
+	return true, true, nil
+}
 
 // sendMemory reads the file into a buffer of the plugin and sends its
 // address, for the host to copy with one process_vm_readv into the slice

@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -62,6 +64,55 @@ func readProcess(pid int, addr uint64, size int64) ([]byte, error) {
 		off += int64(n)
 	}
 	return data, nil
+}
+
+// hostFile reports whether this host can open a file its plugin has open
+// (/proc/PID/fd/N), and a plugin can offer one.
+const hostFile = true
+
+// readHostFile reads at most size bytes of the regular file open as fd in
+// process pid, through /proc/PID/fd/N (a new open file description of the
+// same file, whatever its name is now). O_NONBLOCK keeps a descriptor
+// that is not a regular file from blocking the open; it is refused.
+func readHostFile(pid int, fd, size int64) ([]byte, error) {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		if !alive(pid) {
+			return nil, errGone
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("descriptor %d of the plugin is not a regular file (%v)", fd, fi.Mode().Type())
+	}
+	data := make([]byte, max(0, min(size, fi.Size()))) // no more than the file holds now
+	n := 0
+	for n < len(data) {
+		m, err := f.ReadAt(data[n:], int64(n))
+		n += m
+		if err == io.EOF {
+			break // it shrank since the plugin opened it: read as it is, as Read does
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data[:n], nil
+}
+
+// alive reports whether process pid runs (exists and is not a zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || !bytes.HasPrefix(stat[i+1:], []byte(" Z"))
 }
 
 // sharedMemory reports whether this host can open a plugin's memory files.

@@ -17,6 +17,10 @@ const sharedMemory = false
 
 const processMemory = false
 
+const hostFile = false
+
+func readHostFile(int, int64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+
 func readProcess(int, uint64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 // dieWithParent has no kernel help off Linux; Serve watches its parent.

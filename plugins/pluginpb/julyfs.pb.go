@@ -957,6 +957,10 @@ type ReadRequest struct {
 	// memory (Linux process_vm_readv; the host is the plugin's parent). A
 	// plugin that does not know this field answers as before.
 	ProcessMemory bool `protobuf:"varint,4,opt,name=process_memory,json=processMemory,proto3" json:"process_memory,omitempty"`
+	// host_file: the host can open a file of the host's disk the plugin has
+	// open (Linux, through /proc/PID/fd/N) and read it itself. A plugin that
+	// does not know this field answers as before.
+	HostFile      bool `protobuf:"varint,5,opt,name=host_file,json=hostFile,proto3" json:"host_file,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1019,6 +1023,13 @@ func (x *ReadRequest) GetProcessMemory() bool {
 	return false
 }
 
+func (x *ReadRequest) GetHostFile() bool {
+	if x != nil {
+		return x.HostFile
+	}
+	return false
+}
+
 type Chunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
@@ -1035,7 +1046,13 @@ type Chunk struct {
 	// addr, when not 0, is the address in the plugin's memory of the whole
 	// file (size bytes), for the host to copy with process_vm_readv; no
 	// other chunk follows. It stays valid until the host ends the call.
-	Addr          uint64 `protobuf:"varint,6,opt,name=addr,proto3" json:"addr,omitempty"`
+	Addr uint64 `protobuf:"varint,6,opt,name=addr,proto3" json:"addr,omitempty"`
+	// file, when not 0, is the plugin's descriptor of the file itself, open
+	// read-only on the host's disk (a regular file, size bytes long when
+	// opened): the host opens it through /proc/PID/fd/N and reads it, at
+	// most size bytes. No other chunk follows. The plugin keeps it open
+	// until the host ends the call.
+	File          int64 `protobuf:"varint,7,opt,name=file,proto3" json:"file,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1108,6 +1125,13 @@ func (x *Chunk) GetMemfd() int64 {
 func (x *Chunk) GetAddr() uint64 {
 	if x != nil {
 		return x.Addr
+	}
+	return 0
+}
+
+func (x *Chunk) GetFile() int64 {
+	if x != nil {
+		return x.File
 	}
 	return 0
 }
@@ -1538,19 +1562,21 @@ const file_julyfs_proto_rawDesc = "" +
 	"hasModTime\x12+\n" +
 	"\x12mod_time_unix_nano\x18\x05 \x01(\x03R\x0fmodTimeUnixNano\x12\x12\n" +
 	"\x04etag\x18\x06 \x01(\fR\x04etag\x12-\n" +
-	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"\x81\x01\n" +
+	"\x05error\x18\a \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"\x9e\x01\n" +
 	"\vReadRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12#\n" +
 	"\rshared_memory\x18\x03 \x01(\bR\fsharedMemory\x12%\n" +
-	"\x0eprocess_memory\x18\x04 \x01(\bR\rprocessMemory\"\xa2\x01\n" +
+	"\x0eprocess_memory\x18\x04 \x01(\bR\rprocessMemory\x12\x1b\n" +
+	"\thost_file\x18\x05 \x01(\bR\bhostFile\"\xb6\x01\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12-\n" +
 	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x18\n" +
 	"\arestart\x18\x04 \x01(\bR\arestart\x12\x14\n" +
 	"\x05memfd\x18\x05 \x01(\x03R\x05memfd\x12\x12\n" +
-	"\x04addr\x18\x06 \x01(\x04R\x04addr\"g\n" +
+	"\x04addr\x18\x06 \x01(\x04R\x04addr\x12\x12\n" +
+	"\x04file\x18\a \x01(\x03R\x04file\"g\n" +
 	"\rReadAtRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x16\n" +
