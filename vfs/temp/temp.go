@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/grepscan"
 )
 
 // FS is an in-memory tree.
@@ -280,7 +281,7 @@ func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResul
 		if n == nil {
 			return
 		}
-		files := func(yield func(vfs.GrepFile, error) bool) {
+		files := func(yield func(grepscan.File, error) bool) {
 			if !n.dir {
 				if filter.Match(scope) {
 					yield(grepFile(scope, n.data), nil)
@@ -289,16 +290,16 @@ func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResul
 			}
 			fs.walkFiles(ctx, scope, n, filter, yield)
 		}
-		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
-			if !yield(r, err) || err != nil {
+		for h, err := range grepscan.Scan(ctx, m, files, vfs.GrepLimits(q)) {
+			if !yield(vfs.GrepResult(h), vfs.GrepError(err)) || err != nil {
 				return
 			}
 		}
 	}
 }
 
-func grepFile(p string, data []byte) vfs.GrepFile {
-	return vfs.GrepFile{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
+func grepFile(p string, data []byte) grepscan.File {
+	return grepscan.File{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -308,9 +309,9 @@ func grepFile(p string, data []byte) vfs.GrepFile {
 
 // walkFiles yields the files under the directory n at p that pass filter,
 // in path order. It returns false when the walk stopped.
-func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.GrepFilter, yield func(vfs.GrepFile, error) bool) bool {
+func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.GrepFilter, yield func(grepscan.File, error) bool) bool {
 	if err := ctx.Err(); err != nil {
-		yield(vfs.GrepFile{}, err)
+		yield(grepscan.File{}, err)
 		return false
 	}
 	// A subdirectory sorts at "name/": its files' paths continue with '/'.
