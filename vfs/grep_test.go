@@ -14,7 +14,7 @@ import (
 
 func TestCompileGrepInvalid(t *testing.T) {
 	for _, p := range []string{"(", "a[", "*x", `\`} {
-		_, _, err := vfs.CompileGrepQuery(vfs.GrepQuery{Pattern: p})
+		_, err := vfs.CompileGrepQuery(vfs.GrepQuery{Pattern: p})
 		if !errors.Is(err, vfs.ErrInvalidGrepPattern) || err.Error() != "invalid grep pattern: "+p {
 			t.Errorf("CompileGrepQuery(%q) = %v, want \"invalid grep pattern: %s\"", p, err, p)
 		}

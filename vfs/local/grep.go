@@ -15,58 +15,39 @@ import (
 // The scope follows links inside the root; the walk below it does not
 // follow directory links. Files are read in parallel, each opened relative
 // to its directory's handle (a file scope by its path), streamed through a
-// reused buffer a piece of whole lines at a time, and scanned with
-// the grep engine (vfs/grepscan). With q.MaxLineBytes set, a line longer than the
-// buffer is matched a window at a time and never held whole, so memory
-// stays bounded whatever the file (see [grepscan.Scan]). Binary files (holding a NUL byte) and files or
-// directories this process may not read are skipped, as ripgrep skips them
-// (without its warning). A missing scope fails with "not found: <scope>",
-// as the contract says of a missing host search root.
+// reused buffer a piece of whole lines at a time, and scanned by the grep
+// engine (vfs/grepscan, through [vfs.GrepTree]). With q.MaxLineBytes set,
+// a line longer than the buffer is matched a window at a time and never
+// held whole, so memory stays bounded whatever the file. Binary files
+// (holding a NUL byte) and files or directories this process may not read
+// are skipped, as ripgrep skips them (without its warning). A missing
+// scope fails with "not found: <scope>", as the contract says of a missing
+// host search root.
 func (fsys *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return func(yield func(vfs.GrepResult, error) bool) {
-		m, filter, err := vfs.CompileGrepQuery(q)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		scope := vfs.Clean(q.Path)
-		st, err := fsys.Stat(ctx, scope)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		var files iter.Seq2[grepscan.File, error]
-		switch st.Kind {
-		case vfs.KindMissing:
-			// A missing host search root fails (the contract); a union
-			// mount's missing virtual path still yields nothing.
-			yield(vfs.GrepResult{}, vfs.NotFound(scope))
-			return
-		case vfs.KindFile:
-			if !filter.Match(scope) {
-				return
+	return vfs.GrepTree(ctx, q, vfs.GrepSource{
+		Stat: func(ctx context.Context, scope string) (vfs.FileInfo, error) {
+			st, err := fsys.Stat(ctx, scope)
+			if err == nil && st.Kind == vfs.KindMissing {
+				// A missing host search root fails (the contract); a union
+				// mount's missing virtual path still yields nothing.
+				return st, vfs.NotFound(scope)
 			}
-			files = func(yield func(grepscan.File, error) bool) {
-				yield(grepscan.File{Path: scope, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
-					if err := ctx.Err(); err != nil {
-						return nil, 0, err
-					}
-					f, fi, err := fsys.open(scope)
-					if err != nil {
-						return nil, 0, skipGone(err)
-					}
-					return f, fi.Size(), nil
-				}}, nil)
-			}
-		default:
-			files = fsys.grepFiles(ctx, scope, filter)
-		}
-		for h, err := range grepscan.Scan(ctx, m, files, vfs.GrepLimits(q)) {
-			if !yield(vfs.GrepResult(h), vfs.GrepError(err)) || err != nil {
-				return
-			}
-		}
-	}
+			return st, err
+		},
+		File: func(scope string) grepscan.File {
+			return grepscan.File{Path: scope, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+				if err := ctx.Err(); err != nil {
+					return nil, 0, err
+				}
+				f, fi, err := fsys.open(scope)
+				if err != nil {
+					return nil, 0, skipGone(err)
+				}
+				return f, fi.Size(), nil
+			}}
+		},
+		Dir: fsys.grepFiles,
+	})
 }
 
 // skipUnreadable is err from opening a file the walk listed, with the

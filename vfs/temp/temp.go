@@ -265,36 +265,28 @@ func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int
 // that beyond the file the tree already holds.
 func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		m, filter, err := vfs.CompileGrepQuery(q)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		scope := vfs.Clean(q.Path)
-		fs.mu.RLock()
-		n := fs.lookup(scope)
-		fs.mu.RUnlock()
-		if n == nil {
-			return
-		}
-		files := func(yield func(grepscan.File, error) bool) {
-			if !n.dir {
-				if filter.Match(scope) {
-					yield(grepFile(scope, n.data), nil)
+		var n *node // the scope's node, looked up once
+		vfs.GrepTree(ctx, q, vfs.GrepSource{
+			Stat: func(ctx context.Context, scope string) (vfs.FileInfo, error) {
+				if err := ctx.Err(); err != nil {
+					return vfs.FileInfo{}, err
 				}
-				return
-			}
-			fs.walkFiles(ctx, scope, n, filter, yield)
-		}
-		for h, err := range grepscan.Scan(ctx, m, files, vfs.GrepLimits(q)) {
-			if !yield(vfs.GrepResult(h), vfs.GrepError(err)) || err != nil {
-				return
-			}
-		}
+				fs.mu.RLock()
+				n = fs.lookup(scope)
+				fs.mu.RUnlock()
+				switch {
+				case n == nil:
+					return vfs.FileInfo{Path: scope, Kind: vfs.KindMissing}, nil
+				case n.dir:
+					return vfs.FileInfo{Path: scope, Kind: vfs.KindDir}, nil
+				}
+				return vfs.FileInfo{Path: scope, Kind: vfs.KindFile}, nil
+			},
+			File: func(scope string) grepscan.File { return grepFile(scope, n.data) },
+			Dir: func(ctx context.Context, scope string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
+				return func(yield func(grepscan.File, error) bool) { fs.walkFiles(ctx, scope, n, filter, yield) }
+			},
+		})(yield)
 	}
 }
 

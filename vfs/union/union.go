@@ -720,10 +720,12 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 }
 
 // Grep yields the matching lines of every mount under q.Path, by path then
-// line. The pattern and filter are checked before any child runs.
+// line. The pattern and filter are checked before any child runs, and the
+// pattern, compiled once, is handed down to every child with the query.
 func (u *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		if _, _, err := vfs.CompileGrepQuery(q); err != nil {
+		q, err := vfs.CompileGrepQuery(q)
+		if err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}
