@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -48,5 +49,40 @@ func TestBelow(t *testing.T) {
 		got, ok := p.Below(c.rel)
 		assert.Equal(t, c.ok, ok, "Below(%q) of %q ok", c.rel, c.pattern)
 		assert.Equal(t, c.want, got, "Below(%q) of %q", c.rel, c.pattern)
+	}
+}
+
+// TestBelowAgreesWithMatch: for random patterns and paths, a path
+// rel/rest matches the pattern exactly when rest matches one of the
+// patterns Below(rel) returns (when it returns any answer).
+func TestBelowAgreesWithMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 3))
+	atoms := []string{"a", "b", "*", "**", "?", "{a,b}", "[ab]", "a*", "*b", "{a,b*}"}
+	names := []string{"a", "b", "ab", "ba", "bb"}
+	for range 3000 {
+		segs := make([]string, 1+r.IntN(4))
+		for i := range segs {
+			segs[i] = atoms[r.IntN(len(atoms))]
+		}
+		src := strings.Join(segs, "/")
+		p, err := CompilePattern(src)
+		require.NoError(t, err, src)
+		path := make([]string, 2+r.IntN(4))
+		for i := range path {
+			path[i] = names[r.IntN(len(names))]
+		}
+		k := 1 + r.IntN(len(path)-1)
+		rel, rest := strings.Join(path[:k], "/"), strings.Join(path[k:], "/")
+		qs, ok := p.Below(rel)
+		if !ok {
+			continue
+		}
+		below := false
+		for _, q := range qs {
+			qp, err := CompilePattern(q)
+			require.NoError(t, err, q)
+			below = below || qp.Match(rest)
+		}
+		require.Equal(t, p.Match(rel+"/"+rest), below, "pattern %q, path %s/%s, below %q", src, rel, rest, qs)
 	}
 }
