@@ -28,7 +28,8 @@
 // [GrepQuery].MaxLineBytes, when set, bounds what a hit carries: the line
 // is cut to at most that many bytes (before a valid UTF-8 sequence the
 // cut would split) and [GrepResult].LineBytes says how long it was. It
-// also bounds memory: [GrepScan] reads a streamed file (vfs/local) in
+// also bounds memory: the grep engine (vfs/grepscan) reads a streamed
+// file (vfs/local) in
 // 256 KiB pieces of whole lines, and a line longer than a piece is matched
 // a window at a time and never held whole. Only the first MaxLineBytes
 // (plus four) bytes of it are kept, for the hit; a file held in memory

@@ -113,6 +113,10 @@ type GrepQuery struct {
 	// way (see the package doc, "Grep and long lines"). 0 means whole
 	// lines. A tree may ignore it and return whole lines.
 	MaxLineBytes int
+
+	// compiled is Pattern compiled by [CompileGrepQuery], which a
+	// composer hands down to its children with the query; nil until then.
+	compiled *compiledGrep
 }
 
 // GrepResult is one matching line.

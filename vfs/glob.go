@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 
 	"github.com/gobwas/glob"
 )
@@ -27,25 +28,37 @@ type Pattern struct {
 	// otherwise.
 	base  *glob.Pattern
 	under string
+
+	// The pattern split into segments, for Below: built on first use.
+	splitOnce sync.Once
+	split     []segment
+	splitOK   bool
+}
+
+// segment is one '/'-separated segment of a pattern, compiled alone.
+type segment struct {
+	src  string
+	star bool          // the whole segment is "**": zero or more segments
+	g    *glob.Pattern // nil when star
 }
 
 var globCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
 
 // Limits on a glob pattern, so that a hostile pattern cannot cost more
 // than a walk: MaxPatternBytes on its length as given, MaxPatternSegments
-// on its '/'-separated segments after [NormalizePattern].
+// on its '/'-separated segments once runs of "**" segments count as one.
 const (
 	MaxPatternBytes    = 8192
 	MaxPatternSegments = 256
 )
 
-// NormalizePattern rewrites a glob pattern to an equivalent one that is
+// normalizePattern rewrites a glob pattern to an equivalent one that is
 // cheaper to match: each run of consecutive "**" segments becomes one
 // ("a/**/**/b" is "a/**/b": "**/" already matches zero or more
 // directories). Only separators outside "{...}" and "[...]" split
 // segments; everything else, leading slashes included, is kept as is.
 // It is linear in the pattern's length.
-func NormalizePattern(pattern string) string {
+func normalizePattern(pattern string) string {
 	segs := splitSegments(pattern)
 	out := segs[:0]
 	for i, s := range segs {
@@ -106,13 +119,15 @@ func checkPatternSize(pattern, normalized string) error {
 }
 
 // CompilePattern compiles a relative glob pattern (leading slashes are
-// ignored), normalized by [NormalizePattern]. A malformed pattern fails
-// with "invalid glob pattern: <pattern>"; one longer than MaxPatternBytes
-// or with more than MaxPatternSegments segments fails with "invalid glob
-// pattern: <start of pattern>... (N bytes; at most M)" (or segments).
+// ignored). Runs of consecutive "**" segments count as one ("a/**/**/b"
+// is "a/**/b": "**/" already matches zero or more directories). A
+// malformed pattern fails with "invalid glob pattern: <pattern>"; one
+// longer than MaxPatternBytes or with more than MaxPatternSegments
+// segments fails with "invalid glob pattern: <start of pattern>... (N
+// bytes; at most M)" (or segments).
 func CompilePattern(pattern string) (*Pattern, error) {
 	p := &Pattern{src: pattern}
-	norm := NormalizePattern(pattern)
+	norm := normalizePattern(pattern)
 	if err := checkPatternSize(pattern, norm); err != nil {
 		return nil, err
 	}
@@ -174,25 +189,155 @@ func (p *Pattern) IsLiteral() bool { return p.exact }
 
 func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[]{}\`) }
 
+// Below returns the patterns that paths under the directory rel must
+// match, relative to rel, for rel/path to match p: how a composer
+// rewrites a pattern for a tree mounted at rel ("repo/**/*.go" is
+// "**/*.go" below "repo"). rel is '/'-separated, relative to the
+// pattern's base, and has at least one segment. An empty result means
+// nothing under rel can match; the result holds neither duplicates nor
+// the empty pattern (which would only match rel itself). ok is false when
+// p cannot be matched a segment at a time: a separator inside "{...}" or
+// escaped, an empty segment, a "**" that is not a whole segment, or a
+// class that can match "/" (a negated one, say); the caller then walks
+// and matches whole paths with Match. Runs of "**" segments count as one
+// (see [CompilePattern]), and the work is bounded by (segments+1) *
+// (segments of rel+1) steps, however many "**" the pattern repeats.
+func (p *Pattern) Below(rel string) (patterns []string, ok bool) {
+	p.splitOnce.Do(p.compileSegments)
+	if !p.splitOK {
+		return nil, false
+	}
+	out, _ := deriveSteps(p.split, strings.Split(rel, "/"))
+	return out, true
+}
+
+// compileSegments splits the pattern into compiled segments for Below
+// (splitOK false when it cannot be matched a segment at a time).
+func (p *Pattern) compileSegments() {
+	rel := strings.TrimLeft(normalizePattern(p.src), "/")
+	var srcs []string
+	depth, start, class := 0, 0, -1
+	for i := 0; i < len(rel); i++ {
+		c := rel[i]
+		switch {
+		case c == '\\':
+			if i+1 < len(rel) && rel[i+1] == '/' {
+				return
+			}
+			i++
+		case class >= 0:
+			switch c {
+			case '/':
+				return
+			case ']':
+				g, err := globCompiler.Compile(rel[class : i+1])
+				if err != nil || g.Match("/") {
+					return
+				}
+				class = -1
+			}
+		case c == '[':
+			class = i
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case c == '/':
+			if depth > 0 {
+				return
+			}
+			srcs = append(srcs, rel[start:i])
+			start = i + 1
+		}
+	}
+	if class >= 0 || depth != 0 {
+		return
+	}
+	srcs = append(srcs, rel[start:])
+	var segs []segment
+	for _, s := range srcs {
+		if s == "" {
+			// A rewritten pattern would lose it to the leading-slash
+			// trim; the walk keeps the exact meaning.
+			return
+		}
+		if s == "**" {
+			segs = append(segs, segment{src: s, star: true})
+			continue
+		}
+		if strings.Contains(s, "**") {
+			return
+		}
+		g, err := globCompiler.Compile(s)
+		if err != nil {
+			return
+		}
+		segs = append(segs, segment{src: s, g: g})
+	}
+	p.split, p.splitOK = segs, true
+}
+
+// deriveSteps is Below over the segments segs and the segments of rel,
+// also returning how many steps it took (at most (len(segs)+1) *
+// (len(rel)+1)), for the test that proves the bound.
+func deriveSteps(segs []segment, rel []string) (out []string, steps int) {
+	seen := map[string]bool{}
+	// Each (pattern suffix, rel suffix) pair is walked once: without this
+	// the branches of consecutive or repeated "**" multiply.
+	type state struct{ segs, rel int }
+	visited := map[state]bool{}
+	var walk func(segs []segment, rel []string)
+	walk = func(segs []segment, rel []string) {
+		st := state{len(segs), len(rel)}
+		if visited[st] {
+			return
+		}
+		visited[st] = true
+		steps++
+		if len(rel) == 0 {
+			if len(segs) == 0 {
+				return
+			}
+			srcs := make([]string, len(segs))
+			for i, s := range segs {
+				srcs[i] = s.src
+			}
+			q := strings.Join(srcs, "/")
+			if !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+			return
+		}
+		if len(segs) == 0 {
+			return
+		}
+		if segs[0].star {
+			walk(segs, rel[1:]) // "**" takes rel[0] and may take more
+			walk(segs[1:], rel) // "**" matches no segment
+			return
+		}
+		if segs[0].g.Match(rel[0]) {
+			walk(segs[1:], rel[1:])
+		}
+	}
+	walk(segs, rel)
+	return out, steps
+}
+
 // Glob is the shared implementation of FileSystem.Glob for any tree: it
 // compiles pattern, walks from the pattern's literal prefix under dir (as
 // deep as the pattern can match), and yields matches in path order. An
 // absolute pattern is matched against paths relative to "/" and then kept
 // only under dir.
 func Glob(ctx context.Context, fsys FileSystem, pattern, dir string) iter.Seq2[DirEntry, error] {
-	return GlobWith(ctx, fsys.Stat, fsys.List, pattern, dir)
+	return GlobWalk(ctx, fsys.Stat, func(ctx context.Context, dir string, maxDepth int) iter.Seq2[DirEntry, error] {
+		return Walk(ctx, fsys.List, dir, maxDepth)
+	}, pattern, dir)
 }
 
 // StatFunc is FileSystem.Stat as a function.
 type StatFunc func(ctx context.Context, path string) (FileInfo, error)
-
-// GlobWith is Glob over a stat and a list function, for adapters with a
-// faster directory reader than their List.
-func GlobWith(ctx context.Context, stat StatFunc, list ListFunc, pattern, dir string) iter.Seq2[DirEntry, error] {
-	return GlobWalk(ctx, stat, func(ctx context.Context, dir string, maxDepth int) iter.Seq2[DirEntry, error] {
-		return Walk(ctx, list, dir, maxDepth)
-	}, pattern, dir)
-}
 
 // WalkFunc yields every entry strictly under dir in path order, at most
 // maxDepth levels deep (0 or less: unlimited), as [Walk] does.

@@ -342,7 +342,8 @@ func (o *FS) wins(ctx context.Context, p string, j int) (bool, error) {
 // then line: a file's hits come from the layer that wins for its path.
 func (o *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		if _, _, err := vfs.CompileGrepQuery(q); err != nil {
+		q, err := vfs.CompileGrepQuery(q) // compiled once, for every layer
+		if err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}

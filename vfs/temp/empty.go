@@ -47,7 +47,7 @@ func (EmptyFS) Read(_ context.Context, path string) ([]byte, error) {
 
 // Grep yields nothing, after checking the pattern and glob filter compile.
 func (EmptyFS) Grep(_ context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	if _, _, err := vfs.CompileGrepQuery(q); err != nil {
+	if _, err := vfs.CompileGrepQuery(q); err != nil {
 		return vfs.Fail[vfs.GrepResult](err)
 	}
 	return vfs.Empty[vfs.GrepResult]()

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/grepscan"
 )
 
 // FS is an in-memory tree.
@@ -264,41 +265,33 @@ func (fs *FS) ReadAt(ctx context.Context, path string, p []byte, off int64) (int
 // that beyond the file the tree already holds.
 func (fs *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		m, filter, err := vfs.CompileGrepQuery(q)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		scope := vfs.Clean(q.Path)
-		fs.mu.RLock()
-		n := fs.lookup(scope)
-		fs.mu.RUnlock()
-		if n == nil {
-			return
-		}
-		files := func(yield func(vfs.GrepFile, error) bool) {
-			if !n.dir {
-				if filter.Match(scope) {
-					yield(grepFile(scope, n.data), nil)
+		var n *node // the scope's node, looked up once
+		vfs.GrepTree(ctx, q, vfs.GrepSource{
+			Stat: func(ctx context.Context, scope string) (vfs.FileInfo, error) {
+				if err := ctx.Err(); err != nil {
+					return vfs.FileInfo{}, err
 				}
-				return
-			}
-			fs.walkFiles(ctx, scope, n, filter, yield)
-		}
-		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
-			if !yield(r, err) || err != nil {
-				return
-			}
-		}
+				fs.mu.RLock()
+				n = fs.lookup(scope)
+				fs.mu.RUnlock()
+				switch {
+				case n == nil:
+					return vfs.FileInfo{Path: scope, Kind: vfs.KindMissing}, nil
+				case n.dir:
+					return vfs.FileInfo{Path: scope, Kind: vfs.KindDir}, nil
+				}
+				return vfs.FileInfo{Path: scope, Kind: vfs.KindFile}, nil
+			},
+			File: func(scope string) grepscan.File { return grepFile(scope, n.data) },
+			Dir: func(ctx context.Context, scope string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
+				return func(yield func(grepscan.File, error) bool) { fs.walkFiles(ctx, scope, n, filter, yield) }
+			},
+		})(yield)
 	}
 }
 
-func grepFile(p string, data []byte) vfs.GrepFile {
-	return vfs.GrepFile{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
+func grepFile(p string, data []byte) grepscan.File {
+	return grepscan.File{Path: p, Load: func(ctx context.Context, _ *[]byte) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -308,9 +301,9 @@ func grepFile(p string, data []byte) vfs.GrepFile {
 
 // walkFiles yields the files under the directory n at p that pass filter,
 // in path order. It returns false when the walk stopped.
-func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.GrepFilter, yield func(vfs.GrepFile, error) bool) bool {
+func (fs *FS) walkFiles(ctx context.Context, p string, n *node, filter *vfs.GrepFilter, yield func(grepscan.File, error) bool) bool {
 	if err := ctx.Err(); err != nil {
-		yield(vfs.GrepFile{}, err)
+		yield(grepscan.File{}, err)
 		return false
 	}
 	// A subdirectory sorts at "name/": its files' paths continue with '/'.

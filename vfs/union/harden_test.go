@@ -12,19 +12,6 @@ import (
 	"github.com/julyfs/julyfs/vfs/temp"
 )
 
-// TestDeriveBounded: derive walks each (pattern suffix, path suffix) pair
-// once, so repeated "**" cannot multiply its branches. Before, this
-// pattern's walk had billions of branches.
-func TestDeriveBounded(t *testing.T) {
-	pattern := strings.Repeat("**/a/", 100) + "b"
-	sp, ok := splitPattern(pattern)
-	require.True(t, ok)
-	rel := strings.Split(strings.Repeat("a/", 30)+"a", "/")
-	out, steps := sp.deriveSteps(rel)
-	assert.LessOrEqual(t, steps, (len(sp.segs)+1)*(len(rel)+1))
-	assert.NotEmpty(t, out)
-}
-
 // TestGlobRepeatedGlobstar: a union's Glob with thousands of "**/" finds
 // what "**/" alone finds (the runs collapse), and one over the length
 // limit is refused with a clear error.

@@ -447,7 +447,6 @@ func (u *FS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEnt
 			}
 			return
 		}
-		g.segs, g.segOK = splitPattern(pattern)
 		var sources []source[vfs.DirEntry]
 		if syn := u.synthGlob(&g); len(syn) > 0 {
 			sources = append(sources, source[vfs.DirEntry]{seq: entries(syn)})
@@ -476,8 +475,6 @@ type globQuery struct {
 	pat     *vfs.Pattern
 	dir     string // results are strictly under dir
 	base    string // the pattern is relative to base: dir, or "/" for an absolute pattern
-	segs    segPattern
-	segOK   bool
 }
 
 // under reports whether the union path p is a possible result.
@@ -534,11 +531,12 @@ func (u *FS) globMount(ctx context.Context, m *mount, cover bool, g *globQuery) 
 			return nil
 		}
 		rel, _ := vfs.Rel(m.prefix, g.base)
-		if !g.segOK {
+		qs, ok := g.pat.Below(rel)
+		if !ok {
 			return u.globWalk(ctx, m, g, cdir, len(vfs.Split("/"+rel)))
 		}
 		var sources []iter.Seq2[vfs.DirEntry, error]
-		for _, q := range g.segs.derive(strings.Split(rel, "/")) {
+		for _, q := range qs {
 			if abs {
 				q = "/" + q
 			}
@@ -680,10 +678,12 @@ func (sq *scopeQuery) capped(scope string) bool {
 func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 	var out []scopeQuery
 	rooted := strings.Contains(glob, "/")
-	var segs segPattern
-	segOK := false
+	var pat *vfs.Pattern
 	if rooted {
-		segs, segOK = splitPattern(glob)
+		var err error
+		if pat, err = vfs.CompilePattern(glob); err != nil {
+			return nil, err
+		}
 	}
 	cover := u.route(scope)
 	for _, m := range u.mounts {
@@ -695,7 +695,9 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 				out = append(out, scopeQuery{m: m, below: true, path: "/", globs: []string{glob}})
 				continue
 			}
-			if !segOK {
+			rel, _ := vfs.Rel(m.prefix, scope)
+			qs, ok := pat.Below(rel)
+			if !ok {
 				f, err := vfs.CompileGrepFilter(glob, scope)
 				if err != nil {
 					return nil, err
@@ -703,8 +705,6 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 				out = append(out, scopeQuery{m: m, below: true, path: "/", globs: []string{""}, post: f})
 				continue
 			}
-			rel, _ := vfs.Rel(m.prefix, scope)
-			qs := segs.derive(strings.Split(rel, "/"))
 			if len(qs) == 0 {
 				continue
 			}
@@ -720,10 +720,12 @@ func (u *FS) fanOut(scope, glob string) ([]scopeQuery, error) {
 }
 
 // Grep yields the matching lines of every mount under q.Path, by path then
-// line. The pattern and filter are checked before any child runs.
+// line. The pattern and filter are checked before any child runs, and the
+// pattern, compiled once, is handed down to every child with the query.
 func (u *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
 	return func(yield func(vfs.GrepResult, error) bool) {
-		if _, _, err := vfs.CompileGrepQuery(q); err != nil {
+		q, err := vfs.CompileGrepQuery(q)
+		if err != nil {
 			yield(vfs.GrepResult{}, err)
 			return
 		}

@@ -1,4 +1,4 @@
-package vfs
+package grepscan
 
 import (
 	"context"
@@ -11,9 +11,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// scanSource is a GrepScan source of n files; file i holds i%3+1 lines
+// scanSource is a Scan source of n files; file i holds i%3+1 lines
 // "hit i.j". It counts the loads of every file, and fails file failAt
 // (when >= 0) with a non-skippable error, and the source itself after
 // srcErrAt files (when >= 0).
@@ -32,15 +35,15 @@ var errScanSource = errors.New("source failed")
 
 func (s *scanSource) path(i int) string { return fmt.Sprintf("/f%05d", i) }
 
-func (s *scanSource) files() iter.Seq2[GrepFile, error] {
-	return func(yield func(GrepFile, error) bool) {
+func (s *scanSource) files() iter.Seq2[File, error] {
+	return func(yield func(File, error) bool) {
 		for i := range s.n {
 			if i == s.srcErrAt {
-				yield(GrepFile{}, errScanSource)
+				yield(File{}, errScanSource)
 				return
 			}
 			s.yielded.Add(1)
-			if !yield(GrepFile{Path: s.path(i), Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
+			if !yield(File{Path: s.path(i), Load: func(ctx context.Context, buf *[]byte) ([]byte, error) {
 				s.loads[i].Add(1)
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -97,7 +100,7 @@ func (s *scanSource) wantHits(n int) []string {
 }
 
 func TestGrepScanOrderAndLoads(t *testing.T) {
-	m, err := CompileGrep("hit", false)
+	m, err := Compile("hit", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func TestGrepScanOrderAndLoads(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := newScanSource(n)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
+			for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -130,7 +133,7 @@ func firstDiff(a, b []string) string {
 }
 
 func TestGrepScanStopsAndReleases(t *testing.T) {
-	m, err := CompileGrep("hit", false)
+	m, err := Compile("hit", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +141,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 		t.Run(fmt.Sprintf("break=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
+			for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,7 +158,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 		t.Run(fmt.Sprintf("max=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
-			for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{MaxResults: stop}) {
+			for r, err := range Scan(context.Background(), m, s.files(), Limits{MaxResults: stop}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,7 +173,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 }
 
 func TestGrepScanErrors(t *testing.T) {
-	m, err := CompileGrep("hit", false)
+	m, err := Compile("hit", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +189,7 @@ func TestGrepScanErrors(t *testing.T) {
 				}
 				var got []string
 				var last error
-				for r, err := range GrepScan(context.Background(), m, s.files(), GrepLimits{}) {
+				for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
 					if last != nil {
 						t.Fatalf("%v after the error %v", r, last)
 					}
@@ -253,7 +256,7 @@ func TestPairIndex(t *testing.T) {
 	}
 }
 
-// readCloser is a file opened by a streaming GrepFile: it reads at most
+// readCloser is a file opened by a streaming File: it reads at most
 // step bytes per call, and counts its closes.
 type readCloser struct {
 	r      *strings.Reader
@@ -279,7 +282,7 @@ func TestGrepScanStreams(t *testing.T) {
 	texts = append(texts, strings.Repeat("kiss ", 100), "a\x00b\nkiss\n", strings.Repeat("kiss\n", 50)+"\x00",
 		strings.Repeat("x", 300)+"kiss\n"+strings.Repeat("y", 70), "", "\n", "kiss")
 	for _, pattern := range []string{"kiss", "s", "^$", "[0-9]{2,}", "K|é"} {
-		m, err := CompileGrep(pattern, true)
+		m, err := Compile(pattern, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,13 +293,13 @@ func TestGrepScanStreams(t *testing.T) {
 				for _, step := range []int{1, 5, 1 << 20} {
 					grepChunk = chunk
 					var opened, closed atomic.Int32
-					files := func(yield func(GrepFile, error) bool) {
+					files := func(yield func(File, error) bool) {
 						for i, text := range texts {
 							size := int64(len(text))
 							if i%2 == 1 {
 								size = -1
 							}
-							if !yield(GrepFile{Path: fmt.Sprintf("/f%03d", i), Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+							if !yield(File{Path: fmt.Sprintf("/f%03d", i), Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
 								if err := ctx.Err(); err != nil {
 									return nil, 0, err
 								}
@@ -308,7 +311,7 @@ func TestGrepScanStreams(t *testing.T) {
 						}
 					}
 					var got []string
-					for h, err := range GrepScan(t.Context(), m, files, GrepLimits{MaxResults: max}) {
+					for h, err := range Scan(t.Context(), m, files, Limits{MaxResults: max}) {
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -327,11 +330,11 @@ func TestGrepScanStreams(t *testing.T) {
 }
 
 // collectScan greps texts (file i at /f%03d) loaded whole.
-func collectScan(t *testing.T, m *GrepMatcher, texts []string, max int) []string {
+func collectScan(t *testing.T, m *Matcher, texts []string, max int) []string {
 	t.Helper()
-	files := func(yield func(GrepFile, error) bool) {
+	files := func(yield func(File, error) bool) {
 		for i, text := range texts {
-			if !yield(GrepFile{Path: fmt.Sprintf("/f%03d", i), Load: func(context.Context, *[]byte) ([]byte, error) {
+			if !yield(File{Path: fmt.Sprintf("/f%03d", i), Load: func(context.Context, *[]byte) ([]byte, error) {
 				return []byte(text), nil
 			}}, nil) {
 				return
@@ -339,7 +342,7 @@ func collectScan(t *testing.T, m *GrepMatcher, texts []string, max int) []string
 		}
 	}
 	var out []string
-	for h, err := range GrepScan(t.Context(), m, files, GrepLimits{MaxResults: max}) {
+	for h, err := range Scan(t.Context(), m, files, Limits{MaxResults: max}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,6 +381,52 @@ func BenchmarkHasOddFold(b *testing.B) {
 	for b.Loop() {
 		if hasOddFold(data) {
 			b.Fatal("found")
+		}
+	}
+}
+
+// TestScanSkipFile checks the skip signal: a loader that returns
+// SkipFile, or an error wrapping it, has its file skipped and the scan go
+// on; a reader that fails part-way ends the stream with a *ReadError.
+func TestScanSkipFile(t *testing.T) {
+	m, err := Compile("hit", false)
+	require.NoError(t, err)
+	load := func(data string, err error) func(context.Context, *[]byte) ([]byte, error) {
+		return func(context.Context, *[]byte) ([]byte, error) { return []byte(data), err }
+	}
+	files := []File{
+		{Path: "/a", Load: load("hit a\n", nil)},
+		{Path: "/b", Load: load("", SkipFile)},
+		{Path: "/c", Load: load("", fmt.Errorf("open /c: %w", SkipFile))},
+		{Path: "/d", Open: func(context.Context) (io.ReadCloser, int64, error) { return nil, 0, SkipFile }},
+		{Path: "/e", Load: load("hit e\n", nil)},
+		{Path: "/f", Open: func(context.Context) (io.ReadCloser, int64, error) {
+			return io.NopCloser(io.MultiReader(strings.NewReader("hit f\n"), iotest(errScanLoad))), -1, nil
+		}},
+	}
+	var got []string
+	var last error
+	for h, err := range Scan(context.Background(), m, indexed(files), Limits{}) {
+		if err != nil {
+			last = err
+			break
+		}
+		got = append(got, h.Path+":"+h.Line)
+	}
+	assert.Equal(t, []string{"/a:hit a", "/e:hit e"}, got)
+	var re *ReadError
+	require.ErrorAs(t, last, &re)
+	assert.Equal(t, "/f", re.Path)
+	assert.ErrorIs(t, last, errScanLoad)
+}
+
+// indexed yields files with no error, in order.
+func indexed(files []File) iter.Seq2[File, error] {
+	return func(yield func(File, error) bool) {
+		for _, f := range files {
+			if !yield(f, nil) {
+				return
+			}
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package vfs
+package grepscan
 
 import "golang.org/x/sys/cpu"
 

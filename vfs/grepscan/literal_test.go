@@ -1,4 +1,4 @@
-package vfs
+package grepscan
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package vfs
+package grepscan
 
 import (
 	"bytes"
@@ -55,10 +55,10 @@ func wantLong(re *regexp.Regexp, path, text string, maxLine int) []string {
 
 // streamFiles serves texts (file i at /f%03d) through Open, step bytes per
 // Read, counting opens and closes.
-func streamFiles(texts []string, step int, opened, closed *atomic.Int32) func(yield func(GrepFile, error) bool) {
-	return func(yield func(GrepFile, error) bool) {
+func streamFiles(texts []string, step int, opened, closed *atomic.Int32) func(yield func(File, error) bool) {
+	return func(yield func(File, error) bool) {
 		for i, text := range texts {
-			f := GrepFile{Path: fmt.Sprintf("/f%03d", i), Open: func(context.Context) (io.ReadCloser, int64, error) {
+			f := File{Path: fmt.Sprintf("/f%03d", i), Open: func(context.Context) (io.ReadCloser, int64, error) {
 				opened.Add(1)
 				return &countClose{Reader: strings.NewReader(text), step: step, n: closed}, int64(len(text)), nil
 			}}
@@ -78,10 +78,10 @@ type countClose struct {
 func (c *countClose) Read(p []byte) (int, error) { return c.Reader.Read(p[:min(len(p), c.step)]) }
 func (c *countClose) Close() error               { c.n.Add(1); return nil }
 
-func grepLong(t *testing.T, m *GrepMatcher, files func(yield func(GrepFile, error) bool), lim GrepLimits) []string {
+func grepLong(t *testing.T, m *Matcher, files func(yield func(File, error) bool), lim Limits) []string {
 	t.Helper()
 	var got []string
-	for h, err := range GrepScan(t.Context(), m, files, lim) {
+	for h, err := range Scan(t.Context(), m, files, lim) {
 		require.NoError(t, err)
 		got = append(got, fmt.Sprintf("%s:%d:%q:%d", h.Path, h.LineNumber, h.Line, h.LineBytes))
 	}
@@ -131,7 +131,7 @@ func TestGrepScanLongLinesExact(t *testing.T) {
 			continue // the texts hold no NUL
 		}
 		for _, fold := range []bool{false, true} {
-			m, err := CompileGrep(pattern, fold)
+			m, err := Compile(pattern, fold)
 			require.NoError(t, err)
 			for _, noDFA := range []bool{false, true} {
 				if noDFA {
@@ -148,7 +148,7 @@ func TestGrepScanLongLinesExact(t *testing.T) {
 					for _, chunk := range []int{16, 61} {
 						grepChunk = chunk
 						var opened, closed atomic.Int32
-						got := grepLong(t, m, streamFiles(texts, 1+r.IntN(chunk), &opened, &closed), GrepLimits{MaxLineBytes: maxLine})
+						got := grepLong(t, m, streamFiles(texts, 1+r.IntN(chunk), &opened, &closed), Limits{MaxLineBytes: maxLine})
 						require.Equal(t, want, got, "pattern %q fold %v noDFA %v maxLine %d chunk %d", pattern, fold, noDFA, maxLine, chunk)
 						require.Equal(t, opened.Load(), closed.Load())
 					}
@@ -159,17 +159,17 @@ func TestGrepScanLongLinesExact(t *testing.T) {
 }
 
 // collectLong greps texts loaded whole, lines cut to maxLine.
-func collectLong(t *testing.T, m *GrepMatcher, texts []string, maxLine int) []string {
-	files := func(yield func(GrepFile, error) bool) {
+func collectLong(t *testing.T, m *Matcher, texts []string, maxLine int) []string {
+	files := func(yield func(File, error) bool) {
 		for i, text := range texts {
-			if !yield(GrepFile{Path: fmt.Sprintf("/f%03d", i), Load: func(context.Context, *[]byte) ([]byte, error) {
+			if !yield(File{Path: fmt.Sprintf("/f%03d", i), Load: func(context.Context, *[]byte) ([]byte, error) {
 				return []byte(text), nil
 			}}, nil) {
 				return
 			}
 		}
 	}
-	return grepLong(t, m, files, GrepLimits{MaxLineBytes: maxLine})
+	return grepLong(t, m, files, Limits{MaxLineBytes: maxLine})
 }
 
 // TestGrepLongLineWindowBoundary puts a match at every position across
@@ -194,7 +194,7 @@ func TestGrepLongLineWindowBoundary(t *testing.T) {
 		{"a.b", "a日b"},
 	}
 	for _, c := range cases {
-		m, err := CompileGrep(c.pattern, false)
+		m, err := Compile(c.pattern, false)
 		require.NoError(t, err)
 		re := regexp.MustCompile("(?m)" + c.pattern)
 		for off := 0; off <= 300; off++ {
@@ -202,7 +202,7 @@ func TestGrepLongLineWindowBoundary(t *testing.T) {
 			text := "first\n" + line + "\nlast\n"
 			want := wantLong(re, "/f000", text, 10)
 			var opened, closed atomic.Int32
-			got := grepLong(t, m, streamFiles([]string{text}, 1<<20, &opened, &closed), GrepLimits{MaxLineBytes: 10})
+			got := grepLong(t, m, streamFiles([]string{text}, 1<<20, &opened, &closed), Limits{MaxLineBytes: 10})
 			require.Equal(t, want, got, "pattern %q at offset %d", c.pattern, off)
 		}
 	}
@@ -216,27 +216,27 @@ func TestGrepLongLineWindowBoundary(t *testing.T) {
 func TestGrepLongLineStops(t *testing.T) {
 	defer func(n int) { grepChunk = n }(grepChunk)
 	grepChunk = 32
-	m, err := CompileGrep("hit", false)
+	m, err := Compile("hit", false)
 	require.NoError(t, err)
 	long := strings.Repeat("y", 500)
 	bin := "hit one\n" + long + "hit\x00" + long + "\nhit two\n"
 	ok := "hit one\n" + long + "hit" + long + "\nhit two\n"
 	var opened, closed atomic.Int32
-	got := grepLong(t, m, streamFiles([]string{bin, ok}, 7, &opened, &closed), GrepLimits{MaxLineBytes: 5})
+	got := grepLong(t, m, streamFiles([]string{bin, ok}, 7, &opened, &closed), Limits{MaxLineBytes: 5})
 	assert.Equal(t, []string{`/f001:1:"hit o":7`, `/f001:2:"yyyyy":1003`, `/f001:3:"hit t":7`}, got)
 	assert.Equal(t, int32(2), closed.Load())
 
-	got = grepLong(t, m, streamFiles([]string{"hit\n" + long + "hit\x00\n", ok}, 7, &opened, &closed), GrepLimits{MaxResults: 1, MaxLineBytes: 5})
+	got = grepLong(t, m, streamFiles([]string{"hit\n" + long + "hit\x00\n", ok}, 7, &opened, &closed), Limits{MaxResults: 1, MaxLineBytes: 5})
 	assert.Equal(t, []string{`/f001:1:"hit o":7`}, got, "the first file is binary even though its hit was in")
 
 	boom := errors.New("boom")
-	files := func(yield func(GrepFile, error) bool) {
-		yield(GrepFile{Path: "/bad", Open: func(context.Context) (io.ReadCloser, int64, error) {
+	files := func(yield func(File, error) bool) {
+		yield(File{Path: "/bad", Open: func(context.Context) (io.ReadCloser, int64, error) {
 			return io.NopCloser(io.MultiReader(strings.NewReader("hit\n"+long), iotest(boom))), -1, nil
 		}}, nil)
 	}
 	var last error
-	for _, err := range GrepScan(t.Context(), m, files, GrepLimits{MaxLineBytes: 5}) {
+	for _, err := range Scan(t.Context(), m, files, Limits{MaxLineBytes: 5}) {
 		last = err
 	}
 	require.Error(t, last)
@@ -249,13 +249,13 @@ func TestGrepLongLineStops(t *testing.T) {
 func TestGrepLongLineCancel(t *testing.T) {
 	defer func(n int) { grepChunk = n }(grepChunk)
 	grepChunk = 32
-	m, err := CompileGrep("needle", false)
+	m, err := Compile("needle", false)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var reads atomic.Int32
-	files := func(yield func(GrepFile, error) bool) {
-		yield(GrepFile{Path: "/long", Open: func(context.Context) (io.ReadCloser, int64, error) {
+	files := func(yield func(File, error) bool) {
+		yield(File{Path: "/long", Open: func(context.Context) (io.ReadCloser, int64, error) {
 			r := strings.NewReader(strings.Repeat("x", 1<<20) + "needle\n")
 			return io.NopCloser(readFunc(func(p []byte) (int, error) {
 				if reads.Add(1) == 3 {
@@ -267,7 +267,7 @@ func TestGrepLongLineCancel(t *testing.T) {
 	}
 	var last error
 	hits := 0
-	for _, err := range GrepScan(ctx, m, files, GrepLimits{MaxLineBytes: 5}) {
+	for _, err := range Scan(ctx, m, files, Limits{MaxLineBytes: 5}) {
 		if err == nil {
 			hits++
 		}
@@ -301,7 +301,7 @@ func TestDFAFeedResets(t *testing.T) {
 	// returns its answer, the most states it held and where it started
 	// afresh (the end of the part that did).
 	feed := func(line []byte, n int) (bool, int, []int) {
-		m, err := CompileGrep(p, false)
+		m, err := Compile(p, false)
 		require.NoError(t, err)
 		require.NotNil(t, m.dfa)
 		dc := m.dfa.get()
@@ -394,7 +394,7 @@ func TestLineCut(t *testing.T) {
 func BenchmarkGrepLongLine(b *testing.B) {
 	text := strings.Repeat("x", 16<<20) + " needle\n"
 	for _, p := range []string{"needle", `ne+dle$`} {
-		m, err := CompileGrep(p, false)
+		m, err := Compile(p, false)
 		require.NoError(b, err)
 		for _, maxLine := range []int{2000, 0} {
 			b.Run(fmt.Sprintf("%s/max=%d", p, maxLine), func(b *testing.B) {
@@ -402,7 +402,7 @@ func BenchmarkGrepLongLine(b *testing.B) {
 				var opened, closed atomic.Int32
 				for b.Loop() {
 					n := 0
-					for _, err := range GrepScan(context.Background(), m, streamFiles([]string{text}, 1<<20, &opened, &closed), GrepLimits{MaxLineBytes: maxLine}) {
+					for _, err := range Scan(context.Background(), m, streamFiles([]string{text}, 1<<20, &opened, &closed), Limits{MaxLineBytes: maxLine}) {
 						require.NoError(b, err)
 						n++
 					}

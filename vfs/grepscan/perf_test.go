@@ -1,4 +1,4 @@
-package vfs
+package grepscan
 
 import (
 	"bytes"
@@ -32,9 +32,9 @@ func scanNaive(re *regexp.Regexp, data []byte) []string {
 	return out
 }
 
-func scanAll(m *GrepMatcher, data []byte) []string {
+func scanAll(m *Matcher, data []byte) []string {
 	var out []string
-	m.Scan(data, func(n int, line []byte) bool {
+	m.eachLine(data, func(n int, line []byte) bool {
 		out = append(out, fmt.Sprintf("%d:%s", n, line))
 		return true
 	})
@@ -86,9 +86,9 @@ func TestScanAgreesWithRegexp(t *testing.T) {
 func checkScanAgrees(t *testing.T, texts [][]byte) {
 	for _, p := range grepPatterns {
 		for _, fold := range []bool{false, true} {
-			m, err := CompileGrep(p, fold)
+			m, err := Compile(p, fold)
 			if err != nil {
-				t.Fatalf("CompileGrep(%q): %v", p, err)
+				t.Fatalf("Compile(%q): %v", p, err)
 			}
 			flags := ""
 			if fold {
@@ -110,7 +110,7 @@ func checkScanAgrees(t *testing.T, texts [][]byte) {
 func TestDFAFallback(t *testing.T) {
 	// (a|b)*a(a|b){12} needs 2^13 states, more than maxDFAStates.
 	p := "[ab]*a[ab]{12}x"
-	m, err := CompileGrep(p, false)
+	m, err := Compile(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func FuzzScan(f *testing.F) {
 		f.Add(p, "ab\nKelvin \u212a\nstraße\n0000.12\n", false)
 	}
 	f.Fuzz(func(t *testing.T, p, text string, fold bool) {
-		m, err := CompileGrep(p, fold)
+		m, err := Compile(p, fold)
 		if err != nil {
 			return
 		}
@@ -190,7 +190,7 @@ func BenchmarkScan(b *testing.B) {
 		{"classAndLiteral", `func [A-Z][a-zA-Z]*Error`, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m, err := CompileGrep(bc.pattern, bc.fold)
+			m, err := Compile(bc.pattern, bc.fold)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func BenchmarkScan(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				n = 0
-				m.Scan(data, func(int, []byte) bool { n++; return true })
+				m.eachLine(data, func(int, []byte) bool { n++; return true })
 			}
 			// CPU time per byte is steadier than wall time on a shared machine.
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(len(data)), "cpu-ns/B")

@@ -1,4 +1,4 @@
-package vfs
+package grepscan
 
 import (
 	"bytes"
@@ -443,7 +443,7 @@ func (c *dfaCache) matchLines(data []byte) (spans []int, ok bool) {
 func walkFour(trans []int32, data []byte, cur *[4]dfaCursor) {
 	for k := range cur {
 		if cur[k].end > len(data) || cur[k].i > cur[k].end || cur[k].off < 1 || cur[k].off-1+stride > len(trans) {
-			panic("vfs: walkFour out of range")
+			panic("grepscan: walkFour out of range")
 		}
 	}
 	tp := unsafe.Pointer(unsafe.SliceData(trans))
