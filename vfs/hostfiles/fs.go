@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/grepscan"
 )
 
 // maxCachedETags bounds the per-FS etag cache. Past it an arbitrary entry
@@ -280,44 +282,45 @@ func (f *FS) Read(ctx context.Context, path string) ([]byte, error) {
 }
 
 // Grep yields the lines matching q. It walks the files under q.Path and
-// streams each through [vfs.GrepScan] from the store's [Opener] (a piece
-// of whole lines at a time, and with q.MaxLineBytes a window of a longer
-// line), so memory stays bounded whatever the size of a file; a store
-// without Opener is read whole with Get. Grep is not a read for the CAS
-// rule: it caches no etag.
+// streams each through the grep engine ([vfs.GrepTree]) from the store's
+// [Opener] (a piece of whole lines at a time, and with q.MaxLineBytes a
+// window of a longer line), so memory stays bounded whatever the size of
+// a file; a store without Opener is read whole with Get. A file removed
+// between the walk and its read is skipped. Grep is not a read for the
+// CAS rule: it caches no etag.
 func (f *FS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return func(yield func(vfs.GrepResult, error) bool) {
-		m, filter, err := vfs.CompileGrepQuery(q)
-		if err != nil {
-			yield(vfs.GrepResult{}, err)
-			return
-		}
-		files := func(yield func(vfs.GrepFile, error) bool) {
-			for p, err := range vfs.WalkFiles(ctx, f, q.Path) {
-				if err != nil {
-					yield(vfs.GrepFile{}, err)
-					return
-				}
-				if !filter.Match(p) {
-					continue
-				}
-				if !yield(vfs.GrepFile{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
-					return f.open(ctx, p)
-				}}, nil) {
-					return
+	return vfs.GrepTree(ctx, q, vfs.GrepSource{
+		Stat: f.Stat,
+		File: f.grepFile,
+		Dir: func(ctx context.Context, dir string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
+			return func(yield func(grepscan.File, error) bool) {
+				for p, err := range vfs.WalkFiles(ctx, f, dir) {
+					if err != nil {
+						yield(grepscan.File{}, err)
+						return
+					}
+					if filter.Match(p) && !yield(f.grepFile(p), nil) {
+						return
+					}
 				}
 			}
+		},
+	})
+}
+
+// grepFile is the file at clean p for the grep engine.
+func (f *FS) grepFile(p string) grepscan.File {
+	return grepscan.File{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+		r, size, err := f.open(ctx, p)
+		if errors.Is(err, vfs.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", grepscan.SkipFile, err)
 		}
-		for r, err := range vfs.GrepScan(ctx, m, files, q.Limits()) {
-			if !yield(r, err) || err != nil {
-				return
-			}
-		}
-	}
+		return r, size, err
+	}}
 }
 
 // open opens the file at clean p for reading, through the store's Opener
-// when it has one. A missing file is "not found: p" (GrepScan skips it).
+// when it has one. A missing file is "not found: p".
 func (f *FS) open(ctx context.Context, p string) (io.ReadCloser, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
