@@ -51,10 +51,12 @@
 //
 // A child's *vfs.PathError comes back with its path re-prefixed
 // ([vfs.Rebase]): a child's "not found: /x" under /repo is
-// "not found: /repo/x". Any other error of a child (a plugin's, an I/O
-// error) comes back wrapped in a *vfs.PathError of kind KindOther naming
-// the union path, which unwraps to it; its text is never edited. A
-// cancelled context's error comes back as it is.
+// "not found: /repo/x". Any other error of a mount below "/" (a plugin's,
+// an I/O error) comes back wrapped in a *vfs.PathError of kind KindOther
+// naming the union path the call was about, which unwraps to it; its text
+// is never edited. A cancelled context's error, an error of the "/" mount
+// (already in the union's namespace) and Rename's (about two paths) come
+// back as they are.
 //
 // # Capabilities
 //
