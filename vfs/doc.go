@@ -96,10 +96,10 @@
 //     [SetLinkModTime]: links, modes and times that persist;
 //   - [Notifier] with [Watch]: hear about changes made through the tree.
 //
-// The helpers of the first four, and Rename, fall back on the eight
-// verbs. Those of the conditional commit, the directories, links, modes
-// and times answer errors.ErrUnsupported where a tree has none, never a
-// fake success. Watch reports ok false and hears nothing.
+// The helpers of the first five fall back on the eight verbs. Those of
+// the conditional commit, the directories, links, modes and times answer
+// errors.ErrUnsupported where a tree has none, never a fake success. Watch
+// reports ok false and hears nothing.
 //
 // # Capabilities of wrappers
 //
