@@ -30,19 +30,19 @@
 //
 // # Capabilities
 //
-// An overlay follows vfs's rule for composers (see the vfs package doc).
-// It forwards [vfs.RangeReader] and [vfs.FileOpener] to the winning layer
-// (through [vfs.ReadAt] and [vfs.OpenFile], so a layer without them gets
-// the fallback) and [vfs.Symlinker]'s Readlink to the first layer with
-// anything at the path. It refuses [vfs.Stager], [vfs.Renamer],
-// [vfs.DirMaker], [vfs.DirRemover], Symlink, [vfs.ModeSetter],
-// [vfs.TimeSetter] and [vfs.LinkTimeSetter] with "read-only mount" for
-// every path, as vfs/readonly does, and offers no
+// An overlay follows the rule of the vfs package doc's "Capabilities of
+// wrappers". It forwards [vfs.RangeReader] and [vfs.FileOpener] to the
+// winning layer (through [vfs.ReadAt] and [vfs.OpenFile], so a layer
+// without them gets the fallback) and [vfs.Symlinker]'s Readlink to the
+// first layer with anything at the path. It refuses [vfs.Stager],
+// [vfs.Renamer], [vfs.DirMaker], [vfs.DirRemover], Symlink,
+// [vfs.ModeSetter], [vfs.TimeSetter] and [vfs.LinkTimeSetter] with
+// "read-only mount" for every path, as vfs/readonly does, and offers no
 // [vfs.ConditionalWriter] ([vfs.WriteIf]'s fallback ends in Write, which
 // refuses). It is a [vfs.Notifier] exactly when every layer is one ([New]
 // returns a tree with Watch only then): it reports each change a layer
-// reports, at the same path, so a FUSE mount hears of changes other
-// writers make to the layers.
+// reports, at the same path, so a FUSE mount hears of changes other writers
+// make to the layers.
 //
 // # Concurrency
 //

@@ -60,19 +60,19 @@
 //
 // # Capabilities
 //
-// A union follows vfs's rule for composers (see the vfs package doc). It
-// offers every capability whose helper has an answer for a tree without
-// it, and routes each call to the mount serving the path through that
-// helper: [vfs.RangeReader], [vfs.FileOpener], [vfs.Stager],
+// A union follows the rule of the vfs package doc's "Capabilities of
+// wrappers". It offers every capability whose helper has an answer for a
+// tree without it, and routes each call to the mount serving the path
+// through that helper: [vfs.RangeReader], [vfs.FileOpener], [vfs.Stager],
 // [vfs.ConditionalWriter] and [vfs.Renamer] get the mount's method or the
 // helper's fallback (a mount without a ConditionalWriter gets WriteIf's
 // check-then-write, not atomic); [vfs.DirMaker], [vfs.DirRemover],
-// [vfs.Symlinker], [vfs.ModeSetter], [vfs.TimeSetter],
-// [vfs.LinkTimeSetter] and a staging's [vfs.ConditionalCommitter] get the
-// mount's method or errors.ErrUnsupported. A union is a [vfs.Notifier]
-// exactly when every mount is one: [New] returns a tree with Watch only
-// then, since a union that heard some mounts and not others would have a
-// FUSE mount cache the deaf ones' files as if it heard them.
+// [vfs.Symlinker], [vfs.ModeSetter], [vfs.TimeSetter], [vfs.LinkTimeSetter]
+// and a staging's [vfs.ConditionalCommitter] get the mount's method or
+// errors.ErrUnsupported. A union is a [vfs.Notifier] exactly when every
+// mount is one: [New] returns a tree with Watch only then, since a union
+// that heard some mounts and not others would have a FUSE mount cache the
+// deaf ones' files as if it heard them.
 //
 // # Concurrency
 //
