@@ -11,11 +11,11 @@
 // costs no Stat per entry); open and read from Read, or, for files above
 // Options.WholeFileLimit, range by range through a reader each handle opens
 // once (vfs.OpenFile: one host descriptor for a local: tree), so reading a
-// large file holds only a request's worth of it. Inode numbers are a hash of the path, so
-// they are stable per path and distinct across the mounts of a union; a
-// file or directory the kernel knows keeps its number across a rename.
-// Files have Nlink 1 (0 once unlinked while open); directories 2 plus their
-// subdirectories.
+// large file holds only a request's worth of it. Inode numbers are a hash
+// of the path, so they are stable per path and distinct across the mounts
+// of a union; a file or directory the kernel knows keeps its number across
+// a rename. Files have Nlink 1 (0 once unlinked while open); directories 2
+// plus their subdirectories.
 //
 // Writes (write, append, truncate, O_TRUNC) go to a staging of the whole
 // file (vfs.Stage), shared by every handle on it, and are committed whole
@@ -26,21 +26,20 @@
 // in memory. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.
 // The commit is a compare-and-swap (the staging's own CommitIf where it is
-// a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the
-// tree's etag when the staging started: a file another
-// writer replaced meanwhile is kept and the writer's close fails with EIO.
-// A failed write poisons the staging: later writes fail, the next flush,
-// fsync or release returns the error and discards the staging, and the
-// tree's file stays as it was. unlink is Delete. rename goes
-// through the tree's vfs.Renamer (atomic; EXDEV across the mounts of a
-// union, so mv falls back to copy and delete); a tree without one gets a
-// copy through Read and Write followed by Delete, not atomic. mkdir and rmdir make and remove
-// directories in the tree when it has directories of its own
-// (vfs.DirMaker, vfs.DirRemover: a local: mount, on the host). Elsewhere,
-// as the contract has no mkdir, a directory made by mkdir is held by the
-// mount, empty, until something is written under it, and stays until
-// rmdir even when emptied; a directory the mount emptied (rm of its last
-// file) stays the same way.
+// a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the tree's
+// etag when the staging started: a file another writer replaced meanwhile
+// is kept and the writer's close fails with EIO. A failed write poisons the
+// staging: later writes fail, the next flush, fsync or release returns the
+// error and discards the staging, and the tree's file stays as it was.
+// unlink is Delete. rename goes through the tree's vfs.Renamer (atomic;
+// EXDEV across the mounts of a union, so mv falls back to copy and delete);
+// a tree without one gets a copy through Read and Write followed by Delete,
+// not atomic. mkdir and rmdir make and remove directories in the tree when
+// it has directories of its own (vfs.DirMaker, vfs.DirRemover: a local:
+// mount, on the host). Elsewhere, as the contract has no mkdir, a directory
+// made by mkdir is held by the mount, empty, until something is written
+// under it, and stays until rmdir even when emptied; a directory the mount
+// emptied (rm of its last file) stays the same way.
 //
 // chmod and utimes go to the tree (vfs.ModeSetter, vfs.TimeSetter; a
 // link's own time through vfs.LinkTimeSetter): the host's on local:, the
@@ -58,16 +57,17 @@
 // The kernel caches names and attributes for Options.EntryTimeout and
 // Options.AttrTimeout (one second by default) and file pages across opens
 // while the file's etag, size and mtime are unchanged. When the tree
-// implements vfs.Notifier, a change made through the API (in the same
-// process) invalidates the kernel's caches for that path at once; changes
-// the tree does not report show once the timeouts pass. On such a tree,
-// with the default timeouts, entries that are not host files (no
-// FileInfo.HasMode: temp:) are cached for ObservedTimeout, and directory
-// listings are cached across opens (FOPEN_CACHE_DIR, dropped on a change
-// through the mount, an invalidation, or a new directory mtime). A file
-// reopened at the version the kernel keeps pages of is not read at open. A
-// read-only mount answers OPEN with ENOSYS (no-open): reads come without a
-// handle and are served by range from the tree's current file.
+// implements vfs.Notifier (a union or an overlay does only when every tree
+// in it does), a change made through the API (in the same process)
+// invalidates the kernel's caches for that path at once; changes the tree
+// does not report show once the timeouts pass. On such a tree, with the
+// default timeouts, entries that are not host files (no FileInfo.HasMode:
+// temp:) are cached for ObservedTimeout, and directory listings are cached
+// across opens (FOPEN_CACHE_DIR, dropped on a change through the mount, an
+// invalidation, or a new directory mtime). A file reopened at the version
+// the kernel keeps pages of is not read at open. A read-only mount answers
+// OPEN with ENOSYS (no-open): reads come without a handle and are served by
+// range from the tree's current file.
 //
 // # Permissions
 //
@@ -78,10 +78,13 @@
 //
 // # Errors
 //
-// Errors of the tree become errnos in one function (toErrno): not found is
-// ENOENT, read-only is EROFS, no mount for path is EROFS, is a directory is
-// EISDIR, anything unexpected is EIO plus one log line naming the path and
-// cause; the daemon keeps serving.
+// Errors of the tree become errnos in one function (toErrno, whose doc
+// holds the whole table): not found is ENOENT, read-only and no mount for
+// path are EROFS, is a directory is EISDIR, conflict is EEXIST, and
+// anything else is the errno in its cause chain (ENOSPC, ENOTDIR, ...) or
+// else EIO, plus one log line naming the path and cause; the daemon keeps
+// serving. docs/mount.md ("Errors", "Data safety", "Caching and
+// consistency with the API") is the user's side of these rules.
 //
 // # Concurrency and deadlocks
 //

@@ -73,36 +73,64 @@
 // # Optional capabilities
 //
 // Capabilities beyond the eight verbs are small upgrade interfaces, each
-// with a helper that falls back when a tree lacks it:
+// with a helper that calls the tree's method when it has one and answers
+// for it when it has none:
 //
-//   - [RangeReader] with [ReadAt]: read part of a file;
+//   - [RangeReader] with [ReadAt]: read part of a file (the fallback reads
+//     the file whole);
 //   - [FileOpener] with [OpenFile]: open a file once for many ranged reads
 //     (the fallback reads ranges through ReadAt, or the file whole once);
 //   - [Stager] with [Stage]: build a file's new contents in place
 //     (WriteAt, Truncate) and commit them atomically as one Write (the
 //     fallback stages in memory);
-//   - [ConditionalWriter] with [WriteIf]: compare-and-swap on the etag;
+//   - [ConditionalWriter] with [WriteIf]: compare-and-swap on the etag
+//     (the fallback checks with Stat, then writes: not atomic);
+//   - [Renamer] with [Rename]: move a file or directory in one step (the
+//     fallback copies and deletes a file; syscall.EXDEV asks for it);
 //   - [ConditionalCommitter] (on a StagedFile) with [CommitIf] and
 //     [BaseETag]: commit a staging only while the file is still the
 //     version it started from;
-//   - [Notifier] with [Watch]: hear about changes made through the tree;
 //   - [DirMaker], [DirRemover] with [MakeDir], [RemoveDir]: directories of
 //     their own;
-//   - [Renamer] with [Rename]: move a file or directory in one step (the
-//     fallback copies and deletes a file; syscall.EXDEV asks for it);
 //   - [Symlinker] with [Symlink] and [Readlink], [ModeSetter] with
-//     [SetMode], [TimeSetter] with [SetModTime]: links, modes and times
-//     that persist.
+//     [SetMode], [TimeSetter] with [SetModTime], [LinkTimeSetter] with
+//     [SetLinkModTime]: links, modes and times that persist;
+//   - [Notifier] with [Watch]: hear about changes made through the tree.
 //
-// The helpers of the directory, link and metadata capabilities answer
-// errors.ErrUnsupported where a tree has none, never a fake success.
+// The helpers of the first five fall back on the eight verbs. Those of
+// the conditional commit, the directories, links, modes and times answer
+// errors.ErrUnsupported where a tree has none, never a fake success. Watch
+// reports ok false and hears nothing.
 //
-// Wrappers forward every capability they can honour: union routes each to
-// the child that owns the path and rewrites error paths; readonly forwards
-// the read capabilities and refuses staging; overlay forwards the read
-// capabilities (a staged write to it fails read-only at commit); index forwards
-// them all and updates itself when a staged file or a conditional write
-// commits.
+// # Capabilities of wrappers
+//
+// A tree built from other trees (vfs/union, vfs/overlay, vfs/readonly,
+// vfs/index) offers a capability exactly when it can honour it for every
+// path it serves, or honours it path by path through the helper's answer.
+// Which of the two is decided by what the helper does:
+//
+//   - A capability whose helper answers for a tree without it (a fallback,
+//     or errors.ErrUnsupported) is offered whatever the trees beneath are,
+//     and its method calls the helper on the tree that holds the path, as
+//     io/fs.Sub does: each path gets that tree's method or the helper's
+//     answer for it, so the wrapper's method set does not depend on its
+//     trees. Such a method never answers errors.ErrUnsupported for a
+//     capability whose helper falls back (ReadAt, OpenFile, Stage,
+//     WriteIf, Rename): the helper passes that error on instead of
+//     falling back. A read-only wrapper refuses with "read-only mount",
+//     for every path, each write capability whose helper would otherwise
+//     start work or answer errors.ErrUnsupported (Stage, Rename, the
+//     directories, Symlink, modes and times); WriteIf's fallback already
+//     ends in its refusing Write.
+//   - [Notifier] has no answer per path: Watch names no path, and a tree
+//     without it hears nothing. A wrapper is a Notifier exactly when every
+//     tree it serves is one (vfs/index, which reports the writes made
+//     through it itself, always is), so its constructor returns a
+//     [FileSystem] whose method set says so (readonly.New, overlay.New,
+//     union.New). A Notifier deaf to part of its tree would have a FUSE
+//     mount cache that part's files as if every change reached it.
+//
+// vfstest's Capability/everyPath check holds every tree to this rule.
 //
 // # Concurrency
 //

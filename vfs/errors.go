@@ -240,10 +240,14 @@ func KindOf(err error) ErrorKind {
 	return KindOther
 }
 
-// Rebase rewrites the path of a *PathError in err from the child's
-// namespace into the caller's: p is the child path, and the result's path
-// is Join(prefix, p). Any other error is returned as it is: a caller that
-// knows the path wraps it in a PathError (vfs/union does).
+// Rebase moves err from the namespace of a tree mounted at prefix into
+// the caller's. When err is or wraps a *PathError, the result is a copy of
+// the first PathError in err's chain (without what wrapped it) whose Path
+// is Join(prefix, Path); a PathError without a path (an invalid pattern)
+// is returned as it is. Any other error, and every error when prefix is
+// "/" or "", is returned unchanged: Rebase never edits a message. A caller
+// that knows the path wraps such an error in a PathError itself
+// (vfs/union does).
 func Rebase(err error, prefix string) error {
 	if err == nil || prefix == "/" || prefix == "" {
 		return err

@@ -135,4 +135,7 @@ func TestWithPathAndRebase(t *testing.T) {
 	if vfs.Rebase(nil, "/mnt") != nil {
 		t.Errorf("Rebase(nil) != nil")
 	}
+	if got := vfs.Rebase(plain, "/mnt"); got != plain {
+		t.Errorf("Rebase(plain, /mnt) = %#v, want plain itself", got)
+	}
 }

@@ -45,6 +45,16 @@
 // sequence table on reconnect (pgstore) or by a rescan (diskstore); until
 // then a mount serves at most its entry timeout of stale metadata.
 //
+// # Capabilities
+//
+// An FS honours two optional capabilities for every path, and offers only
+// those: [FS.WriteIf] (vfs.ConditionalWriter, one compare-and-swap in the
+// store) and [FS.Watch] (vfs.Notifier, which every Store feeds). For the
+// others the vfs helpers answer: ranged reads and OpenFile read the file
+// whole, vfs.Stage stages in memory and commits as one Write (under the
+// CAS rule above), vfs.Rename copies and deletes, and the directory,
+// link, mode and time helpers answer errors.ErrUnsupported.
+//
 // # Errors
 //
 // Missing files are "not found: <path>", writes over a directory "is a

@@ -2,10 +2,14 @@
 // (bleve's scorch, github.com/blevesearch/bleve/v2/index/scorch) that
 // serves the contract's Search verb: [Open] returns an [FS] whose Search is
 // answered by the index and whose Write and Delete update it before they
-// return. Every other verb forwards to the wrapped tree unchanged, and so
-// do the optional capabilities ([vfs.RangeReader], [vfs.FileOpener],
-// [vfs.Notifier]); the writing ones ([vfs.ConditionalWriter], [vfs.Stager])
-// update the index when the write commits, as Write does.
+// return. Every other verb forwards to the wrapped tree unchanged. Every
+// optional capability is offered and forwarded through its vfs helper (so
+// a tree without it gets the helper's fallback or errors.ErrUnsupported,
+// as the vfs package doc's rule for wrappers says); the writing ones
+// ([vfs.ConditionalWriter], [vfs.Stager], [vfs.Renamer]) update the index
+// when the write commits, as Write does. The FS is always a
+// [vfs.Notifier]: it forwards the wrapped tree's changes when that is
+// one, and otherwise reports the writes made through itself.
 //
 // # What is indexed
 //

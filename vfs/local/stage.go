@@ -193,7 +193,8 @@ func (s *staged) Commit(ctx context.Context) error {
 	return s.CommitIf(ctx, vfs.Precondition{})
 }
 
-// BaseETag is the etag of the file when it was staged (vfs.ConditionalCommitter).
+// BaseETag is the etag of the file when it was staged
+// (vfs.ConditionalCommitter).
 func (s *staged) BaseETag() string { return s.base }
 
 // CommitIf publishes the staged contents when cond holds, checked under

@@ -14,6 +14,8 @@ var (
 	_ vfs.Symlinker  = (*FS)(nil)
 	_ vfs.ModeSetter = (*FS)(nil)
 	_ vfs.TimeSetter = (*FS)(nil)
+
+	_ vfs.LinkTimeSetter = (*FS)(nil)
 )
 
 // Symlink fails: an overlay is read-only.
@@ -53,5 +55,10 @@ func (o *FS) SetMode(_ context.Context, path string, _ fs.FileMode) error {
 
 // SetModTime fails: an overlay is read-only.
 func (o *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetLinkModTime fails: an overlay is read-only.
+func (o *FS) SetLinkModTime(_ context.Context, path string, _ time.Time) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }

@@ -28,12 +28,26 @@
 //
 // The overlay is read-only: Write and Delete fail with "read-only mount".
 //
-// # Concurrency and capabilities
+// # Capabilities
+//
+// An overlay follows the rule of the vfs package doc's "Capabilities of
+// wrappers". It forwards [vfs.RangeReader] and [vfs.FileOpener] to the
+// winning layer (through [vfs.ReadAt] and [vfs.OpenFile], so a layer
+// without them gets the fallback) and [vfs.Symlinker]'s Readlink to the
+// first layer with anything at the path. It refuses [vfs.Stager],
+// [vfs.Renamer], [vfs.DirMaker], [vfs.DirRemover], Symlink,
+// [vfs.ModeSetter], [vfs.TimeSetter] and [vfs.LinkTimeSetter] with
+// "read-only mount" for every path, as vfs/readonly does, and offers no
+// [vfs.ConditionalWriter] ([vfs.WriteIf]'s fallback ends in Write, which
+// refuses). It is a [vfs.Notifier] exactly when every layer is one ([New]
+// returns a tree with Watch only then): it reports each change a layer
+// reports, at the same path, so a FUSE mount hears of changes other writers
+// make to the layers.
+//
+// # Concurrency
 //
 // An overlay is immutable after New and safe for concurrent use as long as
-// its layers are. It forwards [vfs.RangeReader] and [vfs.FileOpener] to
-// the winning layer (through [vfs.ReadAt] and [vfs.OpenFile], so a layer
-// without them gets the fallback). It caches nothing.
+// its layers are. It caches nothing.
 package overlay
 
 import (
@@ -54,7 +68,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// FS is an overlay of layers. Create it with New or NewWithOptions.
+// FS is an overlay of layers. Create it with [New] or [NewWithOptions],
+// which return an *FS, or a tree embedding one that is also a
+// [vfs.Notifier].
 type FS struct {
 	layers []vfs.FileSystem
 	logger *slog.Logger
@@ -66,18 +82,24 @@ var (
 	_ vfs.RangeReader = (*FS)(nil)
 )
 
-// New returns the overlay of layers, the first one on top. With no layers
-// it is an empty tree.
-func New(layers ...vfs.FileSystem) *FS { return NewWithOptions(Options{}, layers...) }
+// New returns the overlay of layers, the first one on top: an *FS, or,
+// when every layer is a vfs.Notifier, a tree embedding the *FS that is a
+// vfs.Notifier too. With no layers it is an empty tree.
+func New(layers ...vfs.FileSystem) vfs.FileSystem { return NewWithOptions(Options{}, layers...) }
 
 // NewWithOptions is New with options.
-func NewWithOptions(opts Options, layers ...vfs.FileSystem) *FS {
+func NewWithOptions(opts Options, layers ...vfs.FileSystem) vfs.FileSystem {
 	o := &FS{layers: append([]vfs.FileSystem(nil), layers...), logger: opts.Logger}
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
 	o.logged = make([]atomic.Bool, len(layers))
-	return o
+	for _, l := range o.layers {
+		if _, ok := l.(vfs.Notifier); !ok {
+			return o
+		}
+	}
+	return notifyingFS{o}
 }
 
 // failed records that layer i failed with err, logging it the first time.

@@ -82,10 +82,10 @@ func TestUpperWins(t *testing.T) {
 		t.Errorf("Stat(/e) = %v, want the upper layer's directory", info.Kind)
 	}
 	buf := make([]byte, 3)
-	if n, err := o.ReadAt(ctx, "/a.txt", buf, 4); n != 3 || err != nil || string(buf) != "hit" {
+	if n, err := vfs.ReadAt(ctx, o, "/a.txt", buf, 4); n != 3 || err != nil || string(buf) != "hit" {
 		t.Errorf("ReadAt(/a.txt) = %d, %v, %q", n, err, buf)
 	}
-	if n, err := o.ReadAt(ctx, "/d/y", buf, 9); n != 2 || !errors.Is(err, io.EOF) || string(buf[:2]) != " y" {
+	if n, err := vfs.ReadAt(ctx, o, "/d/y", buf, 9); n != 2 || !errors.Is(err, io.EOF) || string(buf[:2]) != " y" {
 		t.Errorf("ReadAt(/d/y) at the end = %d, %v, %q", n, err, buf[:n])
 	}
 

@@ -12,6 +12,8 @@ var (
 	_ vfs.Symlinker  = (*FS)(nil)
 	_ vfs.ModeSetter = (*FS)(nil)
 	_ vfs.TimeSetter = (*FS)(nil)
+
+	_ vfs.LinkTimeSetter = (*FS)(nil)
 )
 
 // Symlink fails with "read-only mount: <path>".
@@ -32,5 +34,10 @@ func (r *FS) SetMode(_ context.Context, path string, _ fs.FileMode) error {
 
 // SetModTime fails with "read-only mount: <path>".
 func (r *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetLinkModTime fails with "read-only mount: <path>".
+func (r *FS) SetLinkModTime(_ context.Context, path string, _ time.Time) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }

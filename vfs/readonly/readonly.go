@@ -3,13 +3,19 @@
 //
 // Every read verb (List, Stat, Glob, Read, Grep, Search) is forwarded
 // unchanged, errors included; Write and Delete fail with
-// "read-only mount: <path>" and never reach the tree. The wrapper forwards
-// [vfs.RangeReader] and [vfs.FileOpener] (with [vfs.ReadAt]'s and
-// [vfs.OpenFile]'s fallbacks for a tree without them), refuses [vfs.Stager]
-// with "read-only mount", and, when the tree is a [vfs.Notifier], change notification, so a FUSE
-// mount still learns of changes made to the tree by other writers. It does
-// not offer [vfs.ConditionalWriter]. It holds no state of its own and is
-// as safe for concurrent use as the tree.
+// "read-only mount: <path>" and never reach the tree.
+//
+// The wrapper follows vfs's rule for wrappers (see the vfs package doc,
+// "Capabilities of wrappers"). It forwards [vfs.RangeReader],
+// [vfs.FileOpener] and Readlink (through [vfs.ReadAt], [vfs.OpenFile] and
+// [vfs.Readlink], so a tree without them gets the helper's answer);
+// refuses [vfs.Stager], [vfs.Renamer], [vfs.DirMaker], [vfs.DirRemover],
+// Symlink, [vfs.ModeSetter], [vfs.TimeSetter] and [vfs.LinkTimeSetter]
+// with "read-only mount" for every path; offers no [vfs.ConditionalWriter]
+// ([vfs.WriteIf]'s fallback ends in Write, which refuses); and is a
+// [vfs.Notifier] exactly when the tree is one, so a FUSE mount still
+// learns of changes other writers make to the tree. It holds no state of
+// its own and is as safe for concurrent use as the tree.
 package readonly
 
 import (

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/readonly"
@@ -66,5 +69,26 @@ func TestCapabilities(t *testing.T) {
 	}
 	if _, ok := readonly.New(temp.Empty()).(vfs.RangeReader); !ok {
 		t.Error("the view is no RangeReader")
+	}
+}
+
+// TestMetaRefused: the view refuses every link, mode and time change with
+// "read-only mount", not errors.ErrUnsupported, whether or not the tree
+// could make it.
+func TestMetaRefused(t *testing.T) {
+	ctx := t.Context()
+	r := readonly.New(temp.MustNew(map[string]string{"/a": "a"}))
+	for _, c := range []struct {
+		name string
+		err  error
+		msg  string
+	}{
+		{"Symlink", vfs.Symlink(ctx, r, "a", "/l"), "read-only mount: /l"},
+		{"SetMode", vfs.SetMode(ctx, r, "/a", 0o600), "read-only mount: /a"},
+		{"SetModTime", vfs.SetModTime(ctx, r, "/a", time.Unix(1, 0)), "read-only mount: /a"},
+		{"SetLinkModTime", vfs.SetLinkModTime(ctx, r, "/a", time.Unix(1, 0)), "read-only mount: /a"},
+	} {
+		assert.ErrorIs(t, c.err, vfs.ErrReadOnly, c.name)
+		assert.EqualError(t, c.err, c.msg, c.name)
 	}
 }

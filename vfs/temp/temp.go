@@ -120,8 +120,8 @@ func (fs *FS) parentFor(p string) (*node, string, error) {
 }
 
 // put stores a file at clean p, creating parents; a link at p is replaced,
-// not written through; a file's mode is kept. Callers hold mu for writing (or own fs
-// exclusively).
+// not written through; a file's mode is kept. Callers hold mu for writing
+// (or own fs exclusively).
 func (fs *FS) put(p string, data []byte) error {
 	n, name, err := fs.parentFor(p)
 	if err != nil {

@@ -28,6 +28,7 @@ func TestRename(t *testing.T) {
 		{Prefix: "/a/sub", FS: temp.MustNew(map[string]string{"/s.txt": "s"})},
 	})
 	require.NoError(t, err)
+	r := u.(vfs.Renamer)
 	read := func(fsys vfs.FileSystem, p string) string {
 		t.Helper()
 		data, err := fsys.Read(ctx, p)
@@ -35,10 +36,10 @@ func TestRename(t *testing.T) {
 		return string(data)
 	}
 
-	require.NoError(t, u.Rename(ctx, "/a/d", "/a/e/d2"))
+	require.NoError(t, r.Rename(ctx, "/a/d", "/a/e/d2"))
 	assert.Equal(t, "y", read(a, "/e/d2/y.txt"))
 
-	err = u.Rename(ctx, "/a/x.txt", "/b/x.txt")
+	err = r.Rename(ctx, "/a/x.txt", "/b/x.txt")
 	assert.ErrorIs(t, err, syscall.EXDEV)
 	assert.EqualError(t, err, "write failed: /b/x.txt: invalid cross-device link")
 	assert.Equal(t, "x", read(a, "/x.txt"), "a refused rename moved nothing")
@@ -48,14 +49,14 @@ func TestRename(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindMissing, st.Kind)
 
-	assert.EqualError(t, u.Rename(ctx, "/a/nope", "/b/nope"), "not found: /a/nope")
-	assert.EqualError(t, u.Rename(ctx, "/ro/r.txt", "/ro/q.txt"), "read-only mount: /ro/r.txt")
+	assert.EqualError(t, r.Rename(ctx, "/a/nope", "/b/nope"), "not found: /a/nope")
+	assert.EqualError(t, r.Rename(ctx, "/ro/r.txt", "/ro/q.txt"), "read-only mount: /ro/r.txt")
 	assert.EqualError(t, vfs.Rename(ctx, u, "/ro/r.txt", "/b/r.txt"), "read-only mount: /ro/r.txt")
 	assert.Equal(t, "r", read(u, "/ro/r.txt"))
 	for _, c := range [][2]string{{"/a/sub", "/a/zz"}, {"/", "/q"}, {"/b/b.txt", "/a/sub"}, {"/b/b.txt", "/b"}} {
-		assert.ErrorIs(t, u.Rename(ctx, c[0], c[1]), syscall.EBUSY, "Rename(%q, %q)", c[0], c[1])
+		assert.ErrorIs(t, r.Rename(ctx, c[0], c[1]), syscall.EBUSY, "Rename(%q, %q)", c[0], c[1])
 	}
 	assert.Equal(t, "s", read(u, "/a/sub/s.txt"))
 	assert.Equal(t, "b", read(u, "/b/b.txt"))
-	assert.EqualError(t, u.Rename(ctx, "/elsewhere/f", "/b/f"), "no mount for path: /elsewhere/f")
+	assert.EqualError(t, r.Rename(ctx, "/elsewhere/f", "/b/f"), "no mount for path: /elsewhere/f")
 }

@@ -28,7 +28,7 @@ func TestStageCommitIf(t *testing.T) {
 	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: repo}, {Prefix: "/mem", FS: temp.MustNew(map[string]string{"/m.txt": "m"})}})
 	require.NoError(t, err)
 
-	s, err := u.Stage(ctx, "/repo/f.txt", true)
+	s, err := vfs.Stage(ctx, u, "/repo/f.txt", true)
 	require.NoError(t, err)
 	st, err := u.Stat(ctx, "/repo/f.txt")
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestStageCommitIf(t *testing.T) {
 	assert.EqualError(t, vfs.CommitIf(ctx, s, vfs.Precondition{IfMatch: vfs.BaseETag(s)}), "conflict: /repo/f.txt")
 	require.NoError(t, s.Abort())
 
-	m, err := u.Stage(ctx, "/mem/m.txt", true)
+	m, err := vfs.Stage(ctx, u, "/mem/m.txt", true)
 	require.NoError(t, err)
 	assert.True(t, errors.Is(vfs.CommitIf(ctx, m, vfs.Precondition{}), errors.ErrUnsupported))
 	require.NoError(t, m.Abort())

@@ -50,20 +50,34 @@
 // # Errors
 //
 // A child's *vfs.PathError comes back with its path re-prefixed
-// ([vfs.PathError.WithPath]): a child's "not found: /x" under /repo is
-// "not found: /repo/x". Other errors are returned with their message
-// rewritten where it names the child's path, and still unwrap to the
-// original.
+// ([vfs.Rebase]): a child's "not found: /x" under /repo is
+// "not found: /repo/x". Any other error of a mount below "/" (a plugin's,
+// an I/O error) comes back wrapped in a *vfs.PathError of kind KindOther
+// naming the union path the call was about, which unwraps to it; its text
+// is never edited. A cancelled context's error, an error of the "/" mount
+// (already in the union's namespace) and Rename's (about two paths) come
+// back as they are.
 //
-// # Concurrency and capabilities
+// # Capabilities
+//
+// A union follows the rule of the vfs package doc's "Capabilities of
+// wrappers". It offers every capability whose helper has an answer for a
+// tree without it, and routes each call to the mount serving the path
+// through that helper: [vfs.RangeReader], [vfs.FileOpener], [vfs.Stager],
+// [vfs.ConditionalWriter] and [vfs.Renamer] get the mount's method or the
+// helper's fallback (a mount without a ConditionalWriter gets WriteIf's
+// check-then-write, not atomic); [vfs.DirMaker], [vfs.DirRemover],
+// [vfs.Symlinker], [vfs.ModeSetter], [vfs.TimeSetter], [vfs.LinkTimeSetter]
+// and a staging's [vfs.ConditionalCommitter] get the mount's method or
+// errors.ErrUnsupported. A union is a [vfs.Notifier] exactly when every
+// mount is one: [New] returns a tree with Watch only then, since a union
+// that heard some mounts and not others would have a FUSE mount cache the
+// deaf ones' files as if it heard them.
+//
+// # Concurrency
 //
 // A union is immutable after New and safe for concurrent use as long as
-// its children are. It forwards [vfs.RangeReader] and
-// [vfs.ConditionalWriter] to the routed child (through [vfs.ReadAt] and
-// [vfs.WriteIf], so a child without the capability gets their fallback),
-// [vfs.FileOpener] and [vfs.Stager] the same way (through [vfs.OpenFile]
-// and [vfs.Stage]), and [vfs.Notifier] by subscribing to every child that
-// is one. It caches nothing.
+// its children are. It caches nothing.
 package union
 
 import (
@@ -88,7 +102,8 @@ type Mount struct {
 	FS vfs.FileSystem
 }
 
-// FS is a union of mounts. Create it with New.
+// FS is a union of mounts. Create it with [New], which returns an *FS, or
+// a tree embedding one that is also a [vfs.Notifier].
 type FS struct {
 	mounts []*mount          // deepest first, then by prefix
 	byPath map[string]*mount // by prefix
@@ -108,13 +123,29 @@ var (
 	_ vfs.FileSystem        = (*FS)(nil)
 	_ vfs.RangeReader       = (*FS)(nil)
 	_ vfs.ConditionalWriter = (*FS)(nil)
-	_ vfs.Notifier          = (*FS)(nil)
 )
 
-// New returns the union of mounts. Prefixes are cleaned with vfs.Clean;
-// two mounts at the same prefix, or a mount without a tree, are an error
+// New returns the union of mounts: an *FS, or, when every mount is a
+// vfs.Notifier, a tree embedding the *FS that is a vfs.Notifier too (see
+// the package doc, "Capabilities"). Either way the result has the *FS's
+// methods, Mounts included. Prefixes are cleaned with vfs.Clean; two
+// mounts at the same prefix, or a mount without a tree, are an error
 // naming the prefix. The slice is not retained.
-func New(mounts []Mount) (*FS, error) {
+func New(mounts []Mount) (vfs.FileSystem, error) {
+	u, err := newFS(mounts)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range u.mounts {
+		if _, ok := m.fs.(vfs.Notifier); !ok {
+			return u, nil
+		}
+	}
+	return notifyingFS{u}, nil
+}
+
+// newFS builds the union of mounts.
+func newFS(mounts []Mount) (*FS, error) {
 	u := &FS{byPath: map[string]*mount{}, inner: map[string]bool{}}
 	synth := map[string]bool{}
 	for _, m := range mounts {
@@ -801,31 +832,6 @@ func (u *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 			if !yield(r, err) || err != nil {
 				return
 			}
-		}
-	}
-}
-
-// Watch calls fn for each change reported by a child that is a
-// vfs.Notifier, with the path in the union's namespace. Changes to paths
-// the child does not serve in the union (shadowed by a deeper mount) are
-// not reported. A union whose children report nothing never calls fn.
-func (u *FS) Watch(fn func(vfs.Change)) (cancel func()) {
-	var cancels []func()
-	for _, m := range u.mounts {
-		n, ok := m.fs.(vfs.Notifier)
-		if !ok {
-			continue
-		}
-		cancels = append(cancels, n.Watch(func(c vfs.Change) {
-			c.Path = m.up(vfs.Clean(c.Path))
-			if m.owns(c.Path) {
-				fn(c)
-			}
-		}))
-	}
-	return func() {
-		for _, c := range cancels {
-			c()
 		}
 	}
 }

@@ -39,7 +39,7 @@ func paths(es []vfs.DirEntry) []string {
 	return out
 }
 
-func mustUnion(t testing.TB, ms ...union.Mount) *union.FS {
+func mustUnion(t testing.TB, ms ...union.Mount) vfs.FileSystem {
 	t.Helper()
 	u, err := union.New(ms)
 	if err != nil {
@@ -51,7 +51,7 @@ func mustUnion(t testing.TB, ms ...union.Mount) *union.FS {
 // layout is a union test fixture: the files of each mount, keyed by prefix.
 type layout map[string]map[string]string
 
-func (l layout) build(t testing.TB) (*union.FS, map[string]*temp.FS) {
+func (l layout) build(t testing.TB) (vfs.FileSystem, map[string]*temp.FS) {
 	t.Helper()
 	var ms []union.Mount
 	children := map[string]*temp.FS{}
@@ -259,7 +259,7 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, m := range u.Mounts() {
+	for _, m := range u.(interface{ Mounts() []union.Mount }).Mounts() {
 		got = append(got, m.Prefix)
 	}
 	if !slices.Equal(got, []string{"/notes", "/repo"}) {
@@ -358,9 +358,9 @@ func TestNoMount(t *testing.T) {
 		"Read":   func() error { _, err := u.Read(ctx, "/other/y"); return err }(),
 		"Write":  u.Write(ctx, "/other/y", []byte("y")),
 		"Delete": u.Delete(ctx, "/other/y"),
-		"ReadAt": func() error { _, err := u.ReadAt(ctx, "/other/y", make([]byte, 1), 0); return err }(),
+		"ReadAt": func() error { _, err := vfs.ReadAt(ctx, u, "/other/y", make([]byte, 1), 0); return err }(),
 		"WriteIf": func() error {
-			_, err := u.WriteIf(ctx, "/other/y", nil, vfs.Precondition{IfNoneMatch: true})
+			_, err := vfs.WriteIf(ctx, u, "/other/y", nil, vfs.Precondition{IfNoneMatch: true})
 			return err
 		}(),
 	} {
@@ -447,9 +447,9 @@ func TestErrorPathsRewritten(t *testing.T) {
 	check("Delete(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
 	_, err = u.Read(ctx, "/repo")
 	check("Read(/repo)", err, vfs.ErrIsDir, "is a directory: /repo")
-	_, err = u.ReadAt(ctx, "/repo/nope", make([]byte, 4), 0)
+	_, err = vfs.ReadAt(ctx, u, "/repo/nope", make([]byte, 4), 0)
 	check("ReadAt(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
-	_, err = u.WriteIf(ctx, "/repo/x", []byte("y"), vfs.Precondition{IfNoneMatch: true})
+	_, err = vfs.WriteIf(ctx, u, "/repo/x", []byte("y"), vfs.Precondition{IfNoneMatch: true})
 	check("WriteIf(/repo/x)", err, vfs.ErrConflict, "conflict: /repo/x")
 	err = u.Write(ctx, "/bad/w", nil)
 	check("Write(/bad/w)", err, vfs.ErrWriteFailed, "write failed: /bad/w")
@@ -534,7 +534,7 @@ func (s *spyFS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Sea
 // spies returns a union of n spied temp trees of filesPer files each,
 // mounted side by side at /m0, /m1, ... or, with root, the first at "/"
 // (so that the union merges instead of concatenating).
-func spies(t *testing.T, n int, filesPer int, root bool) (*union.FS, []*spyFS) {
+func spies(t *testing.T, n int, filesPer int, root bool) (vfs.FileSystem, []*spyFS) {
 	t.Helper()
 	var ms []union.Mount
 	var ss []*spyFS
@@ -718,11 +718,11 @@ func TestCapabilities(t *testing.T) {
 	repo := temp.MustNew(map[string]string{"/x": "0123456789"})
 	u := mustUnion(t, union.Mount{Prefix: "/", FS: root}, union.Mount{Prefix: "/repo", FS: repo})
 	buf := make([]byte, 4)
-	if n, err := u.ReadAt(ctx, "/repo/x", buf, 3); n != 4 || err != nil || string(buf) != "3456" {
+	if n, err := vfs.ReadAt(ctx, u, "/repo/x", buf, 3); n != 4 || err != nil || string(buf) != "3456" {
 		t.Errorf("ReadAt = %d, %v, %q", n, err, buf)
 	}
 	info, _ := u.Stat(ctx, "/repo/x")
-	etag, err := u.WriteIf(ctx, "/repo/x", []byte("new"), vfs.Precondition{IfMatch: info.ETag})
+	etag, err := vfs.WriteIf(ctx, u, "/repo/x", []byte("new"), vfs.Precondition{IfMatch: info.ETag})
 	if err != nil || etag == info.ETag {
 		t.Errorf("WriteIf = %q, %v", etag, err)
 	}
@@ -732,11 +732,12 @@ func TestCapabilities(t *testing.T) {
 
 	var mu sync.Mutex
 	var changes []vfs.Change
-	cancel := u.Watch(func(c vfs.Change) {
+	cancel, ok := vfs.Watch(u, func(c vfs.Change) {
 		mu.Lock()
 		changes = append(changes, c)
 		mu.Unlock()
 	})
+	require.True(t, ok, "a union of Notifiers is a Notifier")
 	_ = u.Write(ctx, "/repo/y", []byte("y"))
 	_ = u.Write(ctx, "/top", []byte("t"))
 	_ = root.Write(ctx, "/repo/hidden", []byte("shadowed")) // not the union's

@@ -1,8 +1,12 @@
 // Package vfstest is the conformance suite of the julyfs filesystem
 // contract: every rule of the contract that applies to a single tree,
-// written once and run against every backend (temp, local, union, overlay,
-// hostfiles, indexed and plugin-proxied trees), and first against the plain
-// [Reference] tree so the suite itself is checked.
+// written once and run against every backend in this module (vfs/temp,
+// vfs/local, vfs/union, vfs/overlay, vfs/readonly, vfs/index,
+// vfs/hostfiles over both stores, vfs/aferofs, and plugin-proxied trees,
+// the git and archive plugins included), and first against the plain
+// [Reference] tree so the suite itself is checked: its own tests also run
+// checks on References mutated to break one rule each and require the
+// check of that rule to fail.
 //
 // A backend's tests call [Run] with a constructor for a fresh tree seeded
 // with exactly the given files:
@@ -17,9 +21,14 @@
 //		}, vfstest.Options{})
 //	}
 //
-// Capabilities a backend lacks are declared in [Options], never skipped
+// Abilities a backend lacks are declared in [Options], never skipped
 // silently: a read-only tree must fail every write with "read-only mount",
 // a tree that cannot delete must fail Delete with "delete not supported".
+// The optional capabilities (vfs.RangeReader, vfs.Notifier, ...) need no
+// declaration: the Capability checks go through the vfs helpers, so a
+// tree is checked with its method or with the helper's answer, and
+// Capability/everyPath holds a tree to vfs's rule that it offers a
+// capability only where it honours it for every path.
 //
 // Outside go test (a command that checks a plugin, say), [Checks] lists the
 // same cases over the small [T] interface and [Test] runs them all and

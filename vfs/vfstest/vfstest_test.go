@@ -200,6 +200,8 @@ func TestSuiteCatches(t *testing.T) {
 		{"WriteIf ignores its precondition", mutant{}, vfstest.Options{}, "Capability/writeIf"},
 		{"Watch reports nothing", mutant{}, vfstest.Options{}, "Capability/watch"},
 		{"MakeDir makes nothing", mutant{}, vfstest.Options{}, "Capability/dirs"},
+		{"Watch hears part of the tree", mutant{}, vfstest.Options{}, "Capability/everyPath"},
+		{"Stage unsupported in part of the tree", mutant{}, vfstest.Options{}, "Capability/everyPath"},
 		{"constant etag", mutant{stat: func(r *vfstest.Reference, ctx context.Context, p string) (vfs.FileInfo, error) {
 			info, err := r.Stat(ctx, p)
 			if info.Kind == vfs.KindFile {
@@ -331,6 +333,52 @@ var capabilityMutants = map[string]func(*vfstest.Reference) vfs.FileSystem{
 	"WriteIf ignores its precondition": func(r *vfstest.Reference) vfs.FileSystem { return blindCAS{r} },
 	"Watch reports nothing":            func(r *vfstest.Reference) vfs.FileSystem { return deafWatch{r} },
 	"MakeDir makes nothing":            func(r *vfstest.Reference) vfs.FileSystem { return hollowDirs{r} },
+	"Watch hears part of the tree": func(r *vfstest.Reference) vfs.FileSystem {
+		return &partWatch{Reference: r, heard: "/watch"}
+	},
+	"Stage unsupported in part of the tree": func(r *vfstest.Reference) vfs.FileSystem {
+		return partStage{Reference: r, deaf: "/docs"}
+	},
+}
+
+// partWatch is a Notifier that hears only the writes and deletes under
+// heard: what a union that claimed Notifier over a mount that is none
+// would be.
+type partWatch struct {
+	*vfstest.Reference
+	vfs.Watchers
+	heard string
+}
+
+func (w *partWatch) Write(ctx context.Context, p string, data []byte) error {
+	err := w.Reference.Write(ctx, p, data)
+	if p = vfs.Clean(p); err == nil && vfs.HasPrefix(p, w.heard) {
+		w.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	}
+	return err
+}
+
+func (w *partWatch) Delete(ctx context.Context, p string) error {
+	err := w.Reference.Delete(ctx, p)
+	if p = vfs.Clean(p); err == nil && vfs.HasPrefix(p, w.heard) {
+		w.Notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
+	}
+	return err
+}
+
+// partStage offers Stage but answers errors.ErrUnsupported under deaf,
+// which vfs.Stage passes on instead of falling back: what a union that
+// answered so for a mount without a Stager would be.
+type partStage struct {
+	*vfstest.Reference
+	deaf string
+}
+
+func (s partStage) Stage(ctx context.Context, p string, keep bool) (vfs.StagedFile, error) {
+	if vfs.HasPrefix(vfs.Clean(p), s.deaf) {
+		return nil, errors.ErrUnsupported
+	}
+	return vfs.Stage(ctx, s.Reference, p, keep)
 }
 
 // hollowDirs claims directories of its own but makes none.

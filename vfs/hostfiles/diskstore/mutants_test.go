@@ -20,7 +20,7 @@ const envMutant = "DISKSTORE_MUTANT"
 // store in a child process and checks that the check the mutant breaks
 // fails: the suite has teeth.
 func TestSuiteCatches(t *testing.T) {
-	for name, check := range storetest.Mutants {
+	for name, check := range storetest.Mutants() {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMutantSuite$", "-test.v")
 			cmd.Env = append(os.Environ(), envMutant+"="+name)

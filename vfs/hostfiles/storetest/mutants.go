@@ -8,20 +8,23 @@ import (
 	"github.com/julyfs/julyfs/vfs/hostfiles"
 )
 
-// Mutants are broken wrappers of a store, each breaking one rule, so a
-// store's tests can prove the suite catches them (run the suite over
-// Mutant(name, store) and expect the named check to fail):
+// Mutants returns the broken wrappers of a store by name, each breaking
+// one rule, with the check that must catch it, so a store's tests can
+// prove the suite has teeth (run the suite over Mutant(name, store) and
+// expect the named check to fail). The map is the caller's:
 //
 //   - "nocas": Put ignores its precondition (a lost update);
 //   - "noetags": a refused write's *ConflictError carries no etags;
 //   - "nofeed": Watch reports nothing;
 //   - "nodeletecas": Delete ignores its precondition (a delete drops
 //     another writer's change).
-var Mutants = map[string]string{
-	"nocas":       "ConflictCarriesBothETags",
-	"noetags":     "ConflictCarriesBothETags",
-	"nofeed":      "CrossHostNotify",
-	"nodeletecas": "DeleteIsCAS",
+func Mutants() map[string]string {
+	return map[string]string{
+		"nocas":       "ConflictCarriesBothETags",
+		"noetags":     "ConflictCarriesBothETags",
+		"nofeed":      "CrossHostNotify",
+		"nodeletecas": "DeleteIsCAS",
+	}
 }
 
 // Mutant wraps s with the mutation name (see [Mutants]).
