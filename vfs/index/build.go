@@ -268,8 +268,8 @@ func (f *FS) SyncMode(ctx context.Context, mode SyncMode) (Stats, error) {
 	if f.isClosed() {
 		return Stats{}, ErrClosed
 	}
-	if mode == SyncNever {
-		return Stats{}, nil
+	if mode == SyncNever || f.remote != nil {
+		return Stats{}, nil // a following process keeps the index up to date
 	}
 	if f.readOnly {
 		return Stats{}, ErrReadOnly
@@ -354,7 +354,7 @@ func (f *FS) apply(ctx context.Context, work []todo, gone []string, nm *manifest
 	if err := f.index(ctx, work, nm, st); err != nil {
 		return err
 	}
-	if st.Indexed >= mergeAfter {
+	if st.Indexed >= mergeAfter || f.idx.building() {
 		// Batches committed on every core outrun scorch's merger, which
 		// would leave a large build in dozens of segments, each a
 		// dictionary every query term is looked up in: merge them as the
