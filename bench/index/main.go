@@ -135,6 +135,22 @@ func measure(ctx context.Context, s scale) {
 		f.Close()
 		fmt.Printf("reopen, nothing changed, --sync=%s: %v (%v)\n", mode, t.Round(time.Millisecond), f.Stats())
 	}
+	// What auto would cost if it stat'ed every file at this size (what
+	// it does up to StatLimit files), CPU included.
+	{
+		var ru0, ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		start := time.Now()
+		f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, StatLimit: 1 << 30})
+		if err != nil {
+			log.Fatal(err)
+		}
+		t := time.Since(start)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		f.Close()
+		fmt.Printf("reopen, nothing changed, --sync=auto stat'ing every file: %v, %v user+sys (%v)\n", t.Round(time.Millisecond),
+			(tv(ru1.Utime)+tv(ru1.Stime)-tv(ru0.Utime)-tv(ru0.Stime)).Round(time.Millisecond), f.Stats())
+	}
 
 	// In-process queries.
 	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncNever})
