@@ -149,7 +149,7 @@ func measure(ctx context.Context, s scale) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 		f.Close()
 		fmt.Printf("reopen, nothing changed, --sync=auto stat'ing every file: %v, %v user+sys (%v)\n", t.Round(time.Millisecond),
-			(tv(ru1.Utime)+tv(ru1.Stime)-tv(ru0.Utime)-tv(ru0.Stime)).Round(time.Millisecond), f.Stats())
+			(tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)).Round(time.Millisecond), f.Stats())
 	}
 
 	// In-process queries.
