@@ -354,7 +354,7 @@ func (f *FS) apply(ctx context.Context, work []todo, gone []string, nm *manifest
 	if err := f.index(ctx, work, nm, st); err != nil {
 		return err
 	}
-	if st.Indexed >= mergeAfter || f.idx.building() {
+	if st.Indexed >= mergeAfter {
 		// Batches committed on every core outrun scorch's merger, which
 		// would leave a large build in dozens of segments, each a
 		// dictionary every query term is looked up in: merge them as the

@@ -90,9 +90,6 @@
 // batches at once (scorch builds each batch's segment in the committing
 // goroutine). One index directory can be open in one process at a time;
 // a following process answers each asker's search on its own goroutine.
-// A new index is built with a merge policy that merges nothing, then
-// merged into one segment once (each document is rewritten once, not once
-// per tier) and reopened with scorch's default policy.
 //
 // # Errors
 //

@@ -263,9 +263,6 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 		return nil, err
 	}
 	f.idx = &store{idx: idx, readOnly: readOnly}
-	if created {
-		f.idx.path = filepath.Join(dir, bleveDir) // built without merges: see store.merge
-	}
 	f.readOnly = readOnly
 	if readOnly {
 		opts.Log(fmt.Sprintf("index %s: read-only (%s cannot be written): searching the index as it is, without bringing it up to date with the tree", dir, dir))

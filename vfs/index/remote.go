@@ -255,7 +255,12 @@ func dialFollower(ctx context.Context, dir, tree string) (*remote, error) {
 	}
 	r := &remote{dir: dir, tree: tree}
 	ok := false
-	for rep, err := range r.ask(ctx, followRequest{Op: "hello"}) {
+	// A follower answers hello at once; one that does not within
+	// helloTimeout is taken to be gone (opening the index then says
+	// whether some process still holds it).
+	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	defer cancel()
+	for rep, err := range r.ask(hctx, followRequest{Op: "hello"}) {
 		if err != nil {
 			var re *remoteReplyError
 			if errors.As(err, &re) {
@@ -272,6 +277,9 @@ func dialFollower(ctx context.Context, dir, tree string) (*remote, error) {
 	}
 	return r, nil
 }
+
+// helloTimeout bounds the wait for a follower's first answer.
+const helloTimeout = 5 * time.Second
 
 // remoteReplyError is an error the follower answered (as opposed to one
 // of reaching it).

@@ -56,32 +56,8 @@ func scorchConfig(path string, create, readOnly bool) map[string]any {
 	if readOnly {
 		c["read_only"] = true
 	}
-	if create {
-		// A new index is built without background merges (see
-		// buildMergeOptions).
-		c["scorchMergePlanOptions"] = noMergeOptions
-	}
 	return c
 }
-
-// noMergeOptions is the merge policy of a new index while it is built:
-// no segment is small enough to be merged (a segment is eligible below
-// half of MaxSegmentSize documents), so the background merger does
-// nothing. scorch's tiered policy rewrites each document once per tier
-// (log10 of the number of segments times, 2 to 3 times for a large tree),
-// which was 30% of a build's CPU; the build instead merges once at the end
-// (buildMergeOptions) and reopens the index with the default policy.
-// (scorch reads them as JSON over its defaults, and a MergePlanOptions
-// does not encode: it has func fields.)
-var noMergeOptions = map[string]any{"MaxSegmentSize": 2}
-
-// buildMergeOptions merges every segment of a new index into one, in one
-// task: each document is rewritten once.
-var buildMergeOptions = func() mergeplan.MergePlanOptions {
-	o := mergeplan.SingleSegmentMergePlanOptions
-	o.SegmentsPerMergeTask = 1 << 16
-	return o
-}()
 
 // storeConfig is the part of the configuration recorded in index_meta.json.
 func storeConfig() map[string]any {
@@ -160,9 +136,6 @@ type store struct {
 	// dirty is set by every Batch, cleared by FS.flush.
 	dirty    atomic.Bool
 	readOnly bool
-	// path is set while a new index is built without background merges
-	// (dir/bleve): merge then reopens it with the default policy.
-	path string
 }
 
 // Batch commits b.
@@ -215,11 +188,10 @@ func (s *store) read(fn func(bleveindex.IndexReader) error) (err error) {
 const mergeAfter = 2000
 
 // merge runs scorch's merge policy over the index's segments until it
-// plans no more merges. A new index (built without background merges)
-// is merged into one segment and reopened with the default policy.
+// plans no more merges.
 func (s *store) merge(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.idx == nil {
 		return ErrClosed
 	}
@@ -227,24 +199,8 @@ func (s *store) merge(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if s.path == "" {
-		opts := mergeplan.DefaultMergePlanOptions
-		return sc.ForceMerge(ctx, &opts)
-	}
-	// The file merger merges persisted segments only: persist every
-	// batch first, and the merged index after (its snapshot is written
-	// with the next batch persisted).
-	if err := s.persist(ctx, s.idx.Batch); err != nil {
-		return err
-	}
-	opts := buildMergeOptions
-	if err := sc.ForceMerge(ctx, &opts); err != nil {
-		return err
-	}
-	if err := s.persist(ctx, s.idx.Batch); err != nil {
-		return err
-	}
-	return s.reopen()
+	opts := mergeplan.DefaultMergePlanOptions
+	return sc.ForceMerge(ctx, &opts)
 }
 
 // persist commits a batch through commit and waits until it, and so
@@ -271,30 +227,6 @@ func (s *store) persist(ctx context.Context, commit func(*bleveindex.Batch) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// building reports whether the index is new and built without background
-// merges.
-func (s *store) building() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.path != ""
-}
-
-// reopen closes the new index (waiting for its persistence) and opens it
-// again with the default merge policy. s.mu is held.
-func (s *store) reopen() error {
-	if err := s.idx.Close(); err != nil {
-		s.idx = nil
-		return err
-	}
-	s.idx = nil
-	idx, err := openStore(s.path, false)
-	if err != nil {
-		return err
-	}
-	s.idx, s.path = idx, ""
-	return nil
 }
 
 // Close closes the index once reads and batches in flight are done.
