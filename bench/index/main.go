@@ -8,7 +8,9 @@
 // through the index, how long a file changed behind julyfs's back takes to
 // become searchable for a following FS, and the one-shot `julyfs search`
 // end to end (julyfs and julyfsd built from this checkout) with each
-// --sync mode, and after a new file and an in-place edit. See
+// --sync mode, and after a new file and an in-place edit; query latency
+// while a file is written through the index every 20 ms; the one-shot
+// search asking a process that follows the index (this one). See
 // docs/perf/index.md.
 package main
 
