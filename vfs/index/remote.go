@@ -113,6 +113,7 @@ type server struct {
 	f     *FS
 	ln    net.Listener
 	path  string
+	tree  string // the tree the index is for ("" when unknown)
 	ctx   context.Context
 	stop  context.CancelFunc
 	conns sync.WaitGroup
@@ -143,7 +144,17 @@ func (f *FS) serve() error {
 		return fmt.Errorf("index: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	s := &server{f: f, ln: ln, path: path, ctx: ctx, stop: stop}
+	s := &server{f: f, ln: ln, path: path, ctx: ctx, stop: stop, tree: f.opts.Tree}
+	if s.tree == "" {
+		// A follower that was not told its tree (july run) answers for
+		// the tree the index records, if any.
+		if raw, err := os.ReadFile(filepath.Join(f.dir, metaFile)); err == nil {
+			var meta indexMeta
+			if json.Unmarshal(raw, &meta) == nil {
+				s.tree = meta.Tree
+			}
+		}
+	}
 	s.conns.Add(1)
 	go s.accept()
 	f.server = s
@@ -206,8 +217,8 @@ func (s *server) handle(c net.Conn) {
 		return
 	}
 	f := s.f
-	if req.Tree != "" && f.opts.Tree != "" && req.Tree != f.opts.Tree {
-		fail(&otherTreeError{dir: f.dir, built: f.opts.Tree, given: req.Tree})
+	if req.Tree != "" && s.tree != "" && req.Tree != s.tree {
+		fail(&otherTreeError{dir: f.dir, built: s.tree, given: req.Tree})
 		return
 	}
 	switch req.Op {

@@ -177,4 +177,15 @@ func TestAskFollower(t *testing.T) {
 		assert.Zero(t, f.FollowedBy())
 		assert.Equal(t, []string{"/a/two.go"}, found(t, f, "bravo"))
 	})
+
+	// A follower not told its tree (july run) answers for the tree the
+	// index records.
+	p = startFollower(t, root, dir, "")
+	_, err = index.Open(t.Context(), tree, dir, index.Options{Tree: "/=local:/elsewhere"})
+	assert.True(t, errors.Is(err, index.ErrOtherTree), "%v", err)
+	reopen(t, tree, dir, index.Options{Tree: "/=local:" + root}, func(f *index.FS) {
+		assert.Equal(t, p.cmd.Process.Pid, f.FollowedBy())
+		assert.Equal(t, []string{"/a/two.go"}, found(t, f, "bravo"))
+	})
+	p.stop(t)
 }
