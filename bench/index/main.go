@@ -8,7 +8,9 @@
 // through the index, how long a file changed behind julyfs's back takes to
 // become searchable for a following FS, and the one-shot `julyfs search`
 // end to end (julyfs and julyfsd built from this checkout) with each
-// --sync mode, and after a new file and an in-place edit. See
+// --sync mode, and after a new file and an in-place edit; query latency
+// while a file is written through the index every 20 ms; the one-shot
+// search asking a process that follows the index (this one). See
 // docs/perf/index.md.
 package main
 
@@ -135,6 +137,22 @@ func measure(ctx context.Context, s scale) {
 		f.Close()
 		fmt.Printf("reopen, nothing changed, --sync=%s: %v (%v)\n", mode, t.Round(time.Millisecond), f.Stats())
 	}
+	// What auto would cost if it stat'ed every file at this size (what
+	// it does up to StatLimit files), CPU included.
+	{
+		var ru0, ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		start := time.Now()
+		f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, StatLimit: 1 << 30})
+		if err != nil {
+			log.Fatal(err)
+		}
+		t := time.Since(start)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		f.Close()
+		fmt.Printf("reopen, nothing changed, --sync=auto stat'ing every file: %v, %v user+sys (%v)\n", t.Round(time.Millisecond),
+			(tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)).Round(time.Millisecond), f.Stats())
+	}
 
 	// In-process queries.
 	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncNever})
@@ -166,6 +184,50 @@ func measure(ctx context.Context, s scale) {
 	}
 	fmt.Printf("query latency in process, top 10 with snippets (%d queries x %d): p50 %v p99 %v; first result p50 %v p99 %v\n",
 		len(s.queries), s.rounds, pct(lat, 50), pct(lat, 99), pct(first, 50), pct(first, 99))
+
+	// The same while the index is written: a file written through the FS
+	// every 20 ms (an agent editing), each write indexed before it
+	// returns.
+	stopW := make(chan struct{})
+	wrote := make(chan int)
+	go func() {
+		n := 0
+		defer func() { wrote <- n }()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopW:
+				return
+			case <-tick.C:
+			}
+			data := fmt.Appendf(nil, "package bench\n\n// Revision %d, written while searching.\nfunc Busy%d() {}\n", n, n)
+			if err := f.Write(ctx, fmt.Sprintf("/zz-julyfs-busy/f%d.go", n%20), data); err != nil {
+				log.Fatal(err)
+			}
+			n++
+		}
+	}()
+	lat = lat[:0]
+	for range max(1, s.rounds/2) {
+		for _, q := range s.queries {
+			t0 := time.Now()
+			for _, err := range f.Search(ctx, vfs.SearchQuery{Query: q.Text, MaxResults: 10}) {
+				if err != nil {
+					log.Fatal(err)
+				}
+			}
+			lat = append(lat, time.Since(t0))
+		}
+	}
+	close(stopW)
+	writes := <-wrote
+	for i := range 20 {
+		f.Delete(ctx, fmt.Sprintf("/zz-julyfs-busy/f%d.go", i))
+	}
+	os.Remove(filepath.Join(s.corpus, "zz-julyfs-busy"))
+	fmt.Printf("query latency while a file is written through the index every 20 ms (%d queries, %d writes): p50 %v p99 %v\n",
+		len(lat), writes, pct(lat, 50), pct(lat, 99))
 
 	// One file's Write through the FS.
 	var upd []time.Duration
@@ -289,6 +351,30 @@ func measure(ctx context.Context, s scale) {
 	os.WriteFile(victim, orig, 0o644)
 	os.RemoveAll(filepath.Dir(newFile))
 	oneshot("always", "restore")
+
+	// One-shot searches while a process follows the index (as julyfs
+	// mount --index or july run would; here this process): they ask it.
+	f, err = index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, Follow: true, Tree: mount})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var walls, cpus []time.Duration
+	for i := range s.oneshots {
+		w, c, _ := oneshot("auto", s.queries[i%len(s.queries)].Text)
+		walls, cpus = append(walls, w), append(cpus, c)
+	}
+	fmt.Printf("one-shot julyfs search asking a following process (%d runs): wall p50 %v p99 %v; user+sys p50 %v (the asker's)\n", len(walls), pct(walls, 50), pct(walls, 99), pct(cpus, 50))
+	word = fmt.Sprintf("whiskeyedit%d", s.n)
+	if err := os.WriteFile(victim, append(slices.Clone(orig), "\n// "+word+"\n"...), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	w, c, res = oneshot("auto", word)
+	fmt.Printf("one-shot search asking the follower right after an in-place edit: %v wall, %v user+sys; found: %v\n", w.Round(time.Millisecond), c.Round(time.Millisecond), strings.Contains(res, "builder.go"))
+	os.WriteFile(victim, orig, 0o644)
+	time.Sleep(300 * time.Millisecond)
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
 
 	if s.rg && s.n == 1 {
 		rgCompare(s.corpus, s.queries)

@@ -268,8 +268,8 @@ func (f *FS) SyncMode(ctx context.Context, mode SyncMode) (Stats, error) {
 	if f.isClosed() {
 		return Stats{}, ErrClosed
 	}
-	if mode == SyncNever {
-		return Stats{}, nil
+	if mode == SyncNever || f.remote != nil {
+		return Stats{}, nil // a following process keeps the index up to date
 	}
 	if f.readOnly {
 		return Stats{}, ErrReadOnly

@@ -47,6 +47,19 @@
 // [vfs.Notifier], and inotify through fsnotify for local trees), so
 // nothing needs walking per query.
 //
+// # Asking a following process
+//
+// A following FS listens on a unix socket in the index directory
+// (julyfs-follow.sock). An Open without Follow, Rebuild or
+// [Options.Direct] that finds a live follower there does not open the
+// index (which the follower holds): the FS it returns forwards every verb
+// to the tree, and its Search asks the follower ([FS.FollowedBy]). The
+// follower answers after a barrier: it writes a cookie file in the index
+// directory, which it watches with the tree, and waits for its event, so
+// every change made to a local tree before the question is then pending;
+// it applies what is pending and searches. An asker with another
+// Options.Tree is refused ([ErrOtherTree]).
+//
 // # On-disk layout and format version
 //
 // The index directory holds julyfs-index.json (the format version and,
@@ -79,7 +92,8 @@
 // the events, one applies them; Close stops both). A build or resync
 // reads Options.Parallelism files at once and commits Options.Committers
 // batches at once (scorch builds each batch's segment in the committing
-// goroutine). One index directory can be open in one process at a time.
+// goroutine). One index directory can be open in one process at a time;
+// a following process answers each asker's search on its own goroutine.
 //
 // # Errors
 //

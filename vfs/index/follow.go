@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -82,12 +83,22 @@ type follower struct {
 	cancelFn func()
 	watched  int    // directories watched
 	onApply  func() // tests: called after each apply
+
+	// applyMu is held from taking the pending paths to the end of
+	// applying them, so applyPending returns after every earlier round.
+	applyMu sync.Mutex
+	// cookieDir is the index directory, watched for barrier cookies
+	// (see barrier); cookies maps a cookie file to its waiter.
+	cookieDir string
+	cookieSeq atomic.Uint64
+	cookies   map[string]chan struct{}
 }
 
 // startFollow starts following the tree; it is called by Open before the
 // open-time sync, so no change slips between the sync and the watch.
 func (f *FS) startFollow() error {
-	fl := &follower{f: f, pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	fl := &follower{f: f, pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		cookies: map[string]chan struct{}{}}
 	fl.roots = hostRoots(f.inner, "/")
 	if len(fl.roots) > 0 {
 		w, err := fsnotify.NewWatcher()
@@ -95,6 +106,9 @@ func (f *FS) startFollow() error {
 			return fmt.Errorf("index: follow: %w", err)
 		}
 		fl.w = w
+		if dir, err := filepath.Abs(f.dir); err == nil && w.Add(dir) == nil {
+			fl.cookieDir = dir
+		}
 		for _, r := range fl.roots {
 			if err := fl.watchTree(r, r.host); err != nil {
 				w.Close()
@@ -172,6 +186,19 @@ func (fl *follower) watchLoop() {
 			if !ok {
 				return
 			}
+			if filepath.Dir(ev.Name) == fl.cookieDir {
+				if strings.HasPrefix(filepath.Base(ev.Name), cookiePrefix) && ev.Has(fsnotify.Create) {
+					fl.mu.Lock()
+					if ch, ok := fl.cookies[ev.Name]; ok {
+						close(ch)
+						delete(fl.cookies, ev.Name)
+					}
+					fl.mu.Unlock()
+				}
+				if _, inTree := fl.vfsPath(ev.Name); !inTree {
+					continue // the index directory's own files
+				}
+			}
 			for _, r := range fl.roots {
 				vp, ok := r.vfsPath(ev.Name)
 				if !ok {
@@ -222,20 +249,38 @@ func (fl *follower) applyLoop() {
 			return
 		case <-time.After(followDelay):
 		}
-		fl.mu.Lock()
-		pending, resync := fl.pending, fl.resync
-		fl.pending, fl.resync = map[string]bool{}, false
-		fl.mu.Unlock()
-		if resync {
-			if _, err := fl.f.Sync(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
-				fl.f.opts.Log(fmt.Sprintf("index %s: %v", fl.f.dir, err))
-			}
-		} else if len(pending) > 0 {
-			if err := fl.f.applyChanges(context.Background(), pending); err != nil && !errors.Is(err, ErrClosed) {
-				fl.f.opts.Log(fmt.Sprintf("index %s: following changes: %v", fl.f.dir, err))
-			}
+		fl.applyPending()
+	}
+}
+
+// applyPending applies the paths pending (or walks the tree when events
+// were lost), and returns once they and every round before are applied.
+func (fl *follower) applyPending() {
+	fl.applyMu.Lock()
+	defer fl.applyMu.Unlock()
+	fl.mu.Lock()
+	pending, resync := fl.pending, fl.resync
+	fl.pending, fl.resync = map[string]bool{}, false
+	fl.mu.Unlock()
+	if resync {
+		if _, err := fl.f.Sync(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+			fl.f.opts.Log(fmt.Sprintf("index %s: %v", fl.f.dir, err))
+		}
+	} else if len(pending) > 0 {
+		if err := fl.f.applyChanges(context.Background(), pending); err != nil && !errors.Is(err, ErrClosed) {
+			fl.f.opts.Log(fmt.Sprintf("index %s: following changes: %v", fl.f.dir, err))
 		}
 	}
+}
+
+// vfsPath maps a host path to the tree's path, when it is in a local tree.
+func (fl *follower) vfsPath(host string) (string, bool) {
+	for _, r := range fl.roots {
+		if vp, ok := r.vfsPath(host); ok {
+			return vp, true
+		}
+	}
+	return "", false
 }
 
 // close stops following.

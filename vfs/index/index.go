@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -125,6 +124,12 @@ type Options struct {
 	// Sync is how Open brings an existing index up to date; "" is
 	// SyncAlways. A new or rebuilt index is always built whole.
 	Sync SyncMode
+	// Direct opens the index itself even when another process follows it
+	// (see [FS.FollowedBy]); Open then fails with ErrInUse. Without it,
+	// an Open without Follow or Rebuild that finds a process following
+	// the index asks that process for search results instead of opening
+	// the index.
+	Direct bool
 	// StatLimit is the number of indexed files up to which SyncAuto stats
 	// every file (and so sees files rewritten in place). 0 means
 	// DefaultStatLimit; negative means never.
@@ -215,6 +220,10 @@ type FS struct {
 	// filesystem); the index is searched as it is.
 	readOnly bool
 	follower *follower // nil unless Options.Follow
+	server   *server   // a follower's socket (see remote.go)
+	// remote is set when another process follows the index: searches
+	// are its to answer, and idx is nil.
+	remote *remote
 
 	mu       sync.RWMutex // guards closed and last
 	closed   bool
@@ -237,6 +246,18 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 	opts = opts.withDefaults()
 	f := &FS{inner: fsys, dir: dir, opts: opts, seed: maphash.MakeSeed(),
 		mapping: newMapping(), analyzer: newCodeAnalyzer()}
+	if !opts.Follow && !opts.Rebuild && !opts.Direct {
+		// Another process follows the index: it holds it, and keeps it
+		// up to date; ask it.
+		r, err := dialFollower(ctx, dir, opts.Tree)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			f.remote = r
+			return f, nil
+		}
+	}
 	idx, created, readOnly, err := openBleve(dir, opts)
 	if err != nil {
 		return nil, err
@@ -261,7 +282,20 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 		f.Close()
 		return nil, err
 	}
+	if opts.Follow {
+		if err := f.serve(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// currentFollower returns the follower, nil when not following or closed.
+func (f *FS) currentFollower() *follower {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.follower
 }
 
 // ReadOnly reports whether the index was opened read-only, because its
@@ -498,6 +532,19 @@ func (f *FS) Dir() string { return f.dir }
 // Close waits until every change is on disk and closes the index. The
 // wrapped tree is not closed. Close is idempotent.
 func (f *FS) Close() error {
+	if f.remote != nil {
+		f.mu.Lock()
+		f.closed = true
+		f.mu.Unlock()
+		return nil
+	}
+	f.mu.Lock()
+	srv := f.server
+	f.server = nil
+	f.mu.Unlock()
+	if srv != nil {
+		srv.close()
+	}
 	f.mu.Lock()
 	fl := f.follower
 	f.follower = nil
@@ -533,28 +580,11 @@ func (f *FS) flush(ctx context.Context) error {
 	if f.readOnly || !f.idx.dirty.Swap(false) {
 		return nil
 	}
-	done := make(chan error, 1)
-	b := bleveindex.NewBatch()
-	b.SetInternal([]byte("julyfs:flush"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-	b.SetPersistedCallback(func(err error) {
-		select {
-		case done <- err:
-		default:
-		}
-	})
-	if err := f.idx.batch(b); err != nil {
+	if err := f.idx.persist(ctx, f.idx.batch); err != nil {
 		f.idx.dirty.Store(true)
-		return fmt.Errorf("index: flush: %w", err)
+		return err
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("index: flush: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
 
 func (f *FS) lockPath(p string) func() {
@@ -695,7 +725,9 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 	if err := f.inner.Delete(ctx, p); err != nil {
 		return err
 	}
-	if derr := f.idx.Delete(p); derr != nil {
+	if f.remote != nil {
+		// The following process sees the deletion as it sees anyone's.
+	} else if derr := f.idx.Delete(p); derr != nil {
 		err = indexUpdateFailed(p, derr)
 	}
 	f.notify(vfs.Change{Path: p, Op: vfs.ChangeDelete})
@@ -704,8 +736,8 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 
 // update indexes data as the content of clean p, just written.
 func (f *FS) update(ctx context.Context, p string, data []byte) error {
-	if f.skipped(p) {
-		return nil
+	if f.skipped(p) || f.remote != nil {
+		return nil // a following process indexes what it sees written
 	}
 	info, err := f.inner.Stat(ctx, p)
 	if err != nil {

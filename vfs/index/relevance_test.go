@@ -34,6 +34,10 @@ var goSrc struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(followerEnv) != "" {
+		runFollower() // a second process of TestAskFollower
+		return
+	}
 	code := m.Run()
 	if goSrc.fs != nil {
 		goSrc.fs.Close()

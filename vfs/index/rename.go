@@ -37,7 +37,9 @@ func (f *FS) Rename(ctx context.Context, from, to string) error {
 	for _, p := range moved {
 		r, _ := vfs.Rel(p, tp)
 		old := vfs.Join(fp, r)
-		if err := f.idx.Delete(old); err != nil {
+		if f.remote != nil {
+			// A following process sees the move as it sees anyone's.
+		} else if err := f.idx.Delete(old); err != nil {
 			return indexUpdateFailed(old, err)
 		}
 		data, err := f.inner.Read(ctx, p)

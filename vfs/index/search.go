@@ -138,6 +138,14 @@ func (f *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 			yield(vfs.SearchResult{}, ErrClosed)
 			return
 		}
+		if f.remote != nil {
+			for r, err := range f.remote.search(ctx, q) {
+				if !yield(r, err) || err != nil {
+					return
+				}
+			}
+			return
+		}
 		terms := f.queryTerms(q.Query)
 		if len(terms) == 0 {
 			return

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
@@ -200,6 +201,32 @@ func (s *store) merge(ctx context.Context) error {
 	}
 	opts := mergeplan.DefaultMergePlanOptions
 	return sc.ForceMerge(ctx, &opts)
+}
+
+// persist commits a batch through commit and waits until it, and so
+// everything committed before, is persisted.
+func (s *store) persist(ctx context.Context, commit func(*bleveindex.Batch) error) error {
+	done := make(chan error, 1)
+	b := bleveindex.NewBatch()
+	b.SetInternal([]byte("julyfs:flush"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	b.SetPersistedCallback(func(err error) {
+		select {
+		case done <- err:
+		default:
+		}
+	})
+	if err := commit(b); err != nil {
+		return fmt.Errorf("index: flush: %w", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("index: flush: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close closes the index once reads and batches in flight are done.

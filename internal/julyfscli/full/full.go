@@ -10,9 +10,10 @@ import "github.com/julyfs/julyfs/internal/julyfscli"
 // Heavy returns the implementations of julyfs's heavy commands.
 func Heavy() julyfscli.Heavy {
 	return julyfscli.Heavy{
-		Mount:      mount,
-		Unmount:    unmount,
-		IndexBuild: indexBuild,
-		OpenIndex:  openIndex,
+		Mount:       mount,
+		Unmount:     unmount,
+		IndexBuild:  indexBuild,
+		IndexFollow: indexFollow,
+		OpenIndex:   openIndex,
 	}
 }

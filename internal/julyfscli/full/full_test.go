@@ -32,7 +32,7 @@ func TestDefaults(t *testing.T) {
 // julyfsd never hands one on.
 func TestHeavy(t *testing.T) {
 	h := Heavy()
-	if h.Mount == nil || h.Unmount == nil || h.IndexBuild == nil || h.OpenIndex == nil {
+	if h.Mount == nil || h.Unmount == nil || h.IndexBuild == nil || h.IndexFollow == nil || h.OpenIndex == nil {
 		t.Errorf("full.Heavy() leaves a command to delegate: %+v", h)
 	}
 }

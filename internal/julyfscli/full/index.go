@@ -84,8 +84,11 @@ func indexBuild(c *cli.Context) error {
 		Rebuild:     c.Bool("rebuild"),
 		Tree:        tree,
 		MaxFileSize: c.Int64("max-file-size"),
-		Progress:    progress,
-		Log:         func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		// A build reads the tree into the index itself, even when a
+		// mount follows it (it then fails: in use).
+		Direct:   true,
+		Progress: progress,
+		Log:      func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}
 	f, err := index.Open(c.Context, fsys, c.String("index"), opts)
 	finish()
@@ -98,6 +101,33 @@ func indexBuild(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintln(c.App.Writer, st)
 	return err
+}
+
+// indexFollow is 'julyfs index follow', its arguments checked.
+func indexFollow(c *cli.Context) error {
+	fsys, closeTree, err := julyfscli.OpenTree(c)
+	if err != nil {
+		return err
+	}
+	defer closeTree()
+	tree, err := treeID(c)
+	if err != nil {
+		return err
+	}
+	dir := c.String("index")
+	f, err := index.Open(c.Context, fsys, dir, index.Options{
+		Sync:   index.SyncAuto,
+		Tree:   tree,
+		Follow: true,
+		Log:    func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "following %s for index %s (%s); julyfs search --index asks this process; Ctrl-C to stop\n",
+		vfs.DisplayPath(tree), vfs.DisplayPath(dir), f.Stats())
+	<-c.Context.Done()
+	return f.Close()
 }
 
 // progressReporter returns an index.Options.Progress that draws a progress

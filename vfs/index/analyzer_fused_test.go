@@ -1,0 +1,76 @@
+package index
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCodeAnalyzerFused: the one-pass analyzer gives exactly the tokens of
+// wordTokenizer followed by partsFilter (what indexes were built with), on
+// tricky input and on a few hundred files of GOROOT/src.
+func TestCodeAnalyzerFused(t *testing.T) {
+	ref := &analysis.DefaultAnalyzer{Tokenizer: wordTokenizer{}, TokenFilters: []analysis.TokenFilter{partsFilter{}}}
+	inputs := []string{
+		"", "a", "__", "_x_", "parseHTTPHeader snake_case_name __init__ ÉtéCafé naïveΣίσυφος 日本語テキスト",
+		"x := foo.BarBaz(qux_1, QUUX2x) // HTTPServer2Go\n\tµs_µs ÀÉÎ",
+		string(make([]byte, 70)) + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_bB",
+		"\xff\xfeabc\xc3(déf_GhI", "a_b_c", "ABCdefGHI_jk", "x1Y2z3",
+	}
+	n := 0
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "strings"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || n >= 300 {
+			return nil
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			inputs = append(inputs, string(data))
+			n++
+		}
+		return nil
+	})
+	for _, in := range inputs {
+		want, got := ref.Analyze([]byte(in)), codeAnalyzer{}.Analyze([]byte(in))
+		require.Equal(t, len(want), len(got), "%.60q", in)
+		for i := range want {
+			require.Equal(t, *want[i], *got[i], "%.60q: token %d", in, i)
+		}
+	}
+}
+
+// BenchmarkAnalyze compares the two-pass and the one-pass analyzer over
+// GOROOT/src/net/http's files.
+func BenchmarkAnalyze(b *testing.B) {
+	var files [][]byte
+	var size int64
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, err := os.ReadFile(p); err == nil {
+				files = append(files, data)
+				size += int64(len(data))
+			}
+		}
+		return nil
+	})
+	for _, a := range []struct {
+		name string
+		a    analysis.Analyzer
+	}{
+		{"two-pass", &analysis.DefaultAnalyzer{Tokenizer: wordTokenizer{}, TokenFilters: []analysis.TokenFilter{partsFilter{}}}},
+		{"fused", codeAnalyzer{}},
+	} {
+		b.Run(a.name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, f := range files {
+					a.a.Analyze(f)
+				}
+			}
+		})
+	}
+}
