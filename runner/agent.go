@@ -16,6 +16,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // ConfigFile is the name of an agent's definition inside its directory.
@@ -314,7 +315,7 @@ func readInstructions(dir, name string) ([]byte, error) {
 	defer root.Close()
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if strings.Contains(err.Error(), "path escapes from parent") {
+		if local.IsEscape(err) {
 			return nil, fmt.Errorf("outside the agent directory; name a file inside it")
 		}
 		return nil, err

@@ -92,10 +92,10 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 		Timeout:   opts.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > opts.MaxRedirects {
-				return fmt.Errorf("more than %d redirects (last to %s)", opts.MaxRedirects, req.URL.Redacted())
+				return &redirectError{fmt.Errorf("more than %d redirects (last to %s)", opts.MaxRedirects, req.URL.Redacted())}
 			}
 			if err := checkURL(req.URL); err != nil {
-				return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+				return &redirectError{fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)}
 			}
 			return nil
 		},
@@ -167,7 +167,8 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 	resp, err := f.client.Do(req)
 	if err != nil {
 		var ue *url.Error
-		if errors.As(err, &ue) && ue.URL != req.URL.String() && !strings.Contains(ue.Err.Error(), "redirect") {
+		var re *redirectError
+		if errors.As(err, &ue) && ue.URL != req.URL.String() && !errors.As(err, &re) {
 			// Failed on a redirect's hop: say which.
 			return fail(fmt.Errorf("redirect to %s: %w", safeURL(ue.URL), unwrapURLError(err)))
 		}
@@ -316,3 +317,9 @@ func safeURL(s string) string {
 	}
 	return s
 }
+
+// redirectError is CheckRedirect's refusal of a redirect: it names the
+// hop itself, so Fetch adds nothing to it.
+type redirectError struct{ error }
+
+func (e *redirectError) Unwrap() error { return e.error }

@@ -225,6 +225,11 @@ func isEscape(err error) bool {
 	return e != nil && errors.Is(errno(err), e)
 }
 
+// IsEscape reports whether err is os.Root's refusal of a name that leaves
+// its root ("path escapes from parent"), matched by identity as vfs/local
+// does for its own confinement, never by the error's text.
+func IsEscape(err error) bool { return isEscape(err) }
+
 // rootEscapeErr is os.Root's error for "..", or nil if it could not be had.
 var rootEscapeErr = sync.OnceValue(func() error {
 	r, err := os.OpenRoot(os.TempDir())
