@@ -91,7 +91,10 @@
 //     fallback copies and deletes a file; syscall.EXDEV asks for it);
 //   - [Symlinker] with [Symlink] and [Readlink], [ModeSetter] with
 //     [SetMode], [TimeSetter] with [SetModTime]: links, modes and times
-//     that persist.
+//     that persist. A tree with links lists every one (DirEntry.Link,
+//     Kind what it leads to, KindMissing when it dangles), Stat follows
+//     one inside the tree and says so (FileInfo.Link, LinkModTime), and
+//     walks never descend into one (DirEntry.SkipInWalk).
 //
 // The helpers of the directory, link and metadata capabilities answer
 // errors.ErrUnsupported where a tree has none, never a fake success.
