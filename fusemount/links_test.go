@@ -290,3 +290,27 @@ stat -c '%a %Y' "$M/repo/s.sh" "$M/notes/n.md"`, env...)
 	_, _, err = shErr(t, `ln -s ../notes/n.md "$M/repo/cross"`, env...)
 	assert.NoError(t, err)
 }
+
+// TestLinkMovesAcrossUnion: mv of a dangling link and of a link to a
+// directory from one mount of a union to another (EXDEV, so mv copies
+// the link and removes it) moves the links themselves.
+func TestLinkMovesAcrossUnion(t *testing.T) {
+	dir := t.TempDir()
+	notes := temp.MustNew(map[string]string{"/n.md": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: newLocal(t, dir)}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	env := []string{"M=" + s.Dir()}
+	sh(t, `mkdir "$M/repo/d"; ln -s nowhere "$M/repo/gone"; ln -s d "$M/repo/dlnk"
+mv "$M/repo/gone" "$M/repo/dlnk" "$M/notes/"`, env...)
+	for p, want := range map[string]string{"/gone": "nowhere", "/dlnk": "d"} {
+		target, err := notes.Readlink(t.Context(), p)
+		require.NoError(t, err, p)
+		assert.Equal(t, want, target, p)
+	}
+	for _, name := range []string{"gone", "dlnk"} {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		assert.True(t, os.IsNotExist(err), "%s moved off the host", name)
+	}
+	assert.DirExists(t, filepath.Join(dir, "d"))
+}
