@@ -158,9 +158,10 @@ git add -A; git commit -qm one; cd ..; git clone -q --bare src bare.git`, env...
 	assert.Empty(t, sh(t, `cd "$D"; git status --porcelain`, append(env, "D="+filepath.Join(dir, "repo"))...))
 }
 
-// TestCpArchiveLocal: cp -a of a tree with links, modes and times into a
-// local: mount keeps them all on the host (a link's own time excepted:
-// the mount cannot set it, see docs/mount.md).
+// TestCpArchiveLocal: cp -a of a tree with links (to a file, to a
+// directory, dangling), modes and times into a local: mount keeps them
+// all on the host, links' own times too; the mount lists the copy as the
+// host does, and cp -a out of it copies the same tree back.
 func TestCpArchiveLocal(t *testing.T) {
 	dir, src := t.TempDir(), t.TempDir()
 	s := mountT(t, newLocal(t, dir), Options{})
@@ -170,9 +171,9 @@ printf '#!/bin/sh\n' > t/run.sh; chmod 755 t/run.sh
 echo s > t/private/key; chmod 600 t/private/key; chmod 700 t/private
 echo p > t/pub/readme; chmod 444 t/pub/readme
 ln -s pub/readme t/readme-link; ln -s private t/private-link; ln -s /nonexistent t/dangling
-touch -d 2019-01-01 t/run.sh t/private/key t/pub/readme; touch -d 2018-06-01 t/private t/pub t
+touch -h -d 2017-03-04 t/readme-link t/private-link t/dangling; touch -d 2019-01-01 t/run.sh t/private/key t/pub/readme; touch -d 2018-06-01 t/private t/pub t
 cp -a t "$M/copy"`, env...)
-	list := `cd "$1"; find . ! -type l -printf '%p %y %m %T@\n' | sort; find . -type l -printf '%p -> %l\n' | sort`
+	list := `cd "$1"; find . ! -type l -printf '%p %y %m %T@\n' | sort; find . -type l -printf '%p -> %l %T@\n' | sort`
 	want := sh(t, `f() { `+list+`; }; f "$S/t"`, env...)
 	got := sh(t, `f() { `+list+`; }; f "$D"`, append(env, "D="+filepath.Join(dir, "copy"))...)
 	assert.Equal(t, want, got, "the host copy")
