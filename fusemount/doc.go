@@ -46,7 +46,9 @@
 // tree's memory on temp:; ENOTSUP where the tree has none, never a change
 // only the mount remembers. symlink and readlink go through
 // vfs.Symlinker; lookup shows a path whose FileInfo.Link is set as a link
-// (S_IFLNK), which the kernel follows itself. The mount holds in memory,
+// (S_IFLNK, with the link's own time, FileInfo.LinkModTime), which the
+// kernel follows itself, and readdir lists every entry whose
+// DirEntry.Link is set as a link (DT_LNK), whatever it leads to. The mount holds in memory,
 // by path, only what no tree keeps: access times, owners set by chown on
 // a tree without owners (chown to another owner of a host file is
 // ENOTSUP) and a mode asked at create or mkdir on a tree without modes.

@@ -37,10 +37,8 @@ func TestLinksLocal(t *testing.T) {
 	out := sh(t, `echo hi > "$M/a.txt"; mkdir "$M/d"; echo deep > "$M/d/f"
 ln -s a.txt "$M/lnk"; ln -s d "$M/dlnk"
 readlink "$M/lnk"; cat "$M/lnk"; cat "$M/dlnk/f"; stat -c %F "$M/lnk"
-ls -l "$M" | grep '^l' | grep -o 'lnk -> a.txt'`, env...)
-	// dlnk resolves by name but is not listed: List leaves links to
-	// directories out (docs/mount.md).
-	assert.Equal(t, "a.txt\nhi\ndeep\nsymbolic link\nlnk -> a.txt\n", out)
+ls -l "$M" | grep '^l' | grep -o '[a-z]*lnk -> .*'`, env...)
+	assert.Equal(t, "a.txt\nhi\ndeep\nsymbolic link\ndlnk -> d\nlnk -> a.txt\n", out)
 	target, err := os.Readlink(filepath.Join(dir, "lnk"))
 	require.NoError(t, err)
 	assert.Equal(t, "a.txt", target, "a host link")
@@ -56,6 +54,8 @@ ls -l "$M" | grep '^l' | grep -o 'lnk -> a.txt'`, env...)
 		assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(%s) through the tree", p)
 		fi, err := fsys.Stat(ctx, p)
 		require.NoError(t, err)
+		assert.False(t, fi.LinkModTime.IsZero(), "the link's own time")
+		fi.LinkModTime = time.Time{}
 		assert.Equal(t, vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: true}, fi)
 	}
 	// The kernel resolves ../outside from the mount point, where there
@@ -158,9 +158,10 @@ git add -A; git commit -qm one; cd ..; git clone -q --bare src bare.git`, env...
 	assert.Empty(t, sh(t, `cd "$D"; git status --porcelain`, append(env, "D="+filepath.Join(dir, "repo"))...))
 }
 
-// TestCpArchiveLocal: cp -a of a tree with links, modes and times into a
-// local: mount keeps them all on the host (a link's own time excepted:
-// the mount cannot set it, see docs/mount.md).
+// TestCpArchiveLocal: cp -a of a tree with links (to a file, to a
+// directory, dangling), modes and times into a local: mount keeps them
+// all on the host, links' own times too; the mount lists the copy as the
+// host does, and cp -a out of it copies the same tree back.
 func TestCpArchiveLocal(t *testing.T) {
 	dir, src := t.TempDir(), t.TempDir()
 	s := mountT(t, newLocal(t, dir), Options{})
@@ -170,18 +171,72 @@ printf '#!/bin/sh\n' > t/run.sh; chmod 755 t/run.sh
 echo s > t/private/key; chmod 600 t/private/key; chmod 700 t/private
 echo p > t/pub/readme; chmod 444 t/pub/readme
 ln -s pub/readme t/readme-link; ln -s private t/private-link; ln -s /nonexistent t/dangling
-touch -d 2019-01-01 t/run.sh t/private/key t/pub/readme; touch -d 2018-06-01 t/private t/pub t
+touch -h -d 2017-03-04 t/readme-link t/private-link t/dangling; touch -d 2019-01-01 t/run.sh t/private/key t/pub/readme; touch -d 2018-06-01 t/private t/pub t
 cp -a t "$M/copy"`, env...)
-	list := `cd "$1"; find . ! -type l -printf '%p %y %m %T@\n' | sort; find . -type l -printf '%p -> %l\n' | sort`
+	list := `cd "$1"; find . ! -type l -printf '%p %y %m %T@\n' | sort; find . -type l -printf '%p -> %l %T@\n' | sort`
 	want := sh(t, `f() { `+list+`; }; f "$S/t"`, env...)
 	got := sh(t, `f() { `+list+`; }; f "$D"`, append(env, "D="+filepath.Join(dir, "copy"))...)
 	assert.Equal(t, want, got, "the host copy")
 	assert.Equal(t, 9, len(strings.Split(strings.TrimSpace(want), "\n")), "the listing covers the tree:\n%s", want)
-	// Through the mount, by name, every link is there; a listing leaves
-	// out links to directories and dangling ones, as List does
-	// (docs/mount.md).
+	// Through the mount every link is there, listed as on the host, and
+	// cp -a out of the mount copies the same tree back.
 	assert.Equal(t, "private\n/nonexistent\npub/readme\n",
 		sh(t, `cd "$M/copy"; readlink private-link dangling readme-link`, env...))
+	assert.Equal(t, want, sh(t, `f() { `+list+`; }; f "$M/copy"`, env...), "the listing through the mount")
+	back := filepath.Join(t.TempDir(), "back")
+	sh(t, `cp -a "$M/copy" "$B"`, append(env, "B="+back)...)
+	assert.Equal(t, want, sh(t, `f() { `+list+`; }; f "$B"`, append(env, "B="+back)...), "cp -a out of the mount")
+}
+
+// TestLinksListed: every link shows in a listing through the mount, as on
+// disk, whatever it leads to (a file, a directory, nothing): ls -l shows
+// it, find lists it without following it, find -L and ls -L follow what
+// resolves, rm removes a dangling one and mv moves one (on temp: too),
+// and lstat shows the link's own time, not its target's. On local:,
+// temp: and both parts of a union.
+func TestLinksListed(t *testing.T) {
+	dir := t.TempDir()
+	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: newLocal(t, dir)}, {Prefix: "/notes", FS: temp.MustNew(nil)}})
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		fsys vfs.FileSystem
+		sub  string
+	}{
+		"local":       {newLocal(t, t.TempDir()), ""},
+		"temp":        {temp.MustNew(nil), ""},
+		"union-local": {u, "/repo"},
+		"union-temp":  {u, "/notes"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mountT(t, tc.fsys, Options{})
+			env := []string{"M=" + s.Dir() + tc.sub, "TZ=UTC", "C=" + filepath.Join(t.TempDir(), "copy")}
+			sh(t, `mkdir -p "$M/t/d"; echo a > "$M/t/a.txt"; echo f > "$M/t/d/f"
+cd "$M/t"; ln -s a.txt lnk; ln -s d dlnk; ln -s nowhere gone; ln -s ../t loop
+touch -d 2020-01-02 a.txt; touch -h -d 2001-02-03 lnk gone dlnk`, env...)
+			assert.Equal(t, "dlnk -> d\ngone -> nowhere\nlnk -> a.txt\nloop -> ../t\n",
+				sh(t, `ls -l "$M/t" | grep '^l' | sed 's/.* \([a-z]* -> .*\)/\1/'`, env...), "ls -l")
+			assert.Equal(t, "./a.txt f\n./d d\n./d/f f\n./dlnk l\n./gone l\n./lnk l\n./loop l\n",
+				sh(t, `cd "$M/t"; find . -mindepth 1 -printf '%p %y\n' | sort`, env...), "find")
+			// The listing's own type (d_type, which scandir trusts).
+			assert.Equal(t, "['dlnk', 'gone', 'lnk', 'loop']\n", sh(t, `cd "$M/t"; python3 -c 'import os; print(sorted(e.name for e in os.scandir(".") if e.is_symlink()))'`, env...))
+			out, _, _ := shErr(t, `cd "$M/t"; find -L . -mindepth 1 -printf '%p %y\n' 2>/dev/null | sort`, env...)
+			assert.Contains(t, out, "./dlnk/f f\n", "find -L follows a link to a directory")
+			assert.Contains(t, out, "./lnk f\n")
+			assert.Equal(t, "f\n", sh(t, `ls -L "$M/t/dlnk"`, env...))
+			// lstat: the link's own time; stat: the target's.
+			assert.Equal(t, "981158400 981158400 1577923200\n",
+				sh(t, `stat -c %Y "$M/t/lnk" "$M/t/gone" | tr '\n' ' '; stat -L -c %Y "$M/t/lnk"`, env...))
+			// cp -a out of the mount copies every link as a link.
+			sh(t, `cp -a "$M/t" "$C"`, env...)
+			assert.Equal(t, "./a.txt f\n./d d\n./d/f f\n./dlnk l d\n./gone l nowhere\n./lnk l a.txt\n./loop l ../t\n",
+				sh(t, `cd "$C"; find . -mindepth 1 -printf '%p %y %l\n' | sed 's/ $//' | sort`, env...))
+			assert.Equal(t, "981158400\n", sh(t, `stat -c %Y "$C/lnk"`, env...), "cp -a keeps the link's own time")
+			// mv and rm of dangling links and of a link to a directory.
+			sh(t, `cd "$M/t"; mv gone gone2; readlink gone2 >/dev/null; rm gone2 dlnk loop`, env...)
+			assert.Equal(t, "./a.txt f\n./d d\n./d/f f\n./lnk l\n",
+				sh(t, `cd "$M/t"; find . -mindepth 1 -printf '%p %y\n' | sort`, env...), "after rm")
+		})
+	}
 }
 
 // TestLinksModesTimesTemp: on temp: links, modes and times are the
@@ -235,4 +290,28 @@ stat -c '%a %Y' "$M/repo/s.sh" "$M/notes/n.md"`, env...)
 	// is kept as given.
 	_, _, err = shErr(t, `ln -s ../notes/n.md "$M/repo/cross"`, env...)
 	assert.NoError(t, err)
+}
+
+// TestLinkMovesAcrossUnion: mv of a dangling link and of a link to a
+// directory from one mount of a union to another (EXDEV, so mv copies
+// the link and removes it) moves the links themselves.
+func TestLinkMovesAcrossUnion(t *testing.T) {
+	dir := t.TempDir()
+	notes := temp.MustNew(map[string]string{"/n.md": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: newLocal(t, dir)}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	env := []string{"M=" + s.Dir()}
+	sh(t, `mkdir "$M/repo/d"; ln -s nowhere "$M/repo/gone"; ln -s d "$M/repo/dlnk"
+mv "$M/repo/gone" "$M/repo/dlnk" "$M/notes/"`, env...)
+	for p, want := range map[string]string{"/gone": "nowhere", "/dlnk": "d"} {
+		target, err := notes.Readlink(t.Context(), p)
+		require.NoError(t, err, p)
+		assert.Equal(t, want, target, p)
+	}
+	for _, name := range []string{"gone", "dlnk"} {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		assert.True(t, os.IsNotExist(err), "%s moved off the host", name)
+	}
+	assert.DirExists(t, filepath.Join(dir, "d"))
 }

@@ -247,7 +247,7 @@ func (n *node) forgetSubdirs() {
 func (n *node) countSubdirs(entries []vfs.DirEntry) {
 	var c uint32
 	for _, e := range entries {
-		if e.Kind == vfs.KindDir {
+		if e.Kind == vfs.KindDir && !e.Link {
 			c++
 		}
 	}
@@ -591,7 +591,8 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	return []byte(target), 0
 }
 
-// Readdir lists directory n as the tree's List yields it, after "." and "..".
+// Readdir lists directory n as the tree's List yields it, after "." and
+// "..": links (DirEntry.Link) as links, whatever they lead to.
 func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	p, stale := n.livePath()
 	if stale != 0 {
@@ -613,15 +614,18 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	for _, e := range entries {
 		name := vfs.Base(e.Path)
 		mode := uint32(syscall.S_IFREG)
-		if e.Kind == vfs.KindDir {
+		switch {
+		case e.Link:
+			// Every link, whatever it leads to (a directory, nothing,
+			// outside the root), as on disk: ls -l shows it, find
+			// lists it, rm and cp -a see it.
+			mode = syscall.S_IFLNK
+		case e.Kind == vfs.KindDir:
 			mode = syscall.S_IFDIR
 		}
 		ino := inoOf(e.Path)
-		if ch := n.GetChild(name); ch != nil && (ch.StableAttr().Mode == mode ||
-			ch.StableAttr().Mode == syscall.S_IFLNK && mode == syscall.S_IFREG) {
-			// A link to a file lists as a file; one the kernel knows
-			// as a link lists as one.
-			mode, ino = ch.StableAttr().Mode, ch.StableAttr().Ino
+		if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
+			ino = ch.StableAttr().Ino
 		}
 		out = append(out, fuse.DirEntry{Name: name, Mode: mode, Ino: ino})
 	}

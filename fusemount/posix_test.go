@@ -38,6 +38,7 @@ var posixCases = []string{
 	"RenameOpenDir",
 	"RenameOverwriteDestExist",
 	"RenameOverwriteDestNoExist",
+	"SetattrSymlink",
 	"SymlinkReadlink",
 	"TruncateFile",
 	"TruncateNoFile",

@@ -506,8 +506,10 @@ func TestNoPhantomDirAfterSwap(t *testing.T) {
 
 	sh(t, `rm "$M/d/f"`, env)
 	// The host now has d.moved and a link d pointing outside (missing to
-	// the tree); then the link goes too.
-	assert.Equal(t, "d.moved\n", sh(t, `ls "$M"`, env))
+	// the tree, listed as the link it is, not as a directory); then the
+	// link goes too.
+	assert.Equal(t, "d\nd.moved\n", sh(t, `ls "$M"`, env))
+	assert.Equal(t, "symbolic link\n", sh(t, `stat -c %F "$M/d"`, env))
 	require.NoError(t, os.Remove(filepath.Join(root, "d")))
 	assert.Equal(t, "d.moved\n", sh(t, `ls "$M"`, env))
 	_, _, err = shErr(t, `stat "$M/d"`, env)

@@ -561,6 +561,9 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if fi.Link {
 		// A link's own: the kernel follows it and checks its target.
 		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
+		if !fi.LinkModTime.IsZero() {
+			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
+		}
 	}
 	if md := m.getMeta(fi.Path); md != (meta{}) && !fi.Link {
 		if md.mode != 0 {

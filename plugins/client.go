@@ -605,7 +605,8 @@ func unpackEntries(m *pluginpb.Entries, out []vfs.DirEntry) ([]vfs.DirEntry, *pl
 		if off+int(n) > len(all) {
 			return nil, encodeError(errors.New("malformed entries: paths shorter than their lengths"))
 		}
-		out = append(out, vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(m.Kinds[i])})
+		k := m.Kinds[i]
+		out = append(out, vfs.DirEntry{Path: all[off : off+int(n)], Kind: vfs.EntryKind(k &^ kindLink), Link: k&kindLink != 0})
 		off += int(n)
 	}
 	return out, m.Error

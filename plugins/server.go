@@ -259,9 +259,16 @@ func packEntries(es []vfs.DirEntry, e *pluginpb.Error) *pluginpb.Entries {
 		m.Paths = append(m.Paths, d.Path...)
 		m.Lengths[i] = uint32(len(d.Path))
 		m.Kinds[i] = byte(d.Kind)
+		if d.Link {
+			m.Kinds[i] |= kindLink
+		}
 	}
 	return m
 }
+
+// kindLink marks an entry that is a link (vfs.DirEntry.Link) in its kind
+// byte; the low bits are the vfs.EntryKind of what it leads to.
+const kindLink = 0x80
 
 func entrySize(e vfs.DirEntry) int { return len(e.Path) + 8 }
 

@@ -94,7 +94,11 @@
 //     their own;
 //   - [Symlinker] with [Symlink] and [Readlink], [ModeSetter] with
 //     [SetMode], [TimeSetter] with [SetModTime], [LinkTimeSetter] with
-//     [SetLinkModTime]: links, modes and times that persist;
+//     [SetLinkModTime]: links, modes and times that persist. A tree with
+//     links lists every one (DirEntry.Link, Kind what it leads to,
+//     KindMissing when it dangles), Stat follows one inside the tree and
+//     says so (FileInfo.Link, LinkModTime), and walks never descend into
+//     one (DirEntry.SkipInWalk);
 //   - [Notifier] with [Watch]: hear about changes made through the tree.
 //
 // The helpers of the first five fall back on the eight verbs. Those of

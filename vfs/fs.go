@@ -62,7 +62,20 @@ func (k EntryKind) String() string {
 type DirEntry struct {
 	Path string
 	Kind EntryKind
+	// Link says the entry is a symbolic link, in a tree that has them
+	// (vfs.Symlinker). List yields every link of a directory, as ls
+	// does: Kind is what the link leads to inside the tree (as Stat
+	// says), KindMissing for one that dangles or leaves the root. Walks
+	// (Walk, Glob, Grep) never descend into a link and yield only links
+	// to files (see SkipInWalk).
+	Link bool
 }
+
+// SkipInWalk reports whether a walk leaves e out: a link to anything but
+// a file inside the tree (a directory, nothing, outside the root). A walk
+// never descends into a link, so it never loops and never sees a subtree
+// twice, as native LS, Glob and Grep do not follow directory links.
+func (e DirEntry) SkipInWalk() bool { return e.Link && e.Kind != KindFile }
 
 // FileInfo is what Stat answers.
 type FileInfo struct {
@@ -85,11 +98,14 @@ type FileInfo struct {
 	// them (vfs.Symlinker). Stat still follows it inside the tree: Kind
 	// and the rest describe its target, KindMissing when it dangles or
 	// leaves the root (a caller that ignores Link sees what it saw
-	// before). Read the target with Readlink. List, Glob and the walks
-	// are unchanged: a link to a file inside the tree is a file there,
-	// a walk never descends into a link to a directory, and dangling
-	// links and links out of the tree are left out.
+	// before). Read the target with Readlink. List yields every link
+	// with DirEntry.Link set; the walks (Walk, Glob, Grep) never descend
+	// into one and leave out all but links to files.
 	Link bool
+	// LinkModTime is the link's own modification time (lstat's, which
+	// lutimes and vfs.LinkTimeSetter set) when Link is set; zero when
+	// the tree has none.
+	LinkModTime time.Time
 }
 
 // GrepQuery is the argument of Grep.

@@ -17,7 +17,8 @@ type ListFunc func(ctx context.Context, dir string) iter.Seq2[DirEntry, error]
 // Depth-first order alone is not path order: "/a-b" sorts before "/a/x"
 // because '-' < '/'. Walk therefore places each directory's subtree at the
 // position of the key "name/" among its siblings. It holds one directory's
-// entries per level of depth, never the whole tree.
+// entries per level of depth, never the whole tree. It never descends into
+// a link and leaves out links to anything but a file (DirEntry.SkipInWalk).
 func Walk(ctx context.Context, list ListFunc, dir string, maxDepth int) iter.Seq2[DirEntry, error] {
 	return func(yield func(DirEntry, error) bool) {
 		walk(ctx, list, Clean(dir), maxDepth, yield)
@@ -43,9 +44,12 @@ func walk(ctx context.Context, list ListFunc, dir string, depth int, yield func(
 			yield(DirEntry{}, err)
 			return false
 		}
+		if e.SkipInWalk() {
+			continue // a link to a directory or to nothing: never followed
+		}
 		name := Base(e.Path)
 		events = append(events, walkEvent{key: name, e: e})
-		if e.Kind == KindDir && depth != 1 {
+		if e.Kind == KindDir && !e.Link && depth != 1 {
 			events = append(events, walkEvent{key: name + "/", e: e, sub: true})
 		}
 	}

@@ -17,7 +17,8 @@ type lsArgs struct {
 
 // NewLS returns the LS tool, built from List and Stat: the immediate
 // children of a directory, directories with a trailing "/" and files with
-// their size (a link to a file also with " -> " and its target), minus
+// their size (a link also with " -> " and its target; one to a directory
+// or to nothing says so instead of a size), minus
 // those matching an ignore glob.
 func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 	opts = opts.withDefaults()
@@ -70,7 +71,7 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 			}
 			shown++
 			b.WriteString("\n  ")
-			if e.Kind == vfs.KindDir {
+			if e.Kind == vfs.KindDir && !e.Link {
 				b.WriteString(vfs.DisplayPath(withSlash(vfs.Base(e.Path))))
 				continue
 			}
@@ -78,7 +79,15 @@ func NewLS(fsys vfs.FileSystem, opts Options) *Tool {
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&b, "%s (%s)", vfs.DisplayPath(vfs.Base(e.Path)), size(child.Size))
+			b.WriteString(vfs.DisplayPath(vfs.Base(e.Path)))
+			switch {
+			case child.Kind == vfs.KindFile:
+				fmt.Fprintf(&b, " (%s)", size(child.Size))
+			case child.Kind == vfs.KindDir:
+				b.WriteString(" (directory)") // a link to one: not followed
+			case child.Link:
+				b.WriteString(" (missing)") // dangling, or out of the tree
+			}
 			if child.Link {
 				// A link (where the tree has them) is marked with its
 				// target, as ls -l does; its size is its target's.

@@ -407,6 +407,9 @@ func (f *file) Readdir(count int) ([]os.FileInfo, error) {
 			if err != nil {
 				return nil, osError("readdir", f.name, err)
 			}
+			if e.SkipInWalk() {
+				continue // a link to a directory or to nothing, as before links listed
+			}
 			i, err := f.a.fsys.Stat(bg, e.Path)
 			if err != nil {
 				return nil, osError("readdir", e.Path, err)

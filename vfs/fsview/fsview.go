@@ -161,6 +161,11 @@ func (f *FS) list(name, p string) ([]fs.DirEntry, error) {
 		if err != nil {
 			return out, pathError("readdir", name, err)
 		}
+		if e.SkipInWalk() {
+			// A link to a directory or to nothing: io/fs has no links,
+			// and fs.WalkDir would follow one into a loop.
+			continue
+		}
 		out = append(out, dirEntry{fs: f, e: e})
 	}
 	return out, nil

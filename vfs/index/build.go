@@ -563,6 +563,9 @@ func (f *FS) quickScan(ctx context.Context, old *manifest, st *Stats, start time
 				}
 				return nil, nil, nil, false, fmt.Errorf("index: scan: %w", err)
 			}
+			if e.SkipInWalk() {
+				continue // a link to a directory or to nothing: not followed
+			}
 			switch e.Kind {
 			case vfs.KindFile:
 				present[e.Path] = true

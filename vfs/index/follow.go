@@ -323,8 +323,8 @@ func (f *FS) applyChanges(ctx context.Context, changed map[string]bool) error {
 		case vfs.KindFile:
 			addFile(info)
 		case vfs.KindDir:
-			if !created {
-				continue
+			if !created || info.Link {
+				continue // a link to a directory is not walked into
 			}
 			for e, err := range vfs.Walk(ctx, f.listSkipping, p, 0) {
 				if err != nil {

@@ -17,13 +17,18 @@
 // one openat2 with RESOLVE_BENEATH, which refuses anything os.Root would
 // and is much cheaper for deep paths; what it refuses goes to os.Root.
 //
-// The walking verbs (List's entries, Glob, Grep) do not follow directory
-// links, as native LS, Glob and Grep do not: a link to a directory is not
-// listed at all (it is reachable only by its exact path), so a walk never
+// The walking verbs (Glob, Grep) do not follow directory links, as native
+// LS, Glob and Grep do not: a walk never descends into a link, so it never
 // loops and never sees a tree twice. A link to a regular file inside the
-// root lists, globs and greps as a file. A dangling link, a link that leaves
-// the root, and anything that is neither a regular file nor a directory
-// (FIFOs, sockets, devices) are missing everywhere.
+// root globs and greps as a file (DirEntry.Link set); links to directories,
+// dangling links and links that leave the root are left out of walks.
+// List shows a directory as ls does: every link in it, with DirEntry.Link
+// set and Kind what the link leads to inside the root (KindMissing when it
+// dangles or leaves it), so a mount can list it, lstat it, readlink it and
+// remove it. Stat of a link follows it inside the root, says Link, and
+// gives the link's own modification time (FileInfo.LinkModTime). Anything
+// that is neither a regular file, a directory nor a link (FIFOs, sockets,
+// devices) is missing everywhere.
 //
 // # Writes
 //
@@ -373,58 +378,68 @@ func info(p string, fi fs.FileInfo) vfs.FileInfo {
 
 // Stat describes path, following links inside the root; FileInfo.Link
 // says path itself is a link (KindMissing with Link: one that dangles or
-// leaves the root).
+// leaves the root) and FileInfo.LinkModTime is then the link's own time.
 func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
-	fi, link, err := fsys.statLink(rel(p))
-	if err != nil {
-		if isMissing(err) {
-			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: link}, nil
-		}
+	fi, lfi, err := fsys.statLink(rel(p))
+	var out vfs.FileInfo
+	switch {
+	case err == nil:
+		out = info(p, fi)
+	case isMissing(err):
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+	default:
 		return vfs.FileInfo{}, otherError(p, err)
 	}
-	out := info(p, fi)
-	out.Link = link
+	if lfi != nil {
+		out.Link, out.LinkModTime = true, lfi.ModTime()
+	}
 	return out, nil
 }
 
-// statLink is stat that also says whether name itself is a link. Where
-// the kernel resolves beneath the root, the name is opened without
-// following its last component (O_PATH|O_NOFOLLOW): what is not a link is
-// answered by that one open, as stat does; a link is then stat'ed
-// followed. Otherwise os.Root's Lstat says.
-func (fsys *FS) statLink(name string) (fs.FileInfo, bool, error) {
+// statLink is stat that also answers the link's own lstat when name itself
+// is a link (lfi nil otherwise). Where the kernel resolves beneath the
+// root, the name is opened without following its last component
+// (O_PATH|O_NOFOLLOW): what is not a link is answered by that one open, as
+// stat does; a link is then stat'ed followed. Otherwise os.Root's Lstat
+// says.
+func (fsys *FS) statLink(name string) (fi, lfi fs.FileInfo, err error) {
 	if name == "." {
 		fi, err := fsys.stat(name)
-		return fi, false, err
+		return fi, nil, err
 	}
 	if f, ok, err := fsys.openBeneath(name, oPath|oNoFollow); ok {
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		lfi, err := f.Stat()
 		f.Close()
 		if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
-			return lfi, false, err
+			return lfi, nil, err
 		}
 		fi, err := fsys.stat(name)
-		return fi, true, err
+		return fi, lfi, err
 	}
 	lfi, lerr := fsys.root.Lstat(name)
 	link := lerr == nil && lfi.Mode()&fs.ModeSymlink != 0
 	if lerr == nil && !link {
-		return lfi, false, nil
+		return lfi, nil, nil
 	}
-	fi, err := fsys.stat(name)
-	return fi, link, err
+	if !link {
+		lfi = nil
+	}
+	fi, err = fsys.stat(name)
+	return fi, lfi, err
 }
 
 // List yields the children of the directory at prefix (following links
-// inside the root to reach it), sorted by path. Links to directories, links
-// out of the root and special files are left out.
+// inside the root to reach it), sorted by path. Every link is listed, with
+// DirEntry.Link set and the kind of what it leads to inside the root
+// (KindMissing when it dangles or leaves the root); special files are left
+// out.
 func (fsys *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
 	return func(yield func(vfs.DirEntry, error) bool) {
 		p := vfs.Clean(prefix)
@@ -451,7 +466,7 @@ func (fsys *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry,
 				yield(vfs.DirEntry{}, err)
 				return
 			}
-			if !yield(vfs.DirEntry{Path: vfs.Join(p, e.name), Kind: e.kind}, nil) {
+			if !yield(vfs.DirEntry{Path: vfs.Join(p, e.name), Kind: e.kind, Link: e.link}, nil) {
 				return
 			}
 		}

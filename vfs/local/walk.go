@@ -76,18 +76,18 @@ func (d *dir) release() {
 // close drops the opener's reference.
 func (d *dir) close() { d.release() }
 
-// entry is one child of a directory as walks see it.
+// entry is one child of a directory as List sees it.
 type entry struct {
 	name string
 	kind vfs.EntryKind
-	link bool // a link to a regular file inside the root
+	link bool // a link; kind is what it leads to inside the root
 }
 
 // entries reads d's children sorted by name, with their kinds from the
-// directory itself (no stat per entry). Links are resolved inside the root:
-// a link to a regular file is a file, anything else a link reaches (a
-// directory, nothing, or outside the root) is left out, as are special
-// files.
+// directory itself (no stat per entry). Special files are left out. Every
+// link is kept, with the kind of what it reaches inside the root (one stat,
+// followed): a file, a directory, or KindMissing for nothing or outside the
+// root. Walks skip all but links to files (vfs.DirEntry.SkipInWalk).
 func (d *dir) entries() ([]entry, error) {
 	var out []entry
 	var links, temps []string
@@ -125,10 +125,11 @@ func (d *dir) entries() ([]entry, error) {
 		sweepTemps(d.fd, temps)
 	}
 	for _, name := range links {
-		fi, err := d.fsys.stat(rel(d.child(name)))
-		if err == nil && fi.Mode().IsRegular() {
-			out = append(out, entry{name: name, kind: vfs.KindFile, link: true})
+		e := entry{name: name, kind: vfs.KindMissing, link: true}
+		if fi, err := d.fsys.stat(rel(d.child(name))); err == nil {
+			e.kind = kindOf(fi.Mode())
 		}
+		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	return out, nil
@@ -215,7 +216,8 @@ type walkEvent struct {
 }
 
 // walk visits every entry strictly under d in vfs.Walk's order (full-path
-// lexicographic), descending at most depth levels (0: unlimited). It
+// lexicographic), descending at most depth levels (0: unlimited), never
+// into a link, and leaving out links to anything but a file. It
 // returns false when visit stopped it, or with the first error.
 func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 	if err := ctx.Err(); err != nil {
@@ -231,8 +233,11 @@ func (d *dir) walk(ctx context.Context, depth int, visit walkFn) (bool, error) {
 	events := make([]walkEvent, 0, len(ents)+len(ents)/4)
 	reorder := false
 	for _, e := range ents {
+		if e.link && e.kind != vfs.KindFile {
+			continue // a link to a directory or to nothing: never followed
+		}
 		events = append(events, walkEvent{key: e.name, e: e})
-		if e.kind == vfs.KindDir && depth != 1 {
+		if e.kind == vfs.KindDir && !e.link && depth != 1 {
 			events = append(events, walkEvent{key: e.name + "/", e: e, sub: true})
 		}
 		if !reorder {
@@ -299,7 +304,7 @@ func (fsys *FS) walkEntries(ctx context.Context, dirPath string, maxDepth int) i
 		}
 		defer d.close()
 		_, err = d.walk(ctx, maxDepth, func(_ *dir, e entry, path string) bool {
-			return yield(vfs.DirEntry{Path: path, Kind: e.kind}, nil)
+			return yield(vfs.DirEntry{Path: path, Kind: e.kind, Link: e.link}, nil)
 		})
 		if err != nil {
 			yield(vfs.DirEntry{}, err)

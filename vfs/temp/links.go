@@ -21,9 +21,10 @@ var (
 // relative one from the link's directory; ".." above the root stays at
 // the root, so following a link never leaves the tree. Exact-path verbs
 // follow links (at most maxLinks per path); Write, Delete and Rename act
-// on a link itself at the end of a path; walks list a link to a file as
-// a file and leave out links to directories and dangling links, as
-// vfs/local does.
+// on a link itself at the end of a path, whatever it leads to; List yields
+// every link (DirEntry.Link, Kind what it leads to, KindMissing when it
+// dangles); walks (Glob, Grep) never descend into a link and keep only
+// links to files, as vfs/local does.
 
 // maxLinks bounds the links followed for one path, as the kernel's limit.
 const maxLinks = 40

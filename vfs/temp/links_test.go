@@ -65,7 +65,16 @@ func TestLinks(t *testing.T) {
 	st, err := fsys.Stat(ctx, "/dlink")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindDir, st.Kind)
-	assert.Equal(t, []string{"/abs", "/climb", "/d", "/rel", "/top.txt"}, entryPaths(drain(t, fsys.List(ctx, "/"))))
+	// List shows every link with what it leads to; walks keep links to
+	// files only and never descend into one.
+	assert.Equal(t, []vfs.DirEntry{
+		{Path: "/abs", Kind: vfs.KindFile, Link: true}, {Path: "/climb", Kind: vfs.KindFile, Link: true},
+		{Path: "/d", Kind: vfs.KindDir}, {Path: "/dangling", Kind: vfs.KindMissing, Link: true},
+		{Path: "/dlink", Kind: vfs.KindDir, Link: true}, {Path: "/etc", Kind: vfs.KindMissing, Link: true},
+		{Path: "/loop", Kind: vfs.KindMissing, Link: true}, {Path: "/rel", Kind: vfs.KindFile, Link: true},
+		{Path: "/top.txt", Kind: vfs.KindFile},
+	}, drain(t, fsys.List(ctx, "/")))
+	assert.Equal(t, []string{"/abs", "/climb", "/d", "/d/f.txt", "/d/up", "/rel", "/top.txt"}, entryPaths(drain(t, fsys.Glob(ctx, "**", "/"))))
 	assert.Equal(t, []string{"/dlink/f.txt", "/dlink/up"}, entryPaths(drain(t, fsys.List(ctx, "/dlink"))))
 	hits := drain(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "top"}))
 	require.Len(t, hits, 3)
@@ -95,14 +104,49 @@ func TestLinks(t *testing.T) {
 	assert.Equal(t, vfs.KindMissing, st.Kind)
 	_, err = fsys.Readlink(ctx, "/dlink")
 	assert.NoError(t, err, "the directory link survives deletes through it")
-	assert.ErrorIs(t, fsys.Delete(ctx, "/dangling"), vfs.ErrNotFound)
-	assert.ErrorIs(t, fsys.Delete(ctx, "/dlink"), vfs.ErrIsDir)
-	// Rename moves a link itself.
+	// Rename moves a link itself, a dangling one too.
 	require.NoError(t, fsys.Rename(ctx, "/d/up", "/moved-up"))
 	target, err = fsys.Readlink(ctx, "/moved-up")
 	require.NoError(t, err)
 	assert.Equal(t, "../top.txt", target)
 	assert.Equal(t, "top\n", read("/moved-up"), ".. from / is / again")
+	require.NoError(t, fsys.Rename(ctx, "/dangling", "/d/still-dangling"))
+	target, err = fsys.Readlink(ctx, "/d/still-dangling")
+	require.NoError(t, err)
+	assert.Equal(t, "nothing", target)
+	_, err = fsys.Readlink(ctx, "/dangling")
+	assert.ErrorIs(t, err, vfs.ErrNotFound)
+	// Delete removes a link itself whatever it leads to, as unlink(2).
+	require.NoError(t, fsys.Delete(ctx, "/d/still-dangling"))
+	require.NoError(t, fsys.Delete(ctx, "/dlink"))
+	st, err = fsys.Stat(ctx, "/d")
+	require.NoError(t, err)
+	assert.Equal(t, vfs.KindDir, st.Kind, "deleting a link to a directory keeps the directory")
+	assert.Equal(t, []string{"/climb", "/d", "/etc", "/loop", "/moved-up", "/rel", "/top.txt"}, entryPaths(drain(t, fsys.List(ctx, "/"))))
+}
+
+// TestLinkOwnTime: Stat of a link gives the link's own time besides its
+// target's; SetLinkModTime sets only the link's.
+func TestLinkOwnTime(t *testing.T) {
+	ctx := t.Context()
+	fsys := temp.MustNew(map[string]string{"/f": "f"})
+	require.NoError(t, fsys.Symlink(ctx, "f", "/l"))
+	require.NoError(t, fsys.Symlink(ctx, "nothing", "/dangling"))
+	target := time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC)
+	own := time.Date(2021, 3, 4, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, fsys.SetModTime(ctx, "/f", target))
+	require.NoError(t, fsys.SetLinkModTime(ctx, "/l", own))
+	require.NoError(t, fsys.SetLinkModTime(ctx, "/dangling", own))
+	st, err := fsys.Stat(ctx, "/l")
+	require.NoError(t, err)
+	assert.True(t, st.ModTime.Equal(target), "ModTime is the target's: %v", st.ModTime)
+	assert.True(t, st.LinkModTime.Equal(own), "LinkModTime is the link's own: %v", st.LinkModTime)
+	st, err = fsys.Stat(ctx, "/dangling")
+	require.NoError(t, err)
+	assert.True(t, st.LinkModTime.Equal(own))
+	st, err = fsys.Stat(ctx, "/f")
+	require.NoError(t, err)
+	assert.True(t, st.LinkModTime.IsZero(), "a file has no link time")
 }
 
 // TestModeAndTime: SetModTime shows in Stat (links followed); both fail on

@@ -23,7 +23,8 @@ func (fs *FS) Rename(ctx context.Context, from, to string) error {
 	}
 	fs.mu.Lock()
 	// Both paths with the links in their parents resolved; a link at from
-	// is moved itself, as rename(2) moves it.
+	// is moved itself, as rename(2) moves it, whatever it leads to (a
+	// dangling one too).
 	rf, okf := fs.realPath(f)
 	rt, okt := fs.realPath(t)
 	var src *node
@@ -32,7 +33,7 @@ func (fs *FS) Rename(ctx context.Context, from, to string) error {
 	}
 	var err error
 	switch {
-	case src == nil || (src.isLink && fs.lookup(rf) == nil):
+	case src == nil:
 		err = vfs.NotFound(f)
 	case f == "/":
 		err = vfs.WriteFailed(f, syscall.EBUSY)

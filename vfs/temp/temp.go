@@ -148,7 +148,9 @@ func (notDirError) Error() string { return "a parent is a file" }
 
 var errNotDir error = notDirError{}
 
-// List yields the children of the directory at prefix.
+// List yields the children of the directory at prefix: every link with
+// DirEntry.Link set and the kind of what it leads to in the tree
+// (KindMissing when it dangles).
 func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
 	return func(yield func(vfs.DirEntry, error) bool) {
 		p := vfs.Clean(prefix)
@@ -160,16 +162,18 @@ func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, e
 		}
 		entries := make([]vfs.DirEntry, 0, len(n.children))
 		for name, c := range n.children {
-			k := vfs.KindFile
 			if c.isLink {
-				// A link to a file lists as a file; any other is left out.
-				if t := fs.lookup(vfs.Join(p, name)); t == nil || t.dir {
-					continue
-				}
-			} else if c.dir {
+				// Every link, with the kind of what it leads to.
+				c = fs.lookup(vfs.Join(p, name))
+			}
+			k := vfs.KindFile
+			switch {
+			case c == nil:
+				k = vfs.KindMissing
+			case c.dir:
 				k = vfs.KindDir
 			}
-			entries = append(entries, vfs.DirEntry{Path: vfs.Join(p, name), Kind: k})
+			entries = append(entries, vfs.DirEntry{Path: vfs.Join(p, name), Kind: k, Link: n.children[name].isLink})
 		}
 		fs.mu.RUnlock()
 		slices.SortFunc(entries, vfs.CompareDirEntries)
@@ -185,7 +189,8 @@ func (fs *FS) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, e
 	}
 }
 
-// Stat describes path, following links (FileInfo.Link says path is one);
+// Stat describes path, following links (FileInfo.Link says path is one,
+// FileInfo.LinkModTime is then the link's own time);
 // Mode is what SetMode set, 0 until then (HasMode stays false: the tree
 // has no owners).
 func (fs *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
@@ -196,17 +201,21 @@ func (fs *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	n, _ := fs.walk(p, false)
-	link := n != nil && n.isLink
-	if link {
+	var out vfs.FileInfo
+	if n != nil && n.isLink {
+		out.Link, out.LinkModTime = true, n.mtime
 		n = fs.lookup(p)
 	}
+	out.Path = p
 	switch {
 	case n == nil:
-		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing, Link: link}, nil
+		out.Kind = vfs.KindMissing
 	case n.dir:
-		return vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: n.mtime, Mode: n.mode, Link: link}, nil
+		out.Kind, out.ModTime, out.Mode = vfs.KindDir, n.mtime, n.mode
+	default:
+		out.Kind, out.Size, out.ModTime, out.ETag, out.Mode = vfs.KindFile, int64(len(n.data)), n.mtime, n.etag, n.mode
 	}
-	return vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: int64(len(n.data)), ModTime: n.mtime, ETag: n.etag, Mode: n.mode, Link: link}, nil
+	return out, nil
 }
 
 // Glob yields the entries under dir matching pattern.
@@ -392,17 +401,13 @@ func (fs *FS) Delete(ctx context.Context, path string) error {
 	if ok {
 		n, _ = fs.walk(rp, false) // a link is removed, not its target
 	}
-	// What a reader sees decides, as in vfs/local: a dangling link is not
-	// found, a link to a directory is a directory.
-	seen := n
-	if n != nil && n.isLink {
-		seen = fs.lookup(rp)
-	}
+	// A link is removed itself, whatever it leads to (a directory,
+	// nothing), as in vfs/local and as unlink(2) does.
 	switch {
-	case seen == nil:
+	case n == nil:
 		fs.mu.Unlock()
 		return vfs.NotFound(p)
-	case seen.dir:
+	case n.dir:
 		fs.mu.Unlock()
 		return vfs.IsDir(p)
 	}

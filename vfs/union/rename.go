@@ -37,7 +37,7 @@ func (u *FS) Rename(ctx context.Context, from, to string) error {
 		switch {
 		case err != nil:
 			return err
-		case st.Kind == vfs.KindMissing:
+		case st.Kind == vfs.KindMissing && !st.Link: // a dangling link moves too
 			return vfs.NotFound(f)
 		}
 		return vfs.WriteFailed(t, syscall.EXDEV)

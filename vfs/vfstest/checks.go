@@ -72,6 +72,7 @@ func Checks(opts Options) []Check {
 	add("Capability/rename", func(t T, newFS NewFunc) { checkRename(t, newFS, opts) })
 	add("Capability/meta", func(t T, newFS NewFunc) { checkMeta(t, newFS, opts) })
 	add("Capability/everyPath", func(t T, newFS NewFunc) { checkEveryPath(t, newFS, opts) })
+	add("Capability/links", func(t T, newFS NewFunc) { checkLinks(t, newFS, opts) })
 	add("Stream/breakEarly", func(t T, newFS NewFunc) { checkBreakEarly(t, newFS, opts) })
 	add("Stream/cancelled", func(t T, newFS NewFunc) { checkCancelled(t, newFS, opts) })
 	if !opts.NoFiles {
