@@ -218,7 +218,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 // Callers hold n.mu.
 func (n *node) ptFirst(write bool, p, created string, size int64) (int, bool) {
 	if !write {
-		return n.ptSetup(false, p, 0)
+		return n.ptSetup(false, p, false)
 	}
 	fresh := false
 	if n.stage == nil {
@@ -236,7 +236,7 @@ func (n *node) ptFirst(write bool, p, created string, size int64) (int, bool) {
 		}
 		fresh = true
 	}
-	fd, ok := n.ptSetup(true, p, 0)
+	fd, ok := n.ptSetup(true, p, created != "")
 	if !ok && fresh && !n.dirty {
 		n.dropStage()
 	}
@@ -572,8 +572,8 @@ func (n *node) commit() syscall.Errno {
 // EIO, never a silent lost update. A staging poisoned by a failed write is
 // discarded and its error returned. Callers hold n.mu.
 func (n *node) commitLocked() syscall.Errno {
-	if n.dirty {
-		n.ptCheck()
+	if n.ptCheck() {
+		return 0
 	}
 	if n.poison != 0 {
 		errno := n.poison

@@ -109,6 +109,8 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	switch ok, why := probePassthrough(srv); {
 	case opts.NoPassthrough:
 		m.debugf("passthrough: off (Options.NoPassthrough)")
+	case os.Getenv("JULYFS_PASSTHROUGH") == "off":
+		m.debugf("passthrough: off (JULYFS_PASSTHROUGH=off)")
 	case opts.ReadOnly:
 		m.debugf("passthrough: off (read-only mount: no open)")
 	case !ok:

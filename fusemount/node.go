@@ -40,12 +40,13 @@ type node struct {
 	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// Passthrough (see passthrough.go).
-	cached  int            // open handles in cached mode (not passing through)
-	ptMode  ptMode         // what the kernel's backing of the node is
-	ptOpen  int            // passthrough handles not yet released
-	ptLive  int            // passthrough handles go-fuse may still hold the backing for
-	ptFile  vfs.FileReader // ptRead: the host file the backing is
-	ptStage vfs.StagedFile // ptStage: the staging the backing is
+	cached    int            // open handles in cached mode (not passing through)
+	ptMode    ptMode         // what the kernel's backing of the node is
+	ptOpen    int            // passthrough handles not yet released
+	ptLive    int            // passthrough handles go-fuse may still hold the backing for
+	ptFile    vfs.FileReader // ptRead: the host file the backing is
+	ptStage   vfs.StagedFile // ptStage: the staging the backing is
+	ptCreated bool           // ptStage: of a file created empty, dirty once not empty
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.

@@ -69,6 +69,8 @@ type Options struct {
 	// is read and written by the kernel itself, from the host file or from
 	// its staging, where the kernel allows it (Linux 6.9+, as root); the
 	// mount falls back without error elsewhere, and says so with Debug.
+	// The environment variable JULYFS_PASSTHROUGH=off turns it off too
+	// (for `julyfs mount`).
 	NoPassthrough bool
 
 	// Debug traces every FUSE operation to Logger.

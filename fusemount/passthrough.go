@@ -173,7 +173,7 @@ func (n *node) ptShareable(write bool) bool {
 // staging is set up by the caller already) or reading (the host file at p,
 // opened now), and returns its descriptor; ok false means the handle does
 // not pass through. Callers hold n.mu.
-func (n *node) ptSetup(write bool, p string, size int64) (int, bool) {
+func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	if write {
 		fd, ok := vfs.Fd(n.stage)
 		if !ok {
@@ -184,7 +184,11 @@ func (n *node) ptSetup(write bool, p string, size int64) (int, bool) {
 			return 0, false
 		}
 		n.ptMode, n.ptStage = ptStage, n.stage
-		n.touch() // the kernel writes it; the daemon cannot tell whether it did
+		// The kernel writes it; the daemon cannot tell whether it did.
+		// A staging of a file just created (the tree has it empty) is
+		// committed only if it is not empty (ptCheck).
+		n.ptCreated = created
+		n.touch()
 		return int(fd), true
 	}
 	if _, ok := n.m.fsys.(vfs.FileOpener); !ok {
@@ -204,21 +208,37 @@ func (n *node) ptSetup(write bool, p string, size int64) (int, bool) {
 }
 
 // ptCheck is called before a commit of n's staging while the kernel
-// writes it: a staging on a disk with no free block left is taken for one
+// writes it; skip says there is nothing to commit now. A staging of a
+// file just created that is still empty has nothing to commit. A staging on a disk with no free block left is taken for one
 // a write failed on (the kernel returned ENOSPC to the writer, which the
 // daemon never sees), and poisoned. Callers hold n.mu.
-func (n *node) ptCheck() {
+func (n *node) ptCheck() (skip bool) {
 	if n.ptStage == nil || n.stage != n.ptStage || n.poison != 0 {
-		return
+		return false
 	}
 	fd, ok := vfs.Fd(n.stage)
-	if !ok {
-		return
+	if !ok || !n.dirty {
+		return false
+	}
+	if n.ptCreated {
+		var st unix.Stat_t
+		if unix.Fstat(int(fd), &st) == nil && st.Size == 0 {
+			// Still the empty file the tree has: nothing to commit
+			// yet (a writer may write on: a shell's > closes a
+			// duplicate first), nothing at all once every handle is
+			// gone.
+			if len(n.handles) == 0 {
+				n.dirty = false
+				n.m.setDirty(n, false)
+			}
+			return true
+		}
 	}
 	var st unix.Statfs_t
 	if unix.Fstatfs(int(fd), &st) == nil && st.Bfree == 0 {
 		n.fail(syscall.ENOSPC)
 	}
+	return false
 }
 
 // ptStat reports the size and modification time of n's staging from its
@@ -250,7 +270,7 @@ func (n *node) ptReleased() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage = ptNone, nil
+	n.ptMode, n.ptStage, n.ptCreated = ptNone, nil, false
 }
 
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
