@@ -138,18 +138,12 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pt, errno := n.ptChoose(write || trunc)
+	pt, errno := n.ptChoose(write || trunc, trunc)
 	if errno != 0 {
 		return opened{}, errno
 	}
-	if pt == -1 && !write && !trunc {
-		if _, ok := m.fsys.(vfs.FileOpener); !ok || (staged || created != "") {
-			// Nothing to pass through to (a reader from the daemon's
-			// copy, the staging) without a host file opened for it.
-			pt = ptNone
-		}
-	}
 	keep := false
+	ptFd, ptNew := 0, false // the backing set up for a first reader
 	switch {
 	case trunc && created == "":
 		if errno := n.stageEmpty(); errno != 0 {
@@ -164,10 +158,17 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		v := version(fi)
 		keep = v == n.version
 		n.version = v
-		if keep && pt == -1 {
-			// The kernel keeps this version's pages: a cached open
-			// serves them with no read at all.
+		if pt == -1 && !write {
+			// A first reader passes through to the host file, unless
+			// the kernel keeps this version's pages (a cached open
+			// serves them with no read at all) or the tree gives no
+			// descriptor: then it reads as without passthrough.
 			pt = ptNone
+			if !keep {
+				if fd, ok := n.ptSetup(false, p, false); ok {
+					pt, ptFd, ptNew = ptRead, fd, true
+				}
+			}
 		}
 		// A small file is read whole now, unless the kernel keeps its
 		// pages of this very version: then it will hardly ask, and the
@@ -182,13 +183,16 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		}
 	}
 	o := opened{handle: h, keepCache: keep}
-	switch pt {
-	case -1: // the node's first handle: set a backing up
-		o.ptFd, h.pt = n.ptFirst(write || trunc, p, created, fi.Size)
-	case ptRead:
+	switch {
+	case ptNew:
+		o.ptFd, h.pt = ptFd, true
+	case pt == -1 && (write || trunc): // the node's first handle: a staging
+		o.ptFd, h.pt = n.ptFirst(p, created, fi.Size)
+	case pt == -1: // a reader of a staged file: the daemon serves it
+	case pt == ptRead:
 		fd, _ := vfs.Fd(n.ptFile)
 		o.ptFd, h.pt = int(fd), true
-	case ptStage:
+	case pt == ptStage:
 		fd, _ := vfs.Fd(n.ptStage)
 		o.ptFd, h.pt = int(fd), true
 	}
@@ -196,6 +200,9 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		n.ptOpen++
 		n.ptLive++
 		o.keepCache = false
+		// The kernel's page cache of the node gets no pages from a
+		// passthrough handle: a later cached open must not count on it.
+		n.version = ""
 	} else {
 		n.cached++
 	}
@@ -210,19 +217,15 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	return o, 0
 }
 
-// ptFirst sets up the passthrough backing of n's first handle (see
-// passthrough.go): for a writer (write) the staging, made now (empty for a
-// file just created at created, else a copy of the file of size size)
-// unless the open made one already; for a reader the host file at p. It
-// returns the descriptor, and false when the handle does not pass through.
-// Callers hold n.mu.
-func (n *node) ptFirst(write bool, p, created string, size int64) (int, bool) {
-	if !write {
-		return n.ptSetup(false, p, false)
-	}
+// ptFirst sets up the passthrough backing of n's first handle, a writer
+// (see passthrough.go): the staging, made now (empty for a file just
+// created at created, else a copy of the file of size size) unless the
+// open made one already. It returns the descriptor, and false when the
+// handle does not pass through. Callers hold n.mu.
+func (n *node) ptFirst(p, created string, size int64) (int, bool) {
 	fresh := false
 	if n.stage == nil {
-		if _, ok := n.m.fsys.(vfs.Stager); !ok || (created == "" && size > ptMaxCopy) {
+		if _, ok := n.m.fsys.(vfs.Stager); !ok || n.m.ptNoStageFd.Load() || (created == "" && size > ptMaxCopy) {
 			return 0, false
 		}
 		var errno syscall.Errno
@@ -602,11 +605,15 @@ func (n *node) commitLocked() syscall.Errno {
 		h.wrote = false // their writes are in
 	}
 	// The staging ended with the commit; a later write stages anew.
+	committed := n.stage
 	n.stage = nil
 	n.dirty = false
 	n.m.setDirty(n, false)
 	// Handles reading a copy or a reader of the previous version reopen.
-	n.changes.Add(1)
+	gen := n.changes.Add(1)
+	if committed == n.ptStage {
+		n.ptCommit(gen)
+	}
 	return 0
 }
 

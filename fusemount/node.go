@@ -40,13 +40,15 @@ type node struct {
 	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// Passthrough (see passthrough.go).
-	cached    int            // open handles in cached mode (not passing through)
-	ptMode    ptMode         // what the kernel's backing of the node is
-	ptOpen    int            // passthrough handles not yet released
-	ptLive    int            // passthrough handles go-fuse may still hold the backing for
-	ptFile    vfs.FileReader // ptRead: the host file the backing is
-	ptStage   vfs.StagedFile // ptStage: the staging the backing is
-	ptCreated bool           // ptStage: of a file created empty, dirty once not empty
+	cached      int            // open handles in cached mode (not passing through)
+	ptMode      ptMode         // what the kernel's backing of the node is
+	ptOpen      int            // passthrough handles not yet released
+	ptLive      int            // passthrough handles go-fuse may still hold the backing for
+	ptFile      vfs.FileReader // ptRead: the host file the backing is
+	ptStage     vfs.StagedFile // ptStage: the staging the backing is
+	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
+	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
+	ptGen       uint64         // ptCommitted: n.changes right after the commit
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -204,7 +206,7 @@ func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 		fi.Size = int64(len(target))
 	}
 	n.mu.Lock()
-	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link {
+	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link && !n.ptEmptyCreated() {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
@@ -330,7 +332,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		n.mu.Unlock()
 		return 0
 	}
-	if n.stage != nil {
+	if n.stage != nil && !n.ptEmptyCreated() {
 		n.mu.Unlock()
 		n.fill(vfs.FileInfo{Path: n.path(), Kind: vfs.KindFile}, &out.Attr)
 		return 0

@@ -66,8 +66,9 @@ const ptMinFree = 64 << 20
 // ptMaxCopy is the largest file a writer opening it without O_TRUNC passes
 // through: such an open stages a copy of the file at once (the kernel
 // needs the staging's descriptor at open), where without passthrough the
-// copy waits for the first write.
-const ptMaxCopy = 256 << 20
+// copy waits for the first write (and an open that never writes costs
+// none).
+const ptMaxCopy = DefaultMaxFileSize
 
 // ptHandle is a handle that passes through to fd (fs.FilePassthroughFder).
 type ptHandle struct {
@@ -121,7 +122,7 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // the node's current mode (share its backing), or, when the node has no
 // handle, -1: the caller sets a backing up. It may wait (see ptWait),
 // unlocking n.mu meanwhile. Callers hold n.mu.
-func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
+func (n *node) ptChoose(write, trunc bool) (ptMode, syscall.Errno) {
 	if !n.m.pt.Load() || n.deleted {
 		return ptNone, 0
 	}
@@ -130,7 +131,7 @@ func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
 		switch {
 		case n.cached > 0:
 			return ptNone, 0
-		case n.ptOpen > 0 && n.ptShareable(write):
+		case n.ptOpen > 0 && n.ptShareable(write, trunc):
 			return n.ptMode, 0
 		case n.ptLive == 0:
 			return -1, 0
@@ -155,18 +156,30 @@ func (m ptMode) String() string {
 	return "none"
 }
 
-// ptShareable reports whether a new handle may use the node's backing: a
-// reader always (the host file it reads, or the staging everyone reads
-// while the file is written), a writer only a staging not yet committed or
-// discarded. Callers hold n.mu.
-func (n *node) ptShareable(write bool) bool {
+// ptShareable reports whether a new handle (a writer: write; with
+// O_TRUNC: trunc) may use the node's backing: a reader always (the host
+// file it reads, the staging everyone reads while the file is written, or
+// that staging committed), a writer a staging not yet committed or
+// discarded, or, without O_TRUNC, one this mount committed that is still
+// the tree's file (no change reported since): it writes in place, as the
+// handles open on it do. Callers hold n.mu.
+func (n *node) ptShareable(write, trunc bool) bool {
 	switch n.ptMode {
 	case ptRead:
 		return !write
 	case ptStage:
-		return n.stage != nil && n.stage == n.ptStage
+		if n.stage != nil && n.stage == n.ptStage {
+			return true
+		}
+		return n.ptCommitted && (!write || (!trunc && n.changes.Load() == n.ptGen))
 	}
 	return false
+}
+
+// ptCommitted records that n's staging, the backing, was committed: it is
+// now the tree's file, at change generation gen. Callers hold n.mu.
+func (n *node) ptCommit(gen uint64) {
+	n.ptCommitted, n.ptGen = true, gen
 }
 
 // ptSetup makes n's backing for a first handle, for writing (stage, the
@@ -177,6 +190,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	if write {
 		fd, ok := vfs.Fd(n.stage)
 		if !ok {
+			n.m.ptNoStageFd.Store(true)
 			return 0, false
 		}
 		var st unix.Statfs_t
@@ -191,7 +205,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 		n.touch()
 		return int(fd), true
 	}
-	if _, ok := n.m.fsys.(vfs.FileOpener); !ok {
+	if _, ok := n.m.fsys.(vfs.FileOpener); !ok || n.m.ptNoReaderFd.Load() {
 		return 0, false
 	}
 	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
@@ -200,6 +214,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	}
 	fd, ok := vfs.Fd(r)
 	if !ok {
+		n.m.ptNoReaderFd.Store(true)
 		r.Close()
 		return 0, false
 	}
@@ -241,6 +256,17 @@ func (n *node) ptCheck() (skip bool) {
 	return false
 }
 
+// ptEmptyCreated reports whether n's staging is the passthrough staging
+// of a file just created that is still empty: the tree's file (empty too)
+// is what n is, its times included. Callers hold n.mu.
+func (n *node) ptEmptyCreated() bool {
+	if !n.ptCreated || n.stage == nil || n.stage != n.ptStage {
+		return false
+	}
+	size, _, ok := n.ptStat()
+	return ok && size == 0
+}
+
 // ptStat reports the size and modification time of n's staging from its
 // descriptor when the kernel writes it, else ok false. Callers hold n.mu.
 func (n *node) ptStat() (size int64, mtime time.Time, ok bool) {
@@ -270,7 +296,7 @@ func (n *node) ptReleased() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage, n.ptCreated = ptNone, nil, false
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted = ptNone, nil, false, false
 }
 
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
@@ -315,10 +341,14 @@ func (n *node) ptRelease(ctx context.Context) {
 
 // ptState is the passthrough state of a mount.
 type ptState struct {
-	pt          atomic.Bool  // handles may pass through
-	ptFds       atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
-	ptMu        sync.Mutex
-	ptReleasing map[<-chan struct{}]*node // by RELEASE request: see rawFS
+	pt    atomic.Bool  // handles may pass through
+	ptFds atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
+	// The tree's readers (stagings) came without a descriptor once: it
+	// is not asked again (a union wraps them, temp: has none), as a
+	// writer's open would stage a copy of the file for nothing.
+	ptNoReaderFd, ptNoStageFd atomic.Bool
+	ptMu                      sync.Mutex
+	ptReleasing               map[<-chan struct{}]*node // by RELEASE request: see rawFS
 }
 
 // debugf logs a line when Options.Debug is set.
