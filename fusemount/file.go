@@ -138,7 +138,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pt, errno := n.ptChoose(write || trunc, trunc)
+	pt, errno := n.ptChoose(write || trunc)
 	if errno != 0 {
 		return opened{}, errno
 	}
@@ -610,9 +610,9 @@ func (n *node) commitLocked() syscall.Errno {
 	n.dirty = false
 	n.m.setDirty(n, false)
 	// Handles reading a copy or a reader of the previous version reopen.
-	gen := n.changes.Add(1)
+	n.changes.Add(1)
 	if committed == n.ptStage {
-		n.ptCommit(gen)
+		n.ptCommit()
 	}
 	return 0
 }

@@ -48,7 +48,6 @@ type node struct {
 	ptStage     vfs.StagedFile // ptStage: the staging the backing is
 	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
 	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
-	ptGen       uint64         // ptCommitted: n.changes right after the commit
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.

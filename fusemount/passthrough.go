@@ -122,7 +122,7 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // the node's current mode (share its backing), or, when the node has no
 // handle, -1: the caller sets a backing up. It may wait (see ptWait),
 // unlocking n.mu meanwhile. Callers hold n.mu.
-func (n *node) ptChoose(write, trunc bool) (ptMode, syscall.Errno) {
+func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
 	if !n.m.pt.Load() || n.deleted {
 		return ptNone, 0
 	}
@@ -131,7 +131,7 @@ func (n *node) ptChoose(write, trunc bool) (ptMode, syscall.Errno) {
 		switch {
 		case n.cached > 0:
 			return ptNone, 0
-		case n.ptOpen > 0 && n.ptShareable(write, trunc):
+		case n.ptOpen > 0 && n.ptShareable(write):
 			return n.ptMode, 0
 		case n.ptLive == 0:
 			return -1, 0
@@ -156,14 +156,14 @@ func (m ptMode) String() string {
 	return "none"
 }
 
-// ptShareable reports whether a new handle (a writer: write; with
-// O_TRUNC: trunc) may use the node's backing: a reader always (the host
-// file it reads, the staging everyone reads while the file is written, or
-// that staging committed), a writer a staging not yet committed or
-// discarded, or, without O_TRUNC, one this mount committed that is still
-// the tree's file (no change reported since): it writes in place, as the
-// handles open on it do. Callers hold n.mu.
-func (n *node) ptShareable(write, trunc bool) bool {
+// ptShareable reports whether a new handle (a writer: write) may use the
+// node's backing: a reader always (the host file it reads, the staging
+// everyone reads while the file is written, or that staging committed), a
+// writer only a staging not yet committed or discarded: writing into a
+// committed one would land in the tree's file unchecked, where a
+// concurrent change through the API may have replaced it (a lost update
+// reported as done). Callers hold n.mu.
+func (n *node) ptShareable(write bool) bool {
 	switch n.ptMode {
 	case ptRead:
 		return !write
@@ -171,15 +171,15 @@ func (n *node) ptShareable(write, trunc bool) bool {
 		if n.stage != nil && n.stage == n.ptStage {
 			return true
 		}
-		return n.ptCommitted && (!write || (!trunc && n.changes.Load() == n.ptGen))
+		return n.ptCommitted && !write
 	}
 	return false
 }
 
-// ptCommitted records that n's staging, the backing, was committed: it is
-// now the tree's file, at change generation gen. Callers hold n.mu.
-func (n *node) ptCommit(gen uint64) {
-	n.ptCommitted, n.ptGen = true, gen
+// ptCommit records that n's staging, the backing, was committed: it is
+// now the tree's file. Callers hold n.mu.
+func (n *node) ptCommit() {
+	n.ptCommitted = true
 }
 
 // ptSetup makes n's backing for a first handle, for writing (stage, the
