@@ -63,7 +63,7 @@
 // open; commits stay renames with the compare-and-swap at flush, fsync
 // and release. The kernel allows one backing file per inode and no mix
 // with cached opens, so a node is in one mode at a time: an open that
-// cannot share the node's backing waits up to two seconds for its
+// cannot share the node's backing waits up to five seconds for its
 // handles' release, then fails with ETXTBSY. The mount probes the kernel
 // at start and falls back to the daemon path without error (not root,
 // Linux before 6.9, Options.NoPassthrough, JULYFS_PASSTHROUGH=off),

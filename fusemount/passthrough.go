@@ -54,7 +54,7 @@ const (
 
 // ptWait bounds how long an open waits for the passthrough handles that
 // keep it from sharing a node's backing to be released.
-const ptWait = 2 * time.Second
+const ptWait = 5 * time.Second
 
 // ptMinFree is the free space below which a writer does not pass through:
 // the daemon cannot see a write the kernel made fail (ENOSPC), so a disk
