@@ -54,6 +54,24 @@
 // ENOTSUP) and a mode asked at create or mkdir on a tree without modes.
 // Hard links and special files are refused (ENOTSUP).
 //
+// # Passthrough
+//
+// On a read-write mount, a file of a tree that exposes host descriptors
+// (vfs.FileDescriptor: local:'s OpenFile readers and Stage stagings) is
+// read and written by the kernel itself (FUSE passthrough, go-fuse's
+// fs.FilePassthroughFder): a reader passes through to a read-only
+// descriptor of the host file, a writer to the file's staging, made at
+// open; commits stay renames with the compare-and-swap at flush, fsync
+// and release. The kernel allows one backing file per inode and no mix
+// with cached opens, so a node is in one mode at a time: an open that
+// cannot share the node's backing waits up to five seconds for its
+// handles' release, then fails with ETXTBSY. The mount probes the kernel
+// at start and falls back to the daemon path without error (not root,
+// Linux before 6.9, Options.NoPassthrough, JULYFS_PASSTHROUGH=off),
+// saying so with Options.Debug; so does a writer on a nearly full disk,
+// since the daemon does not see a write the kernel failed. See
+// passthrough.go and docs/mount.md.
+//
 // # Caching
 //
 // The kernel caches names and attributes for Options.EntryTimeout and

@@ -39,6 +39,8 @@ type handle struct {
 	mu   sync.RWMutex   // guards r and rgen; held for reading during a read through r
 	r    vfs.FileReader // opened at the first read by range, nil before
 	rgen uint64         // n.changes when r was opened
+
+	pt bool // the handle passes through (ptHandle): the kernel does its I/O
 }
 
 var (
@@ -65,7 +67,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		return nil, 0, syscall.ENOSYS
 	}
-	h, errno := n.open(flags, false)
+	h, errno := n.open(flags, "")
 	if errno != 0 {
 		return nil, 0, errno
 	}
@@ -73,17 +75,27 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if h.keepCache {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 	}
-	return h.handle, fuseFlags, 0
+	return h.fuseHandle(), fuseFlags, 0
 }
 
 type opened struct {
 	*handle
 	keepCache bool
+	ptFd      int // the descriptor the handle passes through to, when h.pt
 }
 
-// open makes a handle on file n for flags; created says n was just created
-// empty by this mount.
-func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
+// fuseHandle is the handle to give go-fuse: one that passes through
+// (fs.FilePassthroughFder) or not.
+func (o opened) fuseHandle() fs.FileHandle {
+	if o.pt {
+		return &ptHandle{handle: o.handle, fd: o.ptFd}
+	}
+	return o.handle
+}
+
+// open makes a handle on file n for flags; created, when not "", is the
+// path at which n was just created empty by this mount.
+func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	m := n.m
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
@@ -94,7 +106,9 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	// A node just created is not in go-fuse's tree until Create
 	// returns: it has no path yet, and needs none to open empty.
 	p, stale := n.livePath()
-	if !created && (stale != 0 || n.isDeleted()) {
+	if created != "" {
+		p = created
+	} else if stale != 0 || n.isDeleted() {
 		// The name the kernel looked up was replaced (a rename over it)
 		// or removed between its lookup and this open: ESTALE makes the
 		// kernel look the name up again and open what is there now.
@@ -105,7 +119,7 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 	staged := n.stage != nil
 	n.mu.Unlock()
 	var fi vfs.FileInfo
-	if !staged && !created {
+	if !staged && created == "" {
 		var err error
 		var ok bool
 		if fi, ok = n.recent(); !ok {
@@ -124,25 +138,42 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	pt, errno := n.ptChoose(write || trunc)
+	if errno != 0 {
+		return opened{}, errno
+	}
 	keep := false
+	ptFd, ptNew := 0, false // the backing set up for a first reader
 	switch {
-	case trunc && !created:
+	case trunc && created == "":
 		if errno := n.stageEmpty(); errno != 0 {
 			return opened{}, errno
 		}
 		n.touch()
 		h.wrote = true
 		n.version = "" // the kernel's cache may hold pages of an older version
-	case created || n.stage != nil:
+	case created != "" || n.stage != nil:
 		n.version = ""
 	default:
 		v := version(fi)
 		keep = v == n.version
 		n.version = v
+		if pt == -1 && !write {
+			// A first reader passes through to the host file, unless
+			// the kernel keeps this version's pages (a cached open
+			// serves them with no read at all) or the tree gives no
+			// descriptor: then it reads as without passthrough.
+			pt = ptNone
+			if !keep {
+				if fd, ok := n.ptSetup(false, p, false); ok {
+					pt, ptFd, ptNew = ptRead, fd, true
+				}
+			}
+		}
 		// A small file is read whole now, unless the kernel keeps its
 		// pages of this very version: then it will hardly ask, and the
 		// rare read goes through a reader opened on demand.
-		if limit := m.opts.wholeFileLimit(); !write && !keep && limit >= 0 && fi.Size <= limit {
+		if limit := m.opts.wholeFileLimit(); !write && !keep && pt == ptNone && limit >= 0 && fi.Size <= limit {
 			gen := n.changes.Load()
 			data, err := m.fsys.Read(m.ctx, p)
 			if err != nil {
@@ -150,6 +181,30 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 			}
 			h.data, h.hasData, h.gen = data, true, gen
 		}
+	}
+	o := opened{handle: h, keepCache: keep}
+	switch {
+	case ptNew:
+		o.ptFd, h.pt = ptFd, true
+	case pt == -1 && (write || trunc): // the node's first handle: a staging
+		o.ptFd, h.pt = n.ptFirst(p, created, fi.Size)
+	case pt == -1: // a reader of a staged file: the daemon serves it
+	case pt == ptRead:
+		fd, _ := vfs.Fd(n.ptFile)
+		o.ptFd, h.pt = int(fd), true
+	case pt == ptStage:
+		fd, _ := vfs.Fd(n.ptStage)
+		o.ptFd, h.pt = int(fd), true
+	}
+	if h.pt {
+		n.ptOpen++
+		n.ptLive++
+		o.keepCache = false
+		// The kernel's page cache of the node gets no pages from a
+		// passthrough handle: a later cached open must not count on it.
+		n.version = ""
+	} else {
+		n.cached++
 	}
 	n.opens++
 	if write {
@@ -159,7 +214,36 @@ func (n *node) open(flags uint32, created bool) (opened, syscall.Errno) {
 		n.handles = map[*handle]bool{}
 	}
 	n.handles[h] = true
-	return opened{handle: h, keepCache: keep}, 0
+	return o, 0
+}
+
+// ptFirst sets up the passthrough backing of n's first handle, a writer
+// (see passthrough.go): the staging, made now (empty for a file just
+// created at created, else a copy of the file of size size) unless the
+// open made one already. It returns the descriptor, and false when the
+// handle does not pass through. Callers hold n.mu.
+func (n *node) ptFirst(p, created string, size int64) (int, bool) {
+	fresh := false
+	if n.stage == nil {
+		if _, ok := n.m.fsys.(vfs.Stager); !ok || n.m.ptNoStageFd.Load() || (created == "" && size > ptMaxCopy) {
+			return 0, false
+		}
+		var errno syscall.Errno
+		if created != "" {
+			errno = n.stageEmptyAt(created)
+		} else {
+			errno = n.load()
+		}
+		if errno != 0 {
+			return 0, false // the first write stages again and reports it
+		}
+		fresh = true
+	}
+	fd, ok := n.ptSetup(true, p, created != "")
+	if !ok && fresh && !n.dirty {
+		n.dropStage()
+	}
+	return fd, ok
 }
 
 // load makes n.stage hold the file, staged from the tree's current file (a
@@ -239,6 +323,12 @@ func (n *node) stageEmpty() syscall.Errno {
 	if stale != 0 {
 		return stale
 	}
+	return n.stageEmptyAt(p)
+}
+
+// stageEmptyAt makes n.stage, nil before, an empty staging of the file at
+// p. Callers hold n.mu.
+func (n *node) stageEmptyAt(p string) syscall.Errno {
 	base, errno := n.baseOf(n.m.fsys, p)
 	if errno != 0 {
 		return errno
@@ -278,7 +368,9 @@ func (n *node) fail(errno syscall.Errno) syscall.Errno {
 // invalidator's goroutine: this runs inside a request). Callers hold n.mu.
 func (n *node) discard(errno syscall.Errno) {
 	for h := range n.handles {
-		if h.wrote {
+		if h.wrote || (h.pt && h.write && n.stage != nil && n.stage == n.ptStage) {
+			// (A writer passing through may have written: the kernel
+			// wrote for it.)
 			h.wrote = false
 			if h.err == 0 {
 				h.err = errno
@@ -340,7 +432,7 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 // on a read-only mount) by range from the tree's file as it is now
 // (vfs.ReadAt).
 func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if h, ok := f.(*handle); ok {
+	if h := asHandle(f); h != nil {
 		return h.Read(ctx, dest, off)
 	}
 	p, stale := n.livePath()
@@ -483,6 +575,9 @@ func (n *node) commit() syscall.Errno {
 // EIO, never a silent lost update. A staging poisoned by a failed write is
 // discarded and its error returned. Callers hold n.mu.
 func (n *node) commitLocked() syscall.Errno {
+	if n.ptCheck() {
+		return 0
+	}
 	if n.poison != 0 {
 		errno := n.poison
 		n.discard(errno)
@@ -510,11 +605,15 @@ func (n *node) commitLocked() syscall.Errno {
 		h.wrote = false // their writes are in
 	}
 	// The staging ended with the commit; a later write stages anew.
+	committed := n.stage
 	n.stage = nil
 	n.dirty = false
 	n.m.setDirty(n, false)
 	// Handles reading a copy or a reader of the previous version reopen.
 	n.changes.Add(1)
+	if committed == n.ptStage {
+		n.ptCommit()
+	}
 	return 0
 }
 
@@ -623,6 +722,11 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	n.opens--
 	if h.write {
 		n.writers--
+	}
+	if h.pt {
+		n.ptRelease(ctx)
+	} else {
+		n.cached--
 	}
 	if n.opens == 0 && !n.dirty {
 		n.dropStage()

@@ -87,7 +87,8 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	if opts.ReadOnly {
 		fsOpts.MountOptions.Options = append(fsOpts.MountOptions.Options, "ro")
 	}
-	srv, err := fuse.NewServer(fs.NewNodeFS(root, fsOpts), abs, &fsOpts.MountOptions)
+	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), m: m}
+	srv, err := fuse.NewServer(raw, abs, &fsOpts.MountOptions)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
@@ -104,6 +105,19 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	if err := srv.WaitMount(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	switch ok, why := probePassthrough(srv); {
+	case opts.NoPassthrough:
+		m.debugf("passthrough: off (Options.NoPassthrough)")
+	case os.Getenv("JULYFS_PASSTHROUGH") == "off":
+		m.debugf("passthrough: off (JULYFS_PASSTHROUGH=off)")
+	case opts.ReadOnly:
+		m.debugf("passthrough: off (read-only mount: no open)")
+	case !ok:
+		m.debugf("passthrough: off, files are read and written through the daemon: %s", why)
+	default:
+		m.pt.Store(true)
+		m.debugf("passthrough: on for trees with host descriptors (local:)")
 	}
 	s.inv = newInvalidator(m, root.EmbeddedInode())
 	m.mu.Lock()

@@ -282,3 +282,17 @@ func TestStressNG(t *testing.T) {
 		t.Errorf("stress-ng:\n%s", out)
 	}
 }
+
+// TestStressNGLocal runs the stress-ng set on a local: mount, where files
+// pass through to host descriptors (passthrough.go) when the kernel
+// allows it.
+func TestStressNGLocal(t *testing.T) {
+	requireFUSE(t)
+	requireTool(t, "stress-ng")
+	_, s := localMount(t, nil, Options{})
+	out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
+	if !strings.Contains(out, "successful run completed") {
+		t.Errorf("stress-ng:\n%s", out)
+	}
+	checkPassthrough(t, s, Options{})
+}

@@ -39,6 +39,16 @@ type node struct {
 	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
 	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
+	// Passthrough (see passthrough.go).
+	cached      int            // open handles in cached mode (not passing through)
+	ptMode      ptMode         // what the kernel's backing of the node is
+	ptOpen      int            // passthrough handles not yet released
+	ptLive      int            // passthrough handles go-fuse may still hold the backing for
+	ptFile      vfs.FileReader // ptRead: the host file the backing is
+	ptStage     vfs.StagedFile // ptStage: the staging the backing is
+	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
+	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
+
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
 	changes atomic.Uint64
@@ -195,10 +205,14 @@ func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 		fi.Size = int64(len(target))
 	}
 	n.mu.Lock()
-	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link {
+	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link && !n.ptEmptyCreated() {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
+		if size, mtime, ok := n.ptStat(); ok {
+			// The kernel writes the staging: its own size and time.
+			fi.Size, fi.ModTime = size, mtime
+		}
 	}
 	if !fi.HasMode && fi.Mode == 0 && (n.statFI.HasMode || n.statFI.Mode != 0) && n.statFI.Kind == fi.Kind {
 		// A file being written keeps the mode and owner the tree last
@@ -317,7 +331,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		n.mu.Unlock()
 		return 0
 	}
-	if n.stage != nil {
+	if n.stage != nil && !n.ptEmptyCreated() {
 		n.mu.Unlock()
 		n.fill(vfs.FileInfo{Path: n.path(), Kind: vfs.KindFile}, &out.Attr)
 		return 0
@@ -373,8 +387,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		h, _ := f.(*handle)
-		if errno := n.truncate(int64(size), h); errno != 0 {
+		if errno := n.truncate(int64(size), asHandle(f)); errno != 0 {
 			return errno
 		}
 	}
@@ -451,8 +464,7 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		h, _ := f.(*handle)
-		if errno := n.truncate(int64(size), h); errno != 0 {
+		if errno := n.truncate(int64(size), asHandle(f)); errno != 0 {
 			return errno
 		}
 	}
@@ -830,7 +842,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFREG)
 	cn := ch.Operations().(*node)
-	h, errno := cn.open(flags, created)
+	at := ""
+	if created {
+		at = p
+	}
+	h, errno := cn.open(flags, at)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -840,7 +856,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
-	return ch, h.handle, 0, 0
+	return ch, h.fuseHandle(), 0, 0
 }
 
 // Statfs reports fixed, non-zero capacity figures: a tree has no notion of

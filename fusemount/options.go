@@ -63,6 +63,16 @@ type Options struct {
 	// per directory instead of one per entry.
 	ReadDirPlus bool
 
+	// NoPassthrough turns FUSE passthrough off: every read and write of
+	// a file then goes through the daemon. With it on (the default), a
+	// file of a tree that opens host descriptors (local:; vfs.FileDescriptor)
+	// is read and written by the kernel itself, from the host file or from
+	// its staging, where the kernel allows it (Linux 6.9+, as root); the
+	// mount falls back without error elsewhere, and says so with Debug.
+	// The environment variable JULYFS_PASSTHROUGH=off turns it off too
+	// (for `julyfs mount`).
+	NoPassthrough bool
+
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
 	// Logger receives one line per backend failure (and the trace when

@@ -44,6 +44,9 @@ func helperChild() (code int, ran bool) {
 		return appendChild(os.Getenv("JULYFS_FILE"), os.Getenv("JULYFS_TAG"), n), true
 	case "rename":
 		return renameChild(os.Getenv("JULYFS_FROM"), os.Getenv("JULYFS_TO")), true
+	case "mmap":
+		n, _ := strconv.Atoi(os.Getenv("JULYFS_N"))
+		return mmapChild(os.Getenv("JULYFS_FILE"), n), true
 	case "apiappend":
 		n, _ := strconv.Atoi(os.Getenv("JULYFS_N"))
 		return apiAppendChild(os.Getenv("JULYFS_ROOT"), os.Getenv("JULYFS_PATH"), os.Getenv("JULYFS_TAG"), n), true

@@ -67,6 +67,8 @@ type mount struct {
 	// live files never share an st_ino (mv and cp -r would take them for
 	// one file).
 	displaced map[uint64]bool
+
+	ptState
 }
 
 // meta is what the mount holds for a path where the tree cannot: the
@@ -99,6 +101,7 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 
 		selfTrees: map[string]int{},
 		displaced: map[uint64]bool{},
+		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}},
 	}
 }
 

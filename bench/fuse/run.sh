@@ -2,7 +2,9 @@
 # bench/fuse/run.sh: the same workloads on native tmpfs, on go-fuse's own
 # loopback (fs.NewLoopbackRoot) over that tmpfs with FUSE passthrough (as
 # go-fuse ships it as root: the main peer) and without it, and on
-# `julyfs mount --mount /=local:` over it, read-write and --read-only.
+# `julyfs mount --mount /=local:` over it, read-write (with FUSE passthrough
+# where the kernel allows it, and without: JULYFS_PASSTHROUGH=off) and
+# --read-only.
 # Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
 # mounts a tmpfs), fio, python3 and about 6 GiB of free memory.
 #
@@ -13,12 +15,12 @@ cd "$(dirname "$0")/../.."
 NMETA=${1:-2000}
 W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
-mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-ro"
+mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-nopt" "$W/julyfs-ro"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 1
-  for m in "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-ro" "$T"; do
+  for m in "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-nopt" "$W/julyfs-ro" "$T"; do
     mountpoint -q "$m" && umount -l "$m"
   done
   rm -rf "$W"
@@ -40,8 +42,9 @@ waitmount() {
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+JULYFS_PASSTHROUGH=off "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
 "$BIN/julyfs" mount --read-only --mount "/=local:$T/data" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
-for m in loopback loopback-nopt julyfs julyfs-ro; do waitmount "$W/$m"; done
+for m in loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do waitmount "$W/$m"; done
 
 fiojson() { fio --output-format=json "$@" | python3 -c "$FIOPY"; }
 FIOPY='
@@ -82,10 +85,12 @@ best() {
   printf '%.3f' "$b"
 }
 
+# The machine may be shared: the load average goes with the figures.
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 NRM=${NRM:-30000}
 echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s | stat/s | cached stat/s | readdir entries/s | find s | grep -r s | rm -rf ${NRM} files s | mv 1 GiB ms |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for name in native loopback loopback-nopt julyfs julyfs-ro; do
+for name in native loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do
   if [ $name = native ]; then D=$T/data; else D=$W/$name; fi
   if [ $name = julyfs-ro ]; then
     # read-only: the read workloads only, on files made on the tmpfs
@@ -114,3 +119,4 @@ for name in native loopback loopback-nopt julyfs julyfs-ro; do
   rm -rf "$T/data/mv-$name"
   echo "| $name | $sw | $sr | $iops | ${meta[create]} | ${meta[stat]} | ${meta[stat-cached]} | ${meta[readdir-entries]} | $f | $g | $r | $mvms |"
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -9,7 +9,10 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-var _ vfs.FileOpener = (*FS)(nil)
+var (
+	_ vfs.FileOpener     = (*FS)(nil)
+	_ vfs.FileDescriptor = (*openFile)(nil)
+)
 
 // OpenFile opens the file at path (following links inside the root) for
 // ranged reads on one host descriptor. The reader keeps reading the file
@@ -46,6 +49,10 @@ func (o *openFile) ReadAt(b []byte, off int64) (int, error) {
 }
 
 func (o *openFile) Size() int64 { return o.size }
+
+// Fd is the reader's host descriptor, open read-only on the file it opened
+// (vfs.FileDescriptor).
+func (o *openFile) Fd() uintptr { return o.f.Fd() }
 
 func (o *openFile) Close() error {
 	if err := o.f.Close(); err != nil {

@@ -17,6 +17,7 @@ import (
 var (
 	_ vfs.Stager               = (*FS)(nil)
 	_ vfs.ConditionalCommitter = (*staged)(nil)
+	_ vfs.FileDescriptor       = (*staged)(nil)
 )
 
 // Stage opens a staging for the file at path: a temporary file on the
@@ -186,7 +187,26 @@ func (s *staged) Truncate(size int64) error {
 	return nil
 }
 
-func (s *staged) Size() int64 { return s.size.Load() }
+// Size is the staged size: the staging file's own (fstat), so it counts
+// writes made on its descriptor directly (Fd), else the size this staging's
+// own writes left.
+func (s *staged) Size() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.done {
+		if fi, err := s.f.Stat(); err == nil {
+			return fi.Size()
+		}
+	}
+	return s.size.Load()
+}
+
+// Fd is the staging file's host descriptor, open for reading and writing
+// (vfs.FileDescriptor): what is written on it is staged, and published by
+// Commit with the rest. It is the file Commit renames into place (when the
+// target's directory is the one the staging was made in), so after a
+// commit it is the published file.
+func (s *staged) Fd() uintptr { return s.f.Fd() }
 
 // Commit publishes the staged contents at the staged path, as Write does.
 func (s *staged) Commit(ctx context.Context) error {
@@ -266,7 +286,11 @@ func (s *staged) name(w *wdir) (string, *os.File, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	_, err = io.Copy(dst, io.NewSectionReader(s.f, 0, s.size.Load()))
+	size := s.size.Load()
+	if fi, err := s.f.Stat(); err == nil {
+		size = fi.Size() // writes made on Fd count too
+	}
+	_, err = io.Copy(dst, io.NewSectionReader(s.f, 0, size))
 	if err == nil {
 		err = dst.Sync()
 	}

@@ -1,0 +1,359 @@
+package fusemount
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// FUSE passthrough: a handle whose file is one host descriptor (a
+// local: tree's reader, or its staging) hands that descriptor to the
+// kernel, which then reads and writes the host file itself; the daemon
+// sees the open, flush, fsync and release, not the data.
+//
+// The kernel has one backing file per inode at a time, and refuses an
+// open in passthrough while the inode has opens in cached mode and the
+// other way round; go-fuse keeps the backing it registered for a node
+// until the node's last passthrough handle is released, and hands it to
+// every open meanwhile. So a node is in one passthrough mode at a time,
+// chosen by the open that finds it with no handle:
+//
+//   - ptRead: a reader opened the host file (read-only descriptor of the
+//     version then current); readers opening meanwhile share it.
+//   - ptStage: a writer staged the file (vfs.Stage) and writes into the
+//     staging's descriptor; every handle opening meanwhile, reader or
+//     writer, reads and writes that staging, as without passthrough.
+//     Flush, fsync and release commit it (a rename, compare-and-swap on
+//     the version the staging started from); a writer may have written,
+//     as the daemon cannot tell, so the staging is dirty from the open.
+//
+// An open that cannot share the node's backing (a writer while readers
+// read the host file; any open while the staging was committed or
+// discarded under open handles) waits up to ptWait for those handles to
+// be released (a program that just closed them: the kernel's RELEASE is
+// on its way), then fails with ETXTBSY. A node with handles open in
+// cached mode (no passthrough) gets cached handles until they are gone.
+
+// ptMode is a node's passthrough mode.
+type ptMode int8
+
+const (
+	ptNone ptMode = iota
+	ptRead
+	ptStage
+)
+
+// ptWait bounds how long an open waits for the passthrough handles that
+// keep it from sharing a node's backing to be released.
+const ptWait = 5 * time.Second
+
+// ptMinFree is the free space below which a writer does not pass through:
+// the daemon cannot see a write the kernel made fail (ENOSPC), so a disk
+// near full is written through the daemon, which poisons the staging on a
+// failed write. At commit, a passthrough staging on a disk with no free
+// block left is taken for one a write failed on (see ptCheck).
+const ptMinFree = 64 << 20
+
+// ptMaxCopy is the largest file a writer opening it without O_TRUNC passes
+// through: such an open stages a copy of the file at once (the kernel
+// needs the staging's descriptor at open), where without passthrough the
+// copy waits for the first write (and an open that never writes costs
+// none).
+const ptMaxCopy = DefaultMaxFileSize
+
+// ptHandle is a handle that passes through to fd (fs.FilePassthroughFder).
+type ptHandle struct {
+	*handle
+	fd int
+}
+
+var _ fs.FilePassthroughFder = (*ptHandle)(nil)
+
+// PassthroughFd is called by go-fuse at open when the node has no backing
+// registered yet.
+func (h *ptHandle) PassthroughFd() (int, bool) {
+	h.n.m.ptFds.Add(1)
+	return h.fd, true
+}
+
+// asHandle is the *handle behind a go-fuse file handle, or nil.
+func asHandle(f fs.FileHandle) *handle {
+	switch h := f.(type) {
+	case *handle:
+		return h
+	case *ptHandle:
+		return h.handle
+	}
+	return nil
+}
+
+// probePassthrough reports whether the kernel takes backing descriptors on
+// srv's connection (Linux 6.9+, CAP_SYS_ADMIN), trying with a temporary
+// file, and why not.
+func probePassthrough(srv *fuse.Server) (bool, string) {
+	if srv.KernelSettings().Flags64()&fuse.CAP_PASSTHROUGH == 0 {
+		return false, "the kernel did not offer it (Linux 6.9+ with CONFIG_FUSE_PASSTHROUGH)"
+	}
+	f, err := os.CreateTemp("", "julyfs-passthrough-probe")
+	if err != nil {
+		return false, err.Error()
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	id, errno := srv.RegisterBackingFd(&fuse.BackingMap{Fd: int32(f.Fd())})
+	if errno != 0 {
+		return false, "registering a backing file: " + errno.Error() + " (needs root)"
+	}
+	srv.UnregisterBackingFd(id)
+	return true, ""
+}
+
+// ptChoose decides whether a handle opened for writing (write) or reading
+// passes through, and in which mode: ptNone (cached, through the daemon),
+// the node's current mode (share its backing), or, when the node has no
+// handle, -1: the caller sets a backing up. It may wait (see ptWait),
+// unlocking n.mu meanwhile. Callers hold n.mu.
+func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
+	if !n.m.pt.Load() || n.deleted {
+		return ptNone, 0
+	}
+	deadline := time.Now().Add(ptWait)
+	for {
+		switch {
+		case n.cached > 0:
+			return ptNone, 0
+		case n.ptOpen > 0 && n.ptShareable(write):
+			return n.ptMode, 0
+		case n.ptLive == 0:
+			return -1, 0
+		}
+		if time.Now().After(deadline) {
+			n.m.log.Printf("open %s: busy: open in passthrough (%s) by another program; ETXTBSY", n.path(), n.ptMode)
+			return ptNone, syscall.ETXTBSY
+		}
+		n.mu.Unlock()
+		time.Sleep(200 * time.Microsecond)
+		n.mu.Lock()
+	}
+}
+
+func (m ptMode) String() string {
+	switch m {
+	case ptRead:
+		return "reading the host file"
+	case ptStage:
+		return "writing a staging"
+	}
+	return "none"
+}
+
+// ptShareable reports whether a new handle (a writer: write) may use the
+// node's backing: a reader always (the host file it reads, the staging
+// everyone reads while the file is written, or that staging committed), a
+// writer only a staging not yet committed or discarded: writing into a
+// committed one would land in the tree's file unchecked, where a
+// concurrent change through the API may have replaced it (a lost update
+// reported as done). Callers hold n.mu.
+func (n *node) ptShareable(write bool) bool {
+	switch n.ptMode {
+	case ptRead:
+		return !write
+	case ptStage:
+		if n.stage != nil && n.stage == n.ptStage {
+			return true
+		}
+		return n.ptCommitted && !write
+	}
+	return false
+}
+
+// ptCommit records that n's staging, the backing, was committed: it is
+// now the tree's file. Callers hold n.mu.
+func (n *node) ptCommit() {
+	n.ptCommitted = true
+}
+
+// ptSetup makes n's backing for a first handle, for writing (stage, the
+// staging is set up by the caller already) or reading (the host file at p,
+// opened now), and returns its descriptor; ok false means the handle does
+// not pass through. Callers hold n.mu.
+func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
+	if write {
+		fd, ok := vfs.Fd(n.stage)
+		if !ok {
+			n.m.ptNoStageFd.Store(true)
+			return 0, false
+		}
+		var st unix.Statfs_t
+		if unix.Fstatfs(int(fd), &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+			return 0, false
+		}
+		n.ptMode, n.ptStage = ptStage, n.stage
+		// The kernel writes it; the daemon cannot tell whether it did.
+		// A staging of a file just created (the tree has it empty) is
+		// committed only if it is not empty (ptCheck).
+		n.ptCreated = created
+		n.touch()
+		return int(fd), true
+	}
+	if _, ok := n.m.fsys.(vfs.FileOpener); !ok || n.m.ptNoReaderFd.Load() {
+		return 0, false
+	}
+	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
+	if err != nil {
+		return 0, false // the handle reads through the daemon, which reports the error
+	}
+	fd, ok := vfs.Fd(r)
+	if !ok {
+		n.m.ptNoReaderFd.Store(true)
+		r.Close()
+		return 0, false
+	}
+	n.ptMode, n.ptFile = ptRead, r
+	return int(fd), true
+}
+
+// ptCheck is called before a commit of n's staging while the kernel
+// writes it; skip says there is nothing to commit now. A staging of a
+// file just created that is still empty has nothing to commit. A staging on a disk with no free block left is taken for one
+// a write failed on (the kernel returned ENOSPC to the writer, which the
+// daemon never sees), and poisoned. Callers hold n.mu.
+func (n *node) ptCheck() (skip bool) {
+	if n.ptStage == nil || n.stage != n.ptStage || n.poison != 0 {
+		return false
+	}
+	fd, ok := vfs.Fd(n.stage)
+	if !ok || !n.dirty {
+		return false
+	}
+	if n.ptCreated {
+		var st unix.Stat_t
+		if unix.Fstat(int(fd), &st) == nil && st.Size == 0 {
+			// Still the empty file the tree has: nothing to commit
+			// yet (a writer may write on: a shell's > closes a
+			// duplicate first), nothing at all once every handle is
+			// gone.
+			if len(n.handles) == 0 {
+				n.dirty = false
+				n.m.setDirty(n, false)
+			}
+			return true
+		}
+	}
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(fd), &st) == nil && st.Bfree == 0 {
+		n.fail(syscall.ENOSPC)
+	}
+	return false
+}
+
+// ptEmptyCreated reports whether n's staging is the passthrough staging
+// of a file just created that is still empty: the tree's file (empty too)
+// is what n is, its times included. Callers hold n.mu.
+func (n *node) ptEmptyCreated() bool {
+	if !n.ptCreated || n.stage == nil || n.stage != n.ptStage {
+		return false
+	}
+	size, _, ok := n.ptStat()
+	return ok && size == 0
+}
+
+// ptStat reports the size and modification time of n's staging from its
+// descriptor when the kernel writes it, else ok false. Callers hold n.mu.
+func (n *node) ptStat() (size int64, mtime time.Time, ok bool) {
+	if n.ptStage == nil || n.stage != n.ptStage {
+		return 0, time.Time{}, false
+	}
+	fd, ok := vfs.Fd(n.stage)
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(fd), &st) != nil {
+		return 0, time.Time{}, false
+	}
+	return st.Size, time.Unix(st.Mtim.Unix()), true
+}
+
+// ptReleased ends a passthrough handle's hold on n's backing, once go-fuse
+// has dropped its reference (see rawFS.Release). Callers hold n.mu.
+func (n *node) ptReleased() {
+	n.ptLive--
+	if n.ptLive > 0 {
+		return
+	}
+	n.ptLive = 0
+	if n.ptFile != nil {
+		n.ptFile.Close()
+		n.ptFile = nil
+	}
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted = ptNone, nil, false, false
+}
+
+// rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
+// a node's backing registration after the handle's own Release returns,
+// and a node's next open must not pick a new backing before that (go-fuse
+// would hand it the old one).
+type rawFS struct {
+	fuse.RawFileSystem
+	m *mount
+}
+
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	r.RawFileSystem.Release(cancel, in)
+	r.m.ptMu.Lock()
+	n, ok := r.m.ptReleasing[cancel]
+	delete(r.m.ptReleasing, cancel)
+	r.m.ptMu.Unlock()
+	if ok {
+		n.mu.Lock()
+		n.ptReleased()
+		n.mu.Unlock()
+	}
+}
+
+// ptRelease records that pt handle h of n is being released in the
+// request of ctx: the backing hold ends once go-fuse is done with the
+// request (rawFS.Release), or now when ctx is no request's. Callers hold
+// n.mu.
+func (n *node) ptRelease(ctx context.Context) {
+	n.ptOpen--
+	if c, ok := ctx.(*fuse.Context); ok && c.Cancel != nil {
+		n.m.ptMu.Lock()
+		if _, dup := n.m.ptReleasing[c.Cancel]; !dup {
+			n.m.ptReleasing[c.Cancel] = n
+			n.m.ptMu.Unlock()
+			return
+		}
+		n.m.ptMu.Unlock()
+	}
+	n.ptReleased()
+}
+
+// ptState is the passthrough state of a mount.
+type ptState struct {
+	pt    atomic.Bool  // handles may pass through
+	ptFds atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
+	// The tree's readers (stagings) came without a descriptor once: it
+	// is not asked again (a union wraps them, temp: has none), as a
+	// writer's open would stage a copy of the file for nothing.
+	ptNoReaderFd, ptNoStageFd atomic.Bool
+	ptMu                      sync.Mutex
+	ptReleasing               map[<-chan struct{}]*node // by RELEASE request: see rawFS
+}
+
+// debugf logs a line when Options.Debug is set.
+func (m *mount) debugf(format string, args ...any) {
+	if m.opts.Debug {
+		m.log.Printf(format, args...)
+	}
+}

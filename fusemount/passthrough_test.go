@@ -1,0 +1,224 @@
+package fusemount
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+// The passthrough tests: on a local: mount the kernel reads and writes
+// host descriptors itself (passthrough.go); what programs see must be what
+// they see without it.
+
+// passthroughModes are the two ways a local: mount runs.
+var passthroughModes = map[string]Options{"passthrough": {}, "no-passthrough": {NoPassthrough: true}}
+
+// checkPassthrough asserts that s handed the kernel descriptors when it
+// runs with passthrough (the kernel allows it: root on Linux 6.9+), and
+// never when it runs without.
+func checkPassthrough(t *testing.T, s *Server, opts Options) {
+	t.Helper()
+	if opts.NoPassthrough || !s.m.pt.Load() {
+		assert.Zero(t, s.m.ptFds.Load(), "descriptors handed to the kernel without passthrough")
+		return
+	}
+	assert.NotZero(t, s.m.ptFds.Load(), "no descriptor handed to the kernel: passthrough was not used")
+}
+
+// TestPassthroughSameBytes: fio writes and verifies (crc32c) files
+// through a local: mount, sequentially and at random, with passthrough
+// and without; the host holds what was written.
+func TestPassthroughSameBytes(t *testing.T) {
+	requireFUSE(t)
+	requireTool(t, "fio")
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			root, s := localMount(t, nil, opts)
+			env := "M=" + s.Dir()
+			for _, rw := range []string{"write", "randwrite"} {
+				out := sh(t, `fio --name=`+rw+` --directory="$M" --rw=`+rw+` --bs=4k --size=32M --verify=crc32c --do_verify=1 --output-format=terse --terse-version=3`, env)
+				if f := strings.Split(strings.TrimSpace(out), ";"); len(f) < 5 || f[4] != "0" {
+					t.Errorf("fio %s: %s", rw, out)
+				}
+				fi, err := os.Stat(filepath.Join(root, rw+".0.0"))
+				if assert.NoError(t, err) {
+					assert.Equal(t, int64(32<<20), fi.Size(), "fio's %s file on the host", rw)
+				}
+			}
+			// Bytes written with one program read back with another,
+			// through the mount and on the host.
+			src := filepath.Join(t.TempDir(), "src")
+			data := make([]byte, 3<<20+123)
+			rand.Read(data)
+			require.NoError(t, os.WriteFile(src, data, 0o644))
+			sh(t, `cp "$SRC" "$M/copy" && cat "$M/copy" > "$SRC.back" && cat "$SRC" >> "$M/copy"`, env, "SRC="+src)
+			back, err := os.ReadFile(src + ".back")
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(data, back), "the copy read back through the mount")
+			onHost, err := os.ReadFile(filepath.Join(root, "copy"))
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(append(data, data...), onHost), "the copy and its append on the host")
+			checkPassthrough(t, s, opts)
+		})
+	}
+}
+
+// TestPassthroughExecAfterClose: an executable written through the mount
+// runs right after its writer closed it (no ETXTBSY), also when it is
+// rewritten between runs.
+func TestPassthroughExecAfterClose(t *testing.T) {
+	requireFUSE(t)
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			_, s := localMount(t, nil, opts)
+			out := sh(t, `for i in 1 2 3 4 5 6 7 8 9 10; do
+  cp /bin/echo "$M/e$i" && "$M/e$i" new$i
+  printf '#!/bin/sh\necho script%s\n' $i > "$M/s" && chmod +x "$M/s" && "$M/s"
+  cp /bin/echo "$M/same" && "$M/same" same$i
+done`, "M="+s.Dir())
+			var want strings.Builder
+			for i := 1; i <= 10; i++ {
+				fmt.Fprintf(&want, "new%d\nscript%d\nsame%d\n", i, i, i)
+			}
+			assert.Equal(t, want.String(), out)
+			checkPassthrough(t, s, opts)
+		})
+	}
+}
+
+// mmapChild writes a file of JULYFS_N pages through a shared writable
+// mapping (the file created, sized with ftruncate, written, synced and
+// closed), reopens it read-only, maps it again and checks what it wrote.
+func mmapChild(file string, pages int) int {
+	size := pages * os.Getpagesize()
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i*7 + i/4096)
+	}
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		fmt.Println("open:", err)
+		return 1
+	}
+	if err := f.Truncate(int64(size)); err != nil {
+		fmt.Println("truncate:", err)
+		return 1
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		fmt.Println("mmap:", err)
+		return 1
+	}
+	copy(b, want)
+	if err := syscall.Munmap(b); err != nil {
+		fmt.Println("munmap:", err)
+		return 1
+	}
+	if err := f.Close(); err != nil {
+		fmt.Println("close:", err)
+		return 1
+	}
+	f, err = os.Open(file)
+	if err != nil {
+		fmt.Println("reopen:", err)
+		return 1
+	}
+	defer f.Close()
+	b, err = syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		fmt.Println("mmap read-only:", err)
+		return 1
+	}
+	defer syscall.Munmap(b)
+	if !bytes.Equal(b, want) {
+		fmt.Println("mapped back: other bytes")
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// TestPassthroughMmap: a file written through a shared mapping is on the
+// host whole after close, and maps back the same, with passthrough and
+// without.
+func TestPassthroughMmap(t *testing.T) {
+	requireFUSE(t)
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			root, s := localMount(t, map[string]string{"m": "old\n"}, opts)
+			for _, f := range []string{"m", "new"} { // over an existing file, and a new one
+				cmd, stdin, out := helper(t, "mmap", "JULYFS_FILE="+filepath.Join(s.Dir(), f), "JULYFS_N=64")
+				stdin.Close()
+				assert.Equal(t, "ok", readLine(t, out), "mmap of %s", f)
+				assert.NoError(t, cmd.Wait())
+				onHost, err := os.ReadFile(filepath.Join(root, f))
+				require.NoError(t, err)
+				require.Len(t, onHost, 64*os.Getpagesize())
+				for i, c := range onHost {
+					if c != byte(i*7+i/4096) {
+						t.Fatalf("%s on the host: byte %d is %d", f, i, c)
+					}
+				}
+			}
+			checkPassthrough(t, s, opts)
+		})
+	}
+}
+
+// TestPassthroughFailedWriteKeepsOldFile: on a disk with room enough for
+// the writer to pass through, a cp larger than the disk fails (the kernel
+// returns ENOSPC, which the daemon never sees) and the old file stays:
+// the commit finds the disk full and refuses.
+func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
+	root := smallDisk(t, 96<<20)
+	host := filepath.Join(root, "old.txt")
+	require.NoError(t, os.WriteFile(host, []byte("old\n"), 0o644))
+	big := filepath.Join(t.TempDir(), "big")
+	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("B"), 128<<20), 0o644))
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	s := mountT(t, fsys, Options{})
+	env := []string{"M=" + s.Dir(), "BIG=" + big}
+
+	_, errOut, err := shErr(t, `cp "$BIG" "$M/old.txt"`, env...)
+	assert.Error(t, err, "cp of 128 MiB onto a 96 MiB disk")
+	assert.Contains(t, errOut, "No space left on device")
+	got, err := os.ReadFile(host)
+	require.NoError(t, err)
+	assert.Equal(t, "old\n", string(got), "host file after a failed cp")
+	assert.Equal(t, "old\n", sh(t, `cat "$M/old.txt"`, env...), "the file through the mount")
+	checkPassthrough(t, s, Options{})
+
+	// Nothing is left taking the space: a write of 32 MiB goes through.
+	sh(t, `head -c 32M "$BIG" > "$M/old.txt"`, env...)
+	fi, err := os.Stat(host)
+	require.NoError(t, err)
+	assert.Equal(t, int64(32<<20), fi.Size())
+}
+
+// TestPassthroughWriterWaitsForReader: a writer opening a file that a
+// reader has open in passthrough waits for the reader's release, then
+// fails with ETXTBSY while it stays open; once the reader is gone it opens.
+func TestPassthroughWriterWaitsForReader(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{})
+	if !s.m.pt.Load() {
+		t.Skip("passthrough unavailable here: " + fuseReason())
+	}
+	out := sh(t, `exec 3<"$M/f"; echo two >> "$M/f" 2>/dev/null || echo busy; exec 3<&-; echo three >> "$M/f" && echo appended`, "M="+s.Dir())
+	assert.Equal(t, "busy\nappended\n", out)
+	got, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\nthree\n", string(got))
+}
