@@ -67,8 +67,9 @@
 // cannot share the node's backing waits up to five seconds for its
 // handles' release, then fails with ETXTBSY. The mount probes the kernel
 // at start and falls back to the daemon path without error (not root,
-// Linux before 6.9, Options.NoPassthrough, JULYFS_PASSTHROUGH=off),
-// saying so with Options.Debug; so does a writer on a nearly full disk,
+// Linux before 6.9), saying so with Options.Debug; it is off unless
+// Options.Passthrough (or JULYFS_PASSTHROUGH=on) asks for it,
+// and a writer on a nearly full disk never passes through,
 // since the daemon does not see a write the kernel failed. See
 // passthrough.go and docs/mount.md.
 //

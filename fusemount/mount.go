@@ -107,10 +107,8 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	switch ok, why := probePassthrough(srv); {
-	case opts.NoPassthrough:
-		m.debugf("passthrough: off (Options.NoPassthrough)")
-	case os.Getenv("JULYFS_PASSTHROUGH") == "off":
-		m.debugf("passthrough: off (JULYFS_PASSTHROUGH=off)")
+	case !opts.Passthrough && os.Getenv("JULYFS_PASSTHROUGH") != "on":
+		m.debugf("passthrough: off (the default; --passthrough or JULYFS_PASSTHROUGH=on turns it on)")
 	case opts.ReadOnly:
 		m.debugf("passthrough: off (read-only mount: no open)")
 	case !ok:

@@ -283,16 +283,19 @@ func TestStressNG(t *testing.T) {
 	}
 }
 
-// TestStressNGLocal runs the stress-ng set on a local: mount, where files
-// pass through to host descriptors (passthrough.go) when the kernel
-// allows it.
+// TestStressNGLocal runs the stress-ng set on a local: mount, with and
+// without passthrough to host descriptors (passthrough.go).
 func TestStressNGLocal(t *testing.T) {
 	requireFUSE(t)
 	requireTool(t, "stress-ng")
-	_, s := localMount(t, nil, Options{})
-	out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
-	if !strings.Contains(out, "successful run completed") {
-		t.Errorf("stress-ng:\n%s", out)
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			_, s := localMount(t, nil, opts)
+			out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
+			if !strings.Contains(out, "successful run completed") {
+				t.Errorf("stress-ng:\n%s", out)
+			}
+			checkPassthrough(t, s, opts)
+		})
 	}
-	checkPassthrough(t, s, Options{})
 }

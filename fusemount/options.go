@@ -63,15 +63,17 @@ type Options struct {
 	// per directory instead of one per entry.
 	ReadDirPlus bool
 
-	// NoPassthrough turns FUSE passthrough off: every read and write of
-	// a file then goes through the daemon. With it on (the default), a
-	// file of a tree that opens host descriptors (local:; vfs.FileDescriptor)
-	// is read and written by the kernel itself, from the host file or from
-	// its staging, where the kernel allows it (Linux 6.9+, as root); the
-	// mount falls back without error elsewhere, and says so with Debug.
-	// The environment variable JULYFS_PASSTHROUGH=off turns it off too
-	// (for `julyfs mount`).
-	NoPassthrough bool
+	// Passthrough turns FUSE passthrough on: a file of a tree that opens
+	// host descriptors (local:; vfs.FileDescriptor) is then read and
+	// written by the kernel itself, from the host file or from its
+	// staging, where the kernel allows it (Linux 6.9+, as root); the mount
+	// falls back without error elsewhere, and says so with Debug. It is
+	// off by default because the kernel's rules change what programs see
+	// (docs/mount.md, "FUSE passthrough": a writer while a reader has the
+	// file open waits, then fails with ETXTBSY; writes after a commit land
+	// in place). The environment variable JULYFS_PASSTHROUGH=on turns it
+	// on too (for `julyfs mount`; `julyfs mount --passthrough`).
+	Passthrough bool
 
 	// Debug traces every FUSE operation to Logger.
 	Debug bool

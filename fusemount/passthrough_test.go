@@ -21,14 +21,14 @@ import (
 // they see without it.
 
 // passthroughModes are the two ways a local: mount runs.
-var passthroughModes = map[string]Options{"passthrough": {}, "no-passthrough": {NoPassthrough: true}}
+var passthroughModes = map[string]Options{"passthrough": {Passthrough: true}, "no-passthrough": {}}
 
 // checkPassthrough asserts that s handed the kernel descriptors when it
 // runs with passthrough (the kernel allows it: root on Linux 6.9+), and
 // never when it runs without.
 func checkPassthrough(t *testing.T, s *Server, opts Options) {
 	t.Helper()
-	if opts.NoPassthrough || !s.m.pt.Load() {
+	if !opts.Passthrough || !s.m.pt.Load() {
 		assert.Zero(t, s.m.ptFds.Load(), "descriptors handed to the kernel without passthrough")
 		return
 	}

@@ -2,8 +2,8 @@
 # bench/fuse/run.sh: the same workloads on native tmpfs, on go-fuse's own
 # loopback (fs.NewLoopbackRoot) over that tmpfs with FUSE passthrough (as
 # go-fuse ships it as root: the main peer) and without it, and on
-# `julyfs mount --mount /=local:` over it, read-write (with FUSE passthrough
-# where the kernel allows it, and without: JULYFS_PASSTHROUGH=off) and
+# `julyfs mount --mount /=local:` over it, read-write (with --passthrough, FUSE passthrough
+# where the kernel allows it, and without: the default) and
 # --read-only.
 # Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
 # mounts a tmpfs), fio, python3 and about 6 GiB of free memory.
@@ -41,8 +41,8 @@ waitmount() {
 }
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
-"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
-JULYFS_PASSTHROUGH=off "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
+"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
 "$BIN/julyfs" mount --read-only --mount "/=local:$T/data" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
 for m in loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do waitmount "$W/$m"; done
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/fuse/seq.sh: sequential write and read only, on go-fuse's loopback
 # with passthrough, julyfs with passthrough and julyfs without it
-# (JULYFS_PASSTHROUGH=off), over one tmpfs, in alternating rounds so that a
+# (the default; julyfs runs with --passthrough), over one tmpfs, in alternating rounds so that a
 # shared machine's load falls on every target alike. Two write patterns:
 # fio's (lay the file out, then the job reopens it O_RDWR and writes it:
 # julyfs copies it into its staging at that open) and a fresh file written
@@ -35,8 +35,8 @@ waitmount() {
   echo "bench/fuse/seq.sh: $1 not mounted" >&2; exit 1
 }
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
-"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
-JULYFS_PASSTHROUGH=off "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
+"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
 for m in loopback julyfs julyfs-nopt; do waitmount "$W/$m"; done
 FIOPY='
 import json, sys

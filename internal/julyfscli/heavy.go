@@ -189,6 +189,7 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 			&cli.DurationFlag{Name: "attr-timeout", Value: DefaultAttrTimeout, Usage: "how long the kernel caches attributes (0: not at all)"},
 			&cli.DurationFlag{Name: "negative-timeout", Usage: "how long the kernel caches that a name does not exist"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users see the mount (non-root needs user_allow_other in /etc/fuse.conf)"},
+			&cli.BoolFlag{Name: "passthrough", Usage: "let the kernel read and write local: host files itself (FUSE passthrough, root on Linux 6.9+): host speed, but a writer while a reader has the file open fails with ETXTBSY (docs/mount.md)"},
 			indexFlags()[0], indexFlags()[1], indexFlags()[2],
 		),
 		Action: func(c *cli.Context) error {

@@ -45,6 +45,7 @@ func mount(c *cli.Context, dir string) error {
 		AttrTimeout:     cacheTimeout(c.Duration("attr-timeout")),
 		NegativeTimeout: c.Duration("negative-timeout"),
 		AllowOther:      c.Bool("allow-other"),
+		Passthrough:     c.Bool("passthrough"),
 	}
 	return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
 		mode := "read-write"
