@@ -7,8 +7,11 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -216,5 +219,44 @@ func (r *Root) openPlugin(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 		return nil, err
 	}
 	r.closers = append(r.closers, closer)
+	if d, ok := fsys.(interface{ StartErr() error }); ok {
+		if err := d.StartErr(); err != nil {
+			at := r.at
+			if at == "" {
+				at = "/"
+			}
+			warn(ctx, s.wrap(fmt.Errorf("mount %s: %w (the mount is bound; its calls answer this error until the plugin starts, which each call tries again after a backoff)", at, err)).Error())
+		}
+	}
 	return fsys, nil
+}
+
+type warnKey struct{}
+
+// WithWarn returns ctx carrying f, which [Table.Open] and [Spec.Open]
+// call with each warning of binding the tree: a plugin mount bound
+// although its plugin could not start (its calls answer the start error).
+// Without it each warning goes to standard error as one line
+// "warning: MSG".
+func WithWarn(ctx context.Context, f func(msg string)) context.Context {
+	return context.WithValue(ctx, warnKey{}, f)
+}
+
+func warn(ctx context.Context, msg string) {
+	msg = escapeControl(msg)
+	if f, ok := ctx.Value(warnKey{}).(func(string)); ok && f != nil {
+		f(msg)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "warning: "+msg)
+}
+
+// escapeControl quotes the control characters of s (a path may hold
+// them) so the warning stays one line.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
