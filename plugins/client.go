@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -163,19 +164,9 @@ func Open(ctx context.Context, path string, args map[string]string) (FS, error) 
 
 // OpenConfig is Open with the whole configuration.
 func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
-	name := filepath.Base(cfg.Path)
-	c := &Client{cfg: cfg, name: name}
-	p := cfg.Path
-	if strings.Contains(p, "/") && !filepath.IsAbs(p) && cfg.Dir != "" {
-		p = filepath.Join(cfg.Dir, p)
-	}
-	c.given = p
-	if cfg.SHA256 != "" {
-		want, err := hex.DecodeString(cfg.SHA256)
-		if err != nil || len(want) != sha256.Size {
-			return nil, &Error{Plugin: name, Err: fmt.Errorf("sha256=%s is not a hex SHA-256 digest", cfg.SHA256)}
-		}
-		c.sum = want
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if c.cfg.Logger == nil {
 		c.cfg.Logger = defaultLogger()
@@ -195,6 +186,72 @@ func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
 		return nil, err
 	}
 	return c.negotiated(), nil
+}
+
+// newClient checks cfg and returns its client, not started.
+func newClient(cfg Config) (*Client, error) {
+	name := filepath.Base(cfg.Path)
+	c := &Client{cfg: cfg, name: name}
+	p := cfg.Path
+	if strings.Contains(p, "/") && !filepath.IsAbs(p) && cfg.Dir != "" {
+		p = filepath.Join(cfg.Dir, p)
+	}
+	c.given = p
+	if cfg.SHA256 != "" {
+		want, err := hex.DecodeString(cfg.SHA256)
+		if err != nil || len(want) != sha256.Size {
+			return nil, &Error{Plugin: name, Err: fmt.Errorf("sha256=%s is not a hex SHA-256 digest", cfg.SHA256)}
+		}
+		c.sum = want
+	}
+	return c, nil
+}
+
+// Check checks what can be checked of cfg without running the plugin
+// (what july validate does): the binary is found and executable, and a
+// pinned SHA256 is a digest the binary has. Its errors are the lines a
+// start would fail with. A binary that is not a plugin, a protocol
+// version mismatch and parameters the plugin refuses show only when it
+// runs.
+func Check(cfg Config) error {
+	c, err := newClient(cfg)
+	if err != nil {
+		return err
+	}
+	if c.path, err = Resolve(c.given); err != nil {
+		return c.fail(err)
+	}
+	if c.sum == nil {
+		return nil
+	}
+	if got, err := fileSum(c.path); err != nil {
+		return c.fail(err)
+	} else if !bytes.Equal(got, c.sum) {
+		return c.fail(c.checksumMismatch())
+	}
+	return nil
+}
+
+func fileSum(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// checksumMismatch says that the binary does not hash to the pinned sum.
+func (c *Client) checksumMismatch() error {
+	got := "unknown"
+	if sum, err := fileSum(c.path); err == nil {
+		got = hex.EncodeToString(sum)
+	}
+	return fmt.Errorf("checksum mismatch: %s has sha256 %s, want %s", c.path, got, hex.EncodeToString(c.sum))
 }
 
 // resolveAndStart finds the binary (once) and starts it; c.mu is held.
@@ -475,12 +532,7 @@ func (c *Client) startError(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		got := "unknown"
-		if data, rerr := os.ReadFile(c.path); rerr == nil {
-			sum := sha256.Sum256(data)
-			got = hex.EncodeToString(sum[:])
-		}
-		return fmt.Errorf("checksum mismatch: %s has sha256 %s, want %s", c.path, got, hex.EncodeToString(c.sum))
+		return c.checksumMismatch()
 	case versionRE.MatchString(msg):
 		m := versionRE.FindStringSubmatch(msg)
 		return fmt.Errorf("protocol version mismatch: the plugin speaks version %s, this julyfs speaks version %s (rebuild the plugin against the same julyfs/plugins)", m[1], strings.TrimSpace(m[2]))

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,6 +163,53 @@ var pluginOpener PluginOpener
 // open plugin: mounts. rootspec itself does not link the plugin machinery
 // (gRPC and go-plugin would cost every julyfs run ~10 ms of start-up).
 func RegisterPluginOpener(f PluginOpener) { pluginOpener = f }
+
+// PluginChecker checks a plugin mount without running its plugin (the
+// binary is there and executable, a pinned digest matches).
+type PluginChecker func(p PluginSpec) error
+
+var pluginChecker PluginChecker
+
+// RegisterPluginChecker installs what [Table.CheckPlugins] uses; package
+// plugins/pluginkind calls it from init.
+func RegisterPluginChecker(f PluginChecker) { pluginChecker = f }
+
+// CheckPlugins checks each plugin mount of t without starting its plugin
+// (what july validate does, since binding a tree no longer fails for a
+// plugin that cannot start): one error per mount whose binary is missing
+// or not executable or does not match its sha256, naming where the mount
+// was written and the mount. A program without plugin support checks
+// nothing.
+func (t Table) CheckPlugins() []error {
+	if pluginChecker == nil {
+		return nil
+	}
+	var errs []error
+	var walk func(at string, s Spec)
+	walk = func(at string, s Spec) {
+		switch s.Kind {
+		case KindPlugin:
+			if s.Plugin == nil {
+				return
+			}
+			if err := pluginChecker(*s.Plugin); err != nil {
+				errs = append(errs, s.wrap(fmt.Errorf("mount %s: %w", at, err)))
+			}
+		case KindOverlay:
+			for _, l := range s.Layers {
+				walk(at, l)
+			}
+		case KindUnion:
+			for _, m := range s.Mounts {
+				walk(path.Join(at, m.Prefix), m.Spec)
+			}
+		}
+	}
+	for _, m := range t {
+		walk(path.Join("/", m.Prefix), m.Spec)
+	}
+	return errs
+}
 
 // PluginsAvailable reports whether this binary can open plugin: mounts.
 func PluginsAvailable() bool { return pluginOpener != nil }

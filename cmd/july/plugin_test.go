@@ -180,6 +180,37 @@ func TestPluginMountStartsLate(t *testing.T) {
 	assert.Equal(t, "     1\ta", text)
 }
 
+// TestValidatePluginMount: july validate, which does not run plugins,
+// reports a plugin mount whose binary is missing, not executable or not
+// the one its sha256 pins, naming the agent.yaml line and the mount; a
+// binary that is not a plugin passes (only running it tells).
+func TestValidatePluginMount(t *testing.T) {
+	good, bin := pluginAgent(t)
+	_, errOut, code := julyRun(t, "validate", good)
+	assert.Equal(t, 0, code, errOut)
+	for _, c := range []struct{ mount, want string }{
+		{"{ plugin: ./nope }", "plugin nope: AGENT/nope does not exist"},
+		{"{ plugin: ./notexec }", "plugin notexec: AGENT/notexec is not executable"},
+		{"{ plugin: { path: " + bin + "/testplugin, sha256: " + strings.Repeat("0", 64) + " } }", "plugin testplugin: checksum mismatch: " + bin + "/testplugin has sha256 "},
+		{"{ plugin: ./notplugin }", ""},
+	} {
+		agent := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte("name: bad\nroot:\n  /: { temp: {} }\n  /p: "+c.mount+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notexec"), []byte("#!/bin/sh\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notplugin"), []byte("#!/bin/sh\necho hello\n"), 0o755))
+		out, errOut, code := julyRun(t, "validate", agent)
+		if c.want == "" {
+			assert.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, "ok: agent bad")
+			continue
+		}
+		assert.Equal(t, 1, code, errOut)
+		assert.Contains(t, errOut, "agent "+agent+" is invalid:\n  root: agent.yaml:4: mount /p: "+strings.ReplaceAll(c.want, "AGENT", agent), c.mount)
+		assert.NotContains(t, out, "ok: agent")
+	}
+	noPlugins(t, bin)
+}
+
 // mcpSession serves agent with july mcp (stdio) and returns a function
 // that calls a tool and gives its text and whether it is an error, and
 // july's stderr.

@@ -21,7 +21,14 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-func init() { rootspec.RegisterPluginOpener(open) }
+func init() {
+	rootspec.RegisterPluginOpener(open)
+	rootspec.RegisterPluginChecker(check)
+}
+
+func check(p rootspec.PluginSpec) error {
+	return plugins.Check(plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir})
+}
 
 func open(ctx context.Context, p rootspec.PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error) {
 	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed, Deferred: !seeded})
