@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,8 +70,15 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes a crash or broken connection match vfs.ErrUnavailable.
 func (e *Error) Is(target error) bool {
-	return target == vfs.ErrUnavailable && (errors.Is(e.Err, ErrCrashed) || errors.Is(e.Err, ErrKeepsCrashing) || errors.Is(e.Err, errBroken))
+	return target == vfs.ErrUnavailable && (errors.Is(e.Err, ErrCrashed) || errors.Is(e.Err, ErrKeepsCrashing) || errors.Is(e.Err, errBroken) || errors.As(e.Err, new(notStarted)))
 }
+
+// notStarted marks the cause of a plugin that could not start (Config.Deferred):
+// its message is the cause's.
+type notStarted struct{ err error }
+
+func (e notStarted) Error() string { return e.err.Error() }
+func (e notStarted) Unwrap() error { return e.err }
 
 var errBroken = errors.New("connection broken")
 
@@ -117,6 +125,18 @@ type Config struct {
 	// [OSFile] readers take the other ways instead of the host reading
 	// the plugin's open file itself: for tests and measurements.
 	NoHostFile bool
+	// Deferred makes a plugin that cannot start (its binary missing or
+	// not executable, not a plugin, a checksum or protocol version
+	// mismatch, a parameter its Open refuses) no failure of OpenConfig:
+	// it returns the tree anyway, whose every call answers that start
+	// error on one line and tries to start the plugin again, at most
+	// once per backoff (doubling from 50ms to 2s between failed
+	// starts); calls in between answer the error at once.
+	// [Client.StartErr] reports it. A tree started late has the eight
+	// verbs only: its optional capabilities were unknown when it was
+	// bound. A malformed SHA256 and the cancelled context of the open
+	// still fail OpenConfig.
+	Deferred bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
@@ -144,17 +164,39 @@ func Open(ctx context.Context, path string, args map[string]string) (FS, error) 
 
 // OpenConfig is Open with the whole configuration.
 func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.cfg.Logger == nil {
+		c.cfg.Logger = defaultLogger()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg.Deferred {
+		if err := c.startOrDefer(ctx); err != nil && c.startErr == nil {
+			return nil, err // the open was cancelled
+		}
+		if c.startErr != nil {
+			return c, nil
+		}
+		return c.negotiated(), nil
+	}
+	if err := c.resolveAndStart(ctx); err != nil {
+		return nil, err
+	}
+	return c.negotiated(), nil
+}
+
+// newClient checks cfg and returns its client, not started.
+func newClient(cfg Config) (*Client, error) {
 	name := filepath.Base(cfg.Path)
 	c := &Client{cfg: cfg, name: name}
 	p := cfg.Path
 	if strings.Contains(p, "/") && !filepath.IsAbs(p) && cfg.Dir != "" {
 		p = filepath.Join(cfg.Dir, p)
 	}
-	resolved, err := Resolve(p)
-	if err != nil {
-		return nil, &Error{Plugin: name, Err: err}
-	}
-	c.path = resolved
+	c.given = p
 	if cfg.SHA256 != "" {
 		want, err := hex.DecodeString(cfg.SHA256)
 		if err != nil || len(want) != sha256.Size {
@@ -162,16 +204,96 @@ func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
 		}
 		c.sum = want
 	}
-	if c.cfg.Logger == nil {
-		c.cfg.Logger = defaultLogger()
+	return c, nil
+}
+
+// Check checks what can be checked of cfg without running the plugin
+// (what july validate does): the binary is found and executable, and a
+// pinned SHA256 is a digest the binary has. Its errors are the lines a
+// start would fail with. A binary that is not a plugin, a protocol
+// version mismatch and parameters the plugin refuses show only when it
+// runs.
+func Check(cfg Config) error {
+	c, err := newClient(cfg)
+	if err != nil {
+		return err
 	}
-	c.mu.Lock()
-	err = c.start(ctx)
-	c.mu.Unlock()
+	if c.path, err = Resolve(c.given); err != nil {
+		return c.fail(err)
+	}
+	if c.sum == nil {
+		return nil
+	}
+	if got, err := fileSum(c.path); err != nil {
+		return c.fail(err)
+	} else if !bytes.Equal(got, c.sum) {
+		return c.fail(c.checksumMismatch())
+	}
+	return nil
+}
+
+func fileSum(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return c.negotiated(), nil
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// checksumMismatch says that the binary does not hash to the pinned sum.
+func (c *Client) checksumMismatch() error {
+	got := "unknown"
+	if sum, err := fileSum(c.path); err == nil {
+		got = hex.EncodeToString(sum)
+	}
+	return fmt.Errorf("checksum mismatch: %s has sha256 %s, want %s", c.path, got, hex.EncodeToString(c.sum))
+}
+
+// resolveAndStart finds the binary (once) and starts it; c.mu is held.
+func (c *Client) resolveAndStart(ctx context.Context) error {
+	if c.path == "" {
+		resolved, err := Resolve(c.given)
+		if err != nil {
+			return c.fail(err)
+		}
+		c.path = resolved
+	}
+	return c.start(ctx)
+}
+
+// startOrDefer starts a deferred plugin and records how that went: a
+// failure (not of ctx) becomes the error every call answers until the
+// next try, which is due after the backoff. c.mu is held.
+func (c *Client) startOrDefer(ctx context.Context) error {
+	err := c.resolveAndStart(ctx)
+	if err == nil {
+		c.startErr, c.startFails = nil, 0
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err // the caller gave up: no news about the plugin
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		err = &Error{Plugin: pe.Plugin, Err: notStarted{pe.Err}}
+	}
+	c.startErr = err
+	c.startFails++
+	c.nextStart = time.Now().Add(min(firstBackoff<<min(c.startFails-1, 10), maxBackoff))
+	return err
+}
+
+// StartErr returns why the plugin of a deferred tree (Config.Deferred)
+// has not started yet, nil once it runs (or when it was not deferred).
+func (c *Client) StartErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.startErr
 }
 
 func defaultLogger() hclog.Logger {
@@ -231,10 +353,11 @@ func isExecutable(p string) error {
 // use; a restart happens under its lock, so calls racing a crash wait for
 // one restart.
 type Client struct {
-	cfg  Config
-	name string
-	path string
-	sum  []byte
+	cfg   Config
+	name  string
+	given string // the binary as configured (Dir applied)
+	path  string // the binary found, "" until found
+	sum   []byte
 
 	mu      sync.Mutex
 	pc      *plugin.Client
@@ -244,6 +367,12 @@ type Client struct {
 	caps    map[string]bool
 	crashes []time.Time
 	closed  bool
+
+	// A deferred plugin that has not started: the last start's error,
+	// how many starts failed in a row, when the next may be tried.
+	startErr   error
+	startFails int
+	nextStart  time.Time
 
 	watchers vfs.Watchers
 	noShared atomic.Bool     // set when a memory file could not be opened
@@ -403,12 +532,7 @@ func (c *Client) startError(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		got := "unknown"
-		if data, rerr := os.ReadFile(c.path); rerr == nil {
-			sum := sha256.Sum256(data)
-			got = hex.EncodeToString(sum[:])
-		}
-		return fmt.Errorf("checksum mismatch: %s has sha256 %s, want %s", c.path, got, hex.EncodeToString(c.sum))
+		return c.checksumMismatch()
 	case versionRE.MatchString(msg):
 		m := versionRE.FindStringSubmatch(msg)
 		return fmt.Errorf("protocol version mismatch: the plugin speaks version %s, this julyfs speaks version %s (rebuild the plugin against the same julyfs/plugins)", m[1], strings.TrimSpace(m[2]))
@@ -436,6 +560,17 @@ func (c *Client) conn(ctx context.Context) (pluginpb.FileSystemClient, uint32, e
 		return nil, 0, c.fail(errors.New("closed"))
 	}
 	if c.pc != nil && !c.pc.Exited() {
+		return c.stub, c.tree, nil
+	}
+	if c.pc == nil && c.startErr != nil {
+		// Deferred and never started: try again once the backoff has
+		// passed, else answer the last start's error at once.
+		if time.Now().Before(c.nextStart) {
+			return nil, 0, c.startErr
+		}
+		if err := c.startOrDefer(ctx); err != nil {
+			return nil, 0, err
+		}
 		return c.stub, c.tree, nil
 	}
 	if c.pc != nil {

@@ -53,6 +53,13 @@
 // plugin is bounded by the caller's context). Crash errors also match
 // vfs.ErrUnavailable.
 //
+// With [Config.Deferred] (what a host serving several mounts uses) a
+// plugin that cannot start does not fail the open: the tree is returned,
+// its calls answer the start error (also matching vfs.ErrUnavailable)
+// and retry the start after a backoff, and [Client.StartErr] says why it
+// has not started. [Check] checks a configuration without running the
+// plugin (binary, digest).
+//
 // # Life cycle
 //
 // The next call after a crash restarts the plugin (and reopens its tree

@@ -494,3 +494,88 @@ func TestServeFixedTree(t *testing.T) {
 	err = openErr(t, plugins.Config{Path: bins.plugin, Args: map[string]string{"b": "2", "a": "1"}})
 	assert.Equal(t, "plugin testplugin: takes no parameters, got [a b]", err.Error())
 }
+
+// TestDeferredStart: with Config.Deferred a plugin that cannot start is
+// bound anyway; each call answers the start error on one line (matching
+// vfs.ErrUnavailable), and a later call starts the plugin once it can
+// start: here its binary appears after the first failed call.
+func TestDeferredStart(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "late")
+	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: path, Deferred: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	c := plugins.Unwrap(fsys)
+	require.NotNil(t, c)
+	want := "plugin late: " + path + " does not exist"
+	if assert.Error(t, c.StartErr()) {
+		assert.Equal(t, want, c.StartErr().Error())
+	}
+	_, err = fsys.Stat(ctx, "/a.txt")
+	if assert.Error(t, err) {
+		assert.Equal(t, want, err.Error())
+		assert.ErrorIs(t, err, vfs.ErrUnavailable)
+	}
+	for _, err := range fsys.List(ctx, "/") {
+		if assert.Error(t, err) {
+			assert.Equal(t, want, err.Error())
+		}
+	}
+	assert.Zero(t, c.Pid(), "nothing runs")
+
+	// The binary appears: a later call (after the backoff) starts it.
+	data, err := os.ReadFile(bins.plugin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".tmp", data, 0o755))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err = fsys.Write(ctx, "/late.txt", []byte("started late"))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err, "the plugin never started")
+	got, err := fsys.Read(ctx, "/late.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "started late", string(got))
+	assert.NoError(t, c.StartErr())
+	assert.NotZero(t, c.Pid())
+}
+
+// TestDeferredStartFaults: each way a plugin fails to start, deferred,
+// gives one line naming the plugin and the cause, from the bind and from
+// every call.
+func TestDeferredStartFaults(t *testing.T) {
+	ctx := t.Context()
+	notPlugin := filepath.Join(t.TempDir(), "notplugin")
+	require.NoError(t, os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\n"), 0o755))
+	for _, c := range []struct {
+		cfg  plugins.Config
+		want string
+	}{
+		{plugins.Config{Path: bins.version}, "plugin testplugin-v99: protocol version mismatch: the plugin speaks version 99"},
+		{plugins.Config{Path: notPlugin}, "plugin notplugin: " + notPlugin + " is not a julyfs plugin"},
+		{plugins.Config{Path: bins.plugin, SHA256: strings.Repeat("0", 64)}, "plugin testplugin: checksum mismatch: " + bins.plugin + " has sha256 "},
+		{plugins.Config{Path: bins.plugin, Args: map[string]string{"mode": "fail", "why": "x"}}, "plugin testplugin: bad parameter: fail=x"},
+	} {
+		c.cfg.Deferred = true
+		fsys, err := plugins.OpenConfig(ctx, c.cfg)
+		require.NoError(t, err)
+		startErr := plugins.Unwrap(fsys).StartErr()
+		if assert.Error(t, startErr, c.want) {
+			assert.True(t, strings.HasPrefix(startErr.Error(), c.want), "%q does not start with %q", startErr, c.want)
+			assert.NotContains(t, startErr.Error(), "\n")
+		}
+		_, err = fsys.Read(ctx, "/a.txt")
+		if assert.Error(t, err, c.want) {
+			assert.True(t, strings.HasPrefix(err.Error(), c.want), "%q does not start with %q", err, c.want)
+		}
+		require.NoError(t, fsys.Close())
+	}
+	// A malformed digest is the configuration's fault: it still fails.
+	_, err := plugins.OpenConfig(ctx, plugins.Config{Path: bins.plugin, SHA256: "xyz", Deferred: true})
+	assert.EqualError(t, err, "plugin testplugin: sha256=xyz is not a hex SHA-256 digest")
+}

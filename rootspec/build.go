@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -25,6 +26,8 @@ type Root struct {
 	// closers release what the trees hold (local directory handles), in
 	// the order they were opened.
 	closers []io.Closer
+	// at is the prefix of the mount being built, for warnings.
+	at string
 }
 
 // Close releases the resources of every tree in the root. The tree must
@@ -86,7 +89,10 @@ func (r *Root) table(ctx context.Context, t Table) (vfs.FileSystem, error) {
 		return r.spec(ctx, t[0].Spec)
 	}
 	mounts := make([]union.Mount, 0, len(t))
+	outer := r.at
+	defer func() { r.at = outer }()
 	for _, m := range t {
+		r.at = path.Join("/", outer, m.Prefix)
 		fsys, err := r.spec(ctx, m.Spec)
 		if err != nil {
 			return nil, err

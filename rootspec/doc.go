@@ -69,6 +69,11 @@
 // package plugins/pluginkind registers ([RegisterPluginOpener]); without
 // it a plugin mount fails with [ErrNoPluginSupport], so binaries that do
 // not mount plugins link no gRPC.
+// A plugin that cannot start does not fail Open: the opener binds a tree
+// whose calls answer the start error, and Open warns once per such mount
+// (naming its origin and prefix) to standard error or to the function
+// [WithWarn] put in the context. [Table.CheckPlugins] checks the plugin
+// binaries without running them (july validate).
 //
 // # Adding a kind or an option
 //

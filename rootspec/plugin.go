@@ -7,8 +7,12 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"os"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -160,6 +164,53 @@ var pluginOpener PluginOpener
 // (gRPC and go-plugin would cost every julyfs run ~10 ms of start-up).
 func RegisterPluginOpener(f PluginOpener) { pluginOpener = f }
 
+// PluginChecker checks a plugin mount without running its plugin (the
+// binary is there and executable, a pinned digest matches).
+type PluginChecker func(p PluginSpec) error
+
+var pluginChecker PluginChecker
+
+// RegisterPluginChecker installs what [Table.CheckPlugins] uses; package
+// plugins/pluginkind calls it from init.
+func RegisterPluginChecker(f PluginChecker) { pluginChecker = f }
+
+// CheckPlugins checks each plugin mount of t without starting its plugin
+// (what july validate does, since binding a tree no longer fails for a
+// plugin that cannot start): one error per mount whose binary is missing
+// or not executable or does not match its sha256, naming where the mount
+// was written and the mount. A program without plugin support checks
+// nothing.
+func (t Table) CheckPlugins() []error {
+	if pluginChecker == nil {
+		return nil
+	}
+	var errs []error
+	var walk func(at string, s Spec)
+	walk = func(at string, s Spec) {
+		switch s.Kind {
+		case KindPlugin:
+			if s.Plugin == nil {
+				return
+			}
+			if err := pluginChecker(*s.Plugin); err != nil {
+				errs = append(errs, s.wrap(fmt.Errorf("mount %s: %w", at, err)))
+			}
+		case KindOverlay:
+			for _, l := range s.Layers {
+				walk(at, l)
+			}
+		case KindUnion:
+			for _, m := range s.Mounts {
+				walk(path.Join(at, m.Prefix), m.Spec)
+			}
+		}
+	}
+	for _, m := range t {
+		walk(path.Join("/", m.Prefix), m.Spec)
+	}
+	return errs
+}
+
 // PluginsAvailable reports whether this binary can open plugin: mounts.
 func PluginsAvailable() bool { return pluginOpener != nil }
 
@@ -216,5 +267,44 @@ func (r *Root) openPlugin(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 		return nil, err
 	}
 	r.closers = append(r.closers, closer)
+	if d, ok := fsys.(interface{ StartErr() error }); ok {
+		if err := d.StartErr(); err != nil {
+			at := r.at
+			if at == "" {
+				at = "/"
+			}
+			warn(ctx, s.wrap(fmt.Errorf("mount %s: %w (the mount is bound; its calls answer this error until the plugin starts, which each call tries again after a backoff)", at, err)).Error())
+		}
+	}
 	return fsys, nil
+}
+
+type warnKey struct{}
+
+// WithWarn returns ctx carrying f, which [Table.Open] and [Spec.Open]
+// call with each warning of binding the tree: a plugin mount bound
+// although its plugin could not start (its calls answer the start error).
+// Without it each warning goes to standard error as one line
+// "warning: MSG".
+func WithWarn(ctx context.Context, f func(msg string)) context.Context {
+	return context.WithValue(ctx, warnKey{}, f)
+}
+
+func warn(ctx context.Context, msg string) {
+	msg = escapeControl(msg)
+	if f, ok := ctx.Value(warnKey{}).(func(string)); ok && f != nil {
+		f(msg)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "warning: "+msg)
+}
+
+// escapeControl quotes the control characters of s (a path may hold
+// them) so the warning stays one line.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -48,7 +48,10 @@ a cloud runtime; an authored tools/Read.* named like a synthesized tool;
 workspaceFiles under memory/ or, with a root, /tmp). On success it prints
 what the agent's model gets, and on stderr a warning for each legal but
 probably unintended setting (a root mount under /tmp, shadowed each turn by
-the scratch /tmp).`,
+the scratch /tmp). A plugin mount whose binary is missing, not executable or
+not the one its sha256 pins is a problem here (validate does not run plugins,
+so a binary that is not a plugin or refuses its parameters shows only when a
+command binds the tree: that mount's calls then fail, the others serve).`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -59,6 +62,10 @@ the scratch /tmp).`,
 			}
 			if err := checkRun(c, a, ""); err != nil {
 				return err
+			}
+			if ps := a.PluginProblems(); len(ps) > 0 {
+				fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
+				return errReported
 			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)

@@ -101,30 +101,141 @@ func TestPluginMountCall(t *testing.T) {
 	noPlugins(t, bin) // july call leaves no plugin running
 }
 
-// TestPluginMountFailsToStart: a plugin mount that cannot start fails the
-// command that binds the tree, with one line naming the agent.yaml line
-// and the plugin (as a local: directory that does not exist does).
+// TestPluginMountFailsToStart: a plugin mount that cannot start does not
+// fail the command: the other mounts serve, every call under the broken
+// mount answers one line naming the plugin and the cause, and the bind
+// warns once on stderr, naming the agent.yaml line and the mount.
 func TestPluginMountFailsToStart(t *testing.T) {
 	_, bin := pluginAgent(t)
 	for _, c := range []struct{ mount, want string }{
-		{"{ plugin: ./nope }", "agent.yaml:4: plugin nope: AGENT/nope does not exist\n"},
-		{"{ plugin: { path: " + bin + "/testplugin, args: { mode: fail, why: x } } }", "agent.yaml:4: plugin testplugin: bad parameter: fail=x\n"},
-		{"{ plugin: { path: " + bin + "/julyfs-archive, args: { file: bad.zip } } }", "agent.yaml:4: plugin julyfs-archive: bad.zip is not a valid zip archive: zip: not a valid zip file\n"},
-		{"{ plugin: { path: " + bin + "/testplugin, sha256: " + strings.Repeat("0", 64) + " } }", "agent.yaml:4: plugin testplugin: checksum mismatch: " + bin + "/testplugin has sha256 "},
+		{"{ plugin: ./nope }", "plugin nope: AGENT/nope does not exist"},
+		{"{ plugin: ./notexec }", "plugin notexec: AGENT/notexec is not executable"},
+		{"{ plugin: ./notplugin }", "plugin notplugin: AGENT/notplugin is not a julyfs plugin"},
+		{"{ plugin: { path: " + bin + "/testplugin, args: { mode: fail, why: x } } }", "plugin testplugin: bad parameter: fail=x"},
+		{"{ plugin: { path: " + bin + "/julyfs-archive, args: { file: bad.zip } } }", "plugin julyfs-archive: bad.zip is not a valid zip archive: zip: not a valid zip file"},
+		{"{ plugin: { path: " + bin + "/testplugin, sha256: " + strings.Repeat("0", 64) + " } }", "plugin testplugin: checksum mismatch: " + bin + "/testplugin has sha256 "},
+	} {
+		agent := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte("name: bad\nroot:\n  /: { local: ./tree }\n  /p: "+c.mount+"\n"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(agent, "tree"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "tree", "a.txt"), []byte("hi\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "bad.zip"), []byte("not a zip"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notexec"), []byte("#!/bin/sh\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notplugin"), []byte("#!/bin/sh\necho hello\n"), 0o755))
+		want := strings.ReplaceAll(c.want, "AGENT", agent)
+		warning := "warning: agent.yaml:4: mount /p: " + want
+
+		// july call: the local mount serves; the broken one answers the line.
+		out, errOut, code := julyRun(t, "call", agent, "Read", `{"path":"/a.txt"}`)
+		if assert.Equal(t, 0, code, errOut) {
+			assert.Equal(t, "     1\thi\n", out)
+		}
+		assert.Equal(t, 1, strings.Count(errOut, warning), "one warning: %s", errOut)
+		_, errOut, code = julyRun(t, "call", agent, "Read", `{"path":"/p/x.txt"}`)
+		assert.Equal(t, 1, code, errOut)
+		line := errOut[strings.LastIndex(strings.TrimSuffix(errOut, "\n"), "\n")+1:]
+		assert.True(t, strings.HasPrefix(line, "/p/x.txt: "+want), "the error is the last line, whole: %q", errOut)
+
+		// july mcp: serves, and answers the broken mount's calls with the line.
+		call, stderr := mcpSession(t, agent)
+		text, isErr := call("Read", map[string]any{"path": "/a.txt"})
+		assert.False(t, isErr, text)
+		assert.Equal(t, "     1\thi", text)
+		text, isErr = call("Read", map[string]any{"path": "/p/x.txt"})
+		assert.True(t, isErr)
+		assert.True(t, strings.HasPrefix(text, "/p/x.txt: "+want), "%q", text)
+		text, isErr = call("Read", map[string]any{"path": "/a.txt"})
+		assert.False(t, isErr, text)
+		assert.Contains(t, stderr.String(), warning)
+	}
+	noPlugins(t, bin)
+}
+
+// TestPluginMountStartsLate: a plugin mount whose binary does not exist
+// yet answers its calls with the start error; once the binary is there a
+// later call (after the backoff) starts it, in the same july mcp.
+func TestPluginMountStartsLate(t *testing.T) {
+	_, bin := pluginAgent(t)
+	agent := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte("name: late\nroot:\n  /: { temp: {} }\n  /p: { plugin: { path: ./late, args: { mode: faults } } }\n"), 0o644))
+	call, stderr := mcpSession(t, agent)
+	text, isErr := call("Read", map[string]any{"path": "/p/a.txt"})
+	assert.True(t, isErr)
+	assert.Equal(t, "/p/a.txt: plugin late: "+agent+"/late does not exist", text)
+	assert.Contains(t, stderr.String(), "warning: agent.yaml:4: mount /p: plugin late: "+agent+"/late does not exist")
+
+	data, err := os.ReadFile(filepath.Join(bin, "testplugin"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "late.tmp"), data, 0o755))
+	require.NoError(t, os.Rename(filepath.Join(agent, "late.tmp"), filepath.Join(agent, "late")))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		text, isErr = call("Read", map[string]any{"path": "/p/a.txt"})
+		if !isErr || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.False(t, isErr, "the plugin never started: %s; july's stderr:\n%s", text, stderr)
+	assert.Equal(t, "     1\ta", text)
+}
+
+// TestValidatePluginMount: july validate, which does not run plugins,
+// reports a plugin mount whose binary is missing, not executable or not
+// the one its sha256 pins, naming the agent.yaml line and the mount; a
+// binary that is not a plugin passes (only running it tells).
+func TestValidatePluginMount(t *testing.T) {
+	good, bin := pluginAgent(t)
+	_, errOut, code := julyRun(t, "validate", good)
+	assert.Equal(t, 0, code, errOut)
+	for _, c := range []struct{ mount, want string }{
+		{"{ plugin: ./nope }", "plugin nope: AGENT/nope does not exist"},
+		{"{ plugin: ./notexec }", "plugin notexec: AGENT/notexec is not executable"},
+		{"{ plugin: { path: " + bin + "/testplugin, sha256: " + strings.Repeat("0", 64) + " } }", "plugin testplugin: checksum mismatch: " + bin + "/testplugin has sha256 "},
+		{"{ plugin: ./notplugin }", ""},
 	} {
 		agent := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte("name: bad\nroot:\n  /: { temp: {} }\n  /p: "+c.mount+"\n"), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(agent, "bad.zip"), []byte("not a zip"), 0o644))
-		for _, cmd := range [][]string{{"call", agent, "Read", `{"path":"/a.txt"}`}, {"mcp", agent}} {
-			_, errOut, code := julyRun(t, cmd...)
-			assert.Equal(t, 1, code, "%s: %s", cmd, errOut)
-			want := strings.ReplaceAll(c.want, "AGENT", agent)
-			assert.Contains(t, errOut, "agent bad: binding the tree: "+want, cmd)
-			line := errOut[strings.LastIndex(strings.TrimSuffix(errOut, "\n"), "\n")+1:]
-			assert.True(t, strings.HasPrefix(line, "agent bad: "), "the error is the last line, whole: %q", errOut)
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notexec"), []byte("#!/bin/sh\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(agent, "notplugin"), []byte("#!/bin/sh\necho hello\n"), 0o755))
+		out, errOut, code := julyRun(t, "validate", agent)
+		if c.want == "" {
+			assert.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, "ok: agent bad")
+			continue
 		}
+		assert.Equal(t, 1, code, errOut)
+		assert.Contains(t, errOut, "agent "+agent+" is invalid:\n  root: agent.yaml:4: mount /p: "+strings.ReplaceAll(c.want, "AGENT", agent), c.mount)
+		assert.NotContains(t, out, "ok: agent")
 	}
 	noPlugins(t, bin)
+}
+
+// mcpSession serves agent with july mcp (stdio) and returns a function
+// that calls a tool and gives its text and whether it is an error, and
+// july's stderr.
+func mcpSession(t *testing.T, agent string) (func(tool string, args map[string]any) (string, bool), *lockedBuffer) {
+	t.Helper()
+	cmd := julyCommand(t, "mcp", agent)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, "july's stderr:\n%s", stderr)
+	t.Cleanup(func() { cs.Close() })
+	return func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		require.NoError(t, err, "%s %v; july's stderr:\n%s", tool, args, stderr)
+		var text strings.Builder
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		return text.String(), r.IsError
+	}, stderr
 }
 
 // TestPluginMountDiesMidSession serves the agent over MCP (stdio) and

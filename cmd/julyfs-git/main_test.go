@@ -20,6 +20,7 @@ import (
 	"github.com/julyfs/julyfs/internal/julyfscli"
 	"github.com/julyfs/julyfs/plugins"
 	_ "github.com/julyfs/julyfs/plugins/pluginkind" // the in-process CLI runs plugins
+	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
@@ -205,10 +206,21 @@ func TestCLI(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "/repo/README.md:2:TODO: v1 readme\n/repo/src/main.go:2:// TODO main\n", out)
 
-	// A bad mount fails alone with one line naming the plugin.
-	code, _, errOut = run("ls", "--mount", "/repo=plugin:"+pluginBin+"?repo="+dir+"&ref=nope", "/")
+	// A bad mount is bound with a warning, the other mount serves, and its
+	// own calls fail with one line naming the plugin.
+	var warnings []string
+	wctx := rootspec.WithWarn(t.Context(), func(msg string) { warnings = append(warnings, msg) })
+	bad := []string{"--mount", "/repo=plugin:" + pluginBin + "?repo=" + dir + "&ref=nope", "--mount", "/notes=temp:"}
+	var stdout, stderr bytes.Buffer
+	code = julyfscli.Run(wctx, append(append([]string{"julyfs", "ls"}, bad...), "/"), strings.NewReader(""), &stdout, &stderr, julyfscli.Heavy{})
+	assert.Equal(t, 0, code, stderr.String())
+	assert.Equal(t, "/notes\n/repo\n", stdout.String())
+	if assert.Len(t, warnings, 1) {
+		assert.Contains(t, warnings[0], ": mount /repo: plugin julyfs-git: ref=nope: not found in ")
+	}
+	code, _, errOut = run(append(append([]string{"ls"}, bad...), "/repo")...)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "plugin julyfs-git: ref=nope: not found in ")
+	assert.Contains(t, errOut, "/repo: plugin julyfs-git: ref=nope: not found in ")
 
 	code, out, errOut = run("conformance", "--mount", "/=plugin:"+pluginBin, "--read-only")
 	assert.Equal(t, 0, code, errOut)

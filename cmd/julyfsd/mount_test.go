@@ -70,10 +70,16 @@ func (r *mountRun) wait(t *testing.T, after string) int {
 // mounted.
 func startMount(t *testing.T, dir string, args ...string) *mountRun {
 	t.Helper()
+	return startMountCtx(t, context.Background(), dir, args...)
+}
+
+// startMountCtx is startMount with the context the command runs in.
+func startMountCtx(t *testing.T, ctx context.Context, dir string, args ...string) *mountRun {
+	t.Helper()
 	if r := canMount(); r != "" {
 		t.Skip("cannot mount FUSE here: " + r)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	r := &mountRun{done: make(chan struct{}), stderr: &lockedBuffer{}, cancel: cancel}
 	go func() {
 		r.code = run(ctx, append(append([]string{"julyfs", "mount"}, args...), dir), nil, &bytes.Buffer{}, r.stderr)

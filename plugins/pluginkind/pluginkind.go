@@ -2,6 +2,12 @@
 // (for its side effect) in a binary that mounts plugins. julyfsd and july
 // do; julyfs does not, to keep gRPC out of its start-up, and hands
 // commands with plugin mounts to julyfsd.
+//
+// A plugin mount whose plugin cannot start is bound anyway
+// (plugins.Config.Deferred): its calls answer the start error and try
+// again later, and rootspec warns about it once when it binds the tree,
+// so the other mounts serve. A seeded open (conformance checks) fails
+// instead.
 package pluginkind
 
 import (
@@ -15,10 +21,17 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 )
 
-func init() { rootspec.RegisterPluginOpener(open) }
+func init() {
+	rootspec.RegisterPluginOpener(open)
+	rootspec.RegisterPluginChecker(check)
+}
+
+func check(p rootspec.PluginSpec) error {
+	return plugins.Check(plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir})
+}
 
 func open(ctx context.Context, p rootspec.PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error) {
-	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed})
+	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed, Deferred: !seeded})
 	if errors.Is(err, plugins.ErrNoSeed) {
 		return nil, nil, fmt.Errorf("%w: %w", rootspec.ErrPluginNoSeed, err)
 	}
