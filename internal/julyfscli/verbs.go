@@ -1,6 +1,7 @@
 package julyfscli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -52,10 +53,13 @@ Examples:
 					if err != nil {
 						return out.done(err)
 					}
-					if info.Kind == vfs.KindMissing { // gone since listed
+					if info.Kind == vfs.KindMissing && !e.Link { // gone since listed
 						info = vfs.FileInfo{Path: e.Path, Kind: e.Kind}
 					}
 					line = longLine(info)
+					if e.Link {
+						line = linkLine(c.Context, fsys, e.Path, info)
+					}
 				}
 				if !out.line(line) {
 					break
@@ -91,6 +95,23 @@ func longLine(info vfs.FileInfo) string {
 		kind, size = "dir", "-"
 	}
 	return fmt.Sprintf("%-4s %10s  %-19s  %s", kind, size, formatTime(info.ModTime), vfs.DisplayPath(info.Path))
+}
+
+// linkLine renders an ls -l line for the link at p, which info (Stat,
+// which follows it) describes: kind "link", the link's own mtime, and its
+// target, as ls(1) shows it ("-> ?" when the tree cannot read it).
+func linkLine(ctx context.Context, fsys vfs.FileSystem, p string, info vfs.FileInfo) string {
+	target, err := vfs.Readlink(ctx, fsys, p)
+	if err != nil {
+		target = "?"
+	} else {
+		target = vfs.DisplayPath(target)
+	}
+	mtime := info.LinkModTime
+	if mtime.IsZero() {
+		mtime = info.ModTime
+	}
+	return fmt.Sprintf("%-4s %10s  %-19s  %s -> %s", "link", "-", formatTime(mtime), vfs.DisplayPath(p), target)
 }
 
 func formatTime(t time.Time) string {
