@@ -12,7 +12,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/julyfs/julyfs/vfs"
-	"github.com/julyfs/julyfs/vfs/temp"
 )
 
 // handle is an open file. A handle opened for reading on a small file keeps
@@ -253,16 +252,17 @@ func (n *node) load() syscall.Errno {
 	if n.stage != nil {
 		return 0
 	}
-	fsys, p := n.m.fsys, "/deleted"
 	if n.deleted {
 		// The file's name is gone: its later writes go to a private,
 		// empty buffer that is never committed.
-		fsys = temp.MustNew(nil)
-	} else {
-		var stale syscall.Errno
-		if p, stale = n.livePath(); stale != 0 {
-			return stale
-		}
+		n.stage, n.base = &privateStage{}, vfs.Precondition{}
+		n.mtime = time.Now()
+		return 0
+	}
+	fsys := n.m.fsys
+	p, stale := n.livePath()
+	if stale != 0 {
+		return stale
 	}
 	// The version the staging starts from, asked before the copy: if the
 	// file changes in between, the commit fails rather than overwrite a
@@ -271,7 +271,7 @@ func (n *node) load() syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	st, err := vfs.Stage(n.m.ctx, fsys, p, !n.deleted)
+	st, err := vfs.Stage(n.m.ctx, fsys, p, true)
 	if err != nil {
 		return n.m.errno("write", p, err)
 	}
