@@ -99,16 +99,16 @@ func (l *lockedWriter) track(msg []byte) {
 	}
 }
 
-// DrainTimeout bounds how long the end of stdin waits for the answers to
+// drainTimeout bounds how long the end of stdin waits for the answers to
 // requests already read (longer than any tool call may run: Shell's cap is
 // 10 minutes).
-var DrainTimeout = 15 * time.Minute
+const drainTimeout = 15 * time.Minute
 
 // drain waits until every tracked request is answered, the connection
-// closes, or DrainTimeout passes.
+// closes, or drainTimeout passes.
 func (l *lockedWriter) drain() {
 	expired := false
-	t := time.AfterFunc(DrainTimeout, func() {
+	t := time.AfterFunc(drainTimeout, func() {
 		l.mu.Lock()
 		expired = true
 		l.idle.Broadcast()
