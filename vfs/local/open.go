@@ -54,6 +54,11 @@ func (o *openFile) Size() int64 { return o.size }
 // (vfs.FileDescriptor).
 func (o *openFile) Fd() uintptr { return o.f.Fd() }
 
+// File is the reader's open host file, which stays the reader's (Close
+// closes it): a plugin serving a local tree hands its descriptor to the
+// host for large reads (plugins.OSFile).
+func (o *openFile) File() *os.File { return o.f }
+
 func (o *openFile) Close() error {
 	if err := o.f.Close(); err != nil {
 		return otherError(o.path, err)
