@@ -103,29 +103,7 @@ func (codeAnalyzer) Analyze(input []byte) analysis.TokenStream {
 			add(start+p[0], start+p[1], w[p[0]:p[1]])
 		}
 	}
-	start := -1
-	for i := 0; i < len(input); {
-		c := input[i]
-		isWord, size := false, 1
-		if c < utf8.RuneSelf {
-			isWord = isWordByte(c)
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(input[i:])
-			isWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
-		}
-		switch {
-		case isWord && start < 0:
-			start = i
-		case !isWord && start >= 0:
-			word(start, i)
-			start = -1
-		}
-		i += size
-	}
-	if start >= 0 {
-		word(start, len(input))
-	}
+	wordRuns(input, word)
 	return out
 }
 
@@ -152,30 +130,37 @@ func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 		slab = append(slab, analysis.Token{Start: start, End: end, Term: input[start:end:end], Position: pos, Type: analysis.AlphaNumeric})
 		out = append(out, &slab[len(slab)-1])
 	}
+	wordRuns(input, emit)
+	return out
+}
+
+// wordRuns calls fn with the bounds of each run of word characters of
+// input (letters, digits, nonspacing marks, '_'), in order: the one scan
+// both the tokenizer and the fused analyzer make.
+func wordRuns(input []byte, fn func(start, end int)) {
 	start := -1
 	for i := 0; i < len(input); {
 		c := input[i]
-		word, size := false, 1
+		isWord, size := false, 1
 		if c < utf8.RuneSelf {
-			word = isWordByte(c)
+			isWord = isWordByte(c)
 		} else {
 			var r rune
 			r, size = utf8.DecodeRune(input[i:])
-			word = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+			isWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 		}
 		switch {
-		case word && start < 0:
+		case isWord && start < 0:
 			start = i
-		case !word && start >= 0:
-			emit(start, i)
+		case !isWord && start >= 0:
+			fn(start, i)
 			start = -1
 		}
 		i += size
 	}
 	if start >= 0 {
-		emit(start, len(input))
+		fn(start, len(input))
 	}
-	return out
 }
 
 // partsFilter lowercases each word and, for an identifier made of several
