@@ -738,9 +738,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if tf, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && tf.Kind == vfs.KindDir {
 		switch err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p); {
 		case errors.Is(err, errors.ErrUnsupported):
-			n.m.mu.Lock()
-			n.m.hidden[p] = true
-			n.m.mu.Unlock()
+			n.m.hide(p)
 		case err != nil:
 			return n.m.errno("rmdir", p, err)
 		}

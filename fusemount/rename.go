@@ -192,9 +192,7 @@ func (n *node) renameDir(src, dst string, dfi vfs.FileInfo) syscall.Errno {
 			m.addPending(to, time.Now())
 		}
 		if fi, err := m.fsys.Stat(m.ctx, d); err == nil && fi.Kind == vfs.KindDir {
-			m.mu.Lock()
-			m.hidden[d] = true
-			m.mu.Unlock()
+			m.hide(d)
 		}
 	}
 	return 0

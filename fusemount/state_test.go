@@ -1,6 +1,10 @@
 package fusemount
 
 import (
+	"context"
+	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +20,11 @@ import (
 // The mount's own state (state.go) needs no kernel: these tests run it over
 // a tree with no FUSE mount.
 
+func newTestState(t *testing.T, fsys vfs.FileSystem) *state {
+	s := newState(t.Context(), fsys)
+	return &s
+}
+
 func paths(t *testing.T, entries []vfs.DirEntry, err error) []string {
 	t.Helper()
 	require.NoError(t, err)
@@ -30,21 +39,21 @@ func paths(t *testing.T, entries []vfs.DirEntry, err error) []string {
 // directories of its own shows in stat and in its parent's listing,
 // merged in path order with the tree's entries, until removed.
 func TestStatePendingDirs(t *testing.T) {
-	m := newMount(t.Context(), temp.MustNew(map[string]string{"/b.txt": "b", "/d/x": "x"}), Options{})
+	st := newTestState(t, temp.MustNew(map[string]string{"/b.txt": "b", "/d/x": "x"}))
 	when := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.addPending("/a", when)
-	m.addPending("/c", when)
-	fi, err := m.stat("/a")
+	st.addPending("/a", when)
+	st.addPending("/c", when)
+	fi, err := st.stat("/a")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindDir, fi.Kind)
 	assert.True(t, fi.ModTime.Equal(when))
-	entries, err := m.list("/")
+	entries, err := st.list("/")
 	assert.Equal(t, []string{"/a", "/b.txt", "/c", "/d"}, paths(t, entries, err))
-	m.removePending("/a")
-	fi, err = m.stat("/a")
+	st.removePending("/a")
+	fi, err = st.stat("/a")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindMissing, fi.Kind)
-	entries, err = m.list("/")
+	entries, err = st.list("/")
 	assert.Equal(t, []string{"/b.txt", "/c", "/d"}, paths(t, entries, err))
 }
 
@@ -53,11 +62,11 @@ func TestStatePendingDirs(t *testing.T) {
 // the tree has directories of its own (local:).
 func TestStateHoldParents(t *testing.T) {
 	tm := temp.MustNew(map[string]string{"/d/e/f": "f"})
-	m := newMount(t.Context(), tm, Options{})
+	st := newTestState(t, tm)
 	require.NoError(t, tm.Delete(t.Context(), "/d/e/f"))
-	m.holdParents("/d/e/f")
+	st.holdParents("/d/e/f")
 	for _, p := range []string{"/d", "/d/e"} {
-		fi, err := m.stat(p)
+		fi, err := st.stat(p)
 		require.NoError(t, err)
 		assert.Equal(t, vfs.KindDir, fi.Kind, p)
 	}
@@ -67,10 +76,10 @@ func TestStateHoldParents(t *testing.T) {
 	lf, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { lf.Close() })
-	m = newMount(t.Context(), lf, Options{})
+	st = newTestState(t, lf)
 	require.NoError(t, os.Remove(filepath.Join(root, "d")))
-	m.holdParents("/d/f")
-	fi, err := m.stat("/d")
+	st.holdParents("/d/f")
+	fi, err := st.stat("/d")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindMissing, fi.Kind, "a host directory removed on the host is not held")
 }
@@ -83,71 +92,117 @@ func TestStateHidden(t *testing.T) {
 	lf, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { lf.Close() })
-	m := newMount(t.Context(), lf, Options{})
-	m.mu.Lock()
-	m.hidden["/d"] = true
-	m.mu.Unlock()
-	fi, err := m.stat("/d")
+	st := newTestState(t, lf)
+	st.hide("/d")
+	fi, err := st.stat("/d")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindMissing, fi.Kind)
-	entries, err := m.list("/")
+	entries, err := st.list("/")
 	assert.Empty(t, paths(t, entries, err))
 	require.NoError(t, lf.Write(t.Context(), "/d/f", []byte("f")))
-	fi, err = m.stat("/d")
+	fi, err = st.stat("/d")
 	require.NoError(t, err)
 	assert.Equal(t, vfs.KindDir, fi.Kind)
-	assert.False(t, m.isHidden("/d"), "no longer hidden once written under")
+	assert.False(t, st.isHidden("/d"), "no longer hidden once written under")
 }
 
 // TestStateRebase: a rename moves what the mount holds at and under the
 // source (pending directories, metadata) to the destination and drops hidden
 // marks; metadata set back to zero is forgotten.
 func TestStateRebase(t *testing.T) {
-	m := newMount(t.Context(), temp.MustNew(nil), Options{})
+	st := newTestState(t, temp.MustNew(nil))
 	now := time.Now()
-	m.addPending("/src", now)
-	m.addPending("/src/sub", now)
-	m.addPending("/other", now)
-	m.setMeta("/src/sub", func(md *meta) { md.mode = 0o700 })
-	m.setMeta("/srcfile", func(md *meta) { md.mode = 0o600 })
-	m.mu.Lock()
-	m.hidden["/src/gone"] = true
-	m.mu.Unlock()
+	st.addPending("/src", now)
+	st.addPending("/src/sub", now)
+	st.addPending("/other", now)
+	st.setMeta("/src/sub", func(md *meta) { md.mode = 0o700 })
+	st.setMeta("/srcfile", func(md *meta) { md.mode = 0o600 })
+	st.hide("/src/gone")
 
-	m.rebase("/src", "/dst")
-	m.mu.Lock()
-	assert.Contains(t, m.pending["/"], "dst", "the source itself moves")
-	assert.NotContains(t, m.pending["/"], "src")
-	assert.Contains(t, m.pending["/"], "other")
-	assert.Contains(t, m.pending["/dst"], "sub")
-	assert.NotContains(t, m.pending, "/src")
-	assert.Empty(t, m.hidden)
-	m.mu.Unlock()
-	assert.Equal(t, uint32(0o700), m.getMeta("/dst/sub").mode)
-	assert.Zero(t, m.getMeta("/src/sub"))
-	assert.Equal(t, uint32(0o600), m.getMeta("/srcfile").mode, "a sibling that shares the prefix's text is not under it")
+	st.rebase("/src", "/dst")
+	st.mu.Lock()
+	assert.Contains(t, st.pending["/"], "dst", "the source itself moves")
+	assert.NotContains(t, st.pending["/"], "src")
+	assert.Contains(t, st.pending["/"], "other")
+	assert.Contains(t, st.pending["/dst"], "sub")
+	assert.NotContains(t, st.pending, "/src")
+	assert.Empty(t, st.hidden)
+	st.mu.Unlock()
+	assert.Equal(t, uint32(0o700), st.getMeta("/dst/sub").mode)
+	assert.Zero(t, st.getMeta("/src/sub"))
+	assert.Equal(t, uint32(0o600), st.getMeta("/srcfile").mode, "a sibling that shares the prefix's text is not under it")
 
-	m.setMeta("/srcfile", func(md *meta) { md.mode = 0 })
-	m.mu.Lock()
-	assert.NotContains(t, m.meta, "/srcfile")
-	m.mu.Unlock()
-	m.forget("/dst")
-	assert.Zero(t, m.getMeta("/dst/sub"))
+	st.setMeta("/srcfile", func(md *meta) { md.mode = 0 })
+	st.mu.Lock()
+	assert.NotContains(t, st.meta, "/srcfile")
+	st.mu.Unlock()
+	st.forget("/dst")
+	assert.Zero(t, st.getMeta("/dst/sub"))
 }
 
 // TestStateSelf: the mount's own changes in flight, by path and by tree.
 func TestStateSelf(t *testing.T) {
-	m := newMount(t.Context(), temp.MustNew(nil), Options{})
-	assert.False(t, m.isSelf("/a"))
-	m.beginSelf("/a")
-	m.beginSelf("/a")
-	m.endSelf("/a")
-	assert.True(t, m.isSelf("/a"))
-	m.endSelf("/a")
-	assert.False(t, m.isSelf("/a"))
-	m.beginSelfTree("/d")
-	assert.True(t, m.isSelf("/d/x/y"))
-	assert.False(t, m.isSelf("/dx"))
-	m.endSelfTree("/d")
-	assert.False(t, m.isSelf("/d/x/y"))
+	st := newTestState(t, temp.MustNew(nil))
+	assert.False(t, st.isSelf("/a"))
+	st.beginSelf("/a")
+	st.beginSelf("/a")
+	st.endSelf("/a")
+	assert.True(t, st.isSelf("/a"))
+	st.endSelf("/a")
+	assert.False(t, st.isSelf("/a"))
+	st.beginSelfTree("/d")
+	assert.True(t, st.isSelf("/d/x/y"))
+	assert.False(t, st.isSelf("/dx"))
+	st.endSelfTree("/d")
+	assert.False(t, st.isSelf("/d/x/y"))
+}
+
+// selfProbe records, at each call the state makes of the tree, whether the
+// state counted the path as its own change at that moment.
+type selfProbe struct {
+	vfs.FileSystem
+	st   *state
+	seen []string
+}
+
+func (p *selfProbe) Write(ctx context.Context, path string, data []byte) error {
+	p.seen = append(p.seen, fmt.Sprintf("write %s self=%v", path, p.st.isSelf(path)))
+	return p.FileSystem.Write(ctx, path, data)
+}
+
+func (p *selfProbe) Delete(ctx context.Context, path string) error {
+	p.seen = append(p.seen, fmt.Sprintf("delete %s self=%v", path, p.st.isSelf(path)))
+	return p.FileSystem.Delete(ctx, path)
+}
+
+// TestStateOwnChanges: write, create and remove reach the tree while the
+// path counts as the mount's own change, and not after; create refuses a
+// path that exists, with a conflict.
+func TestStateOwnChanges(t *testing.T) {
+	probe := &selfProbe{FileSystem: temp.MustNew(nil)}
+	st := newTestState(t, probe)
+	probe.st = st
+	require.NoError(t, st.write("/a", []byte("a")))
+	require.NoError(t, st.create("/b"))
+	err := st.create("/a")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, vfs.ErrConflict)
+	require.NoError(t, st.remove("/a"))
+	assert.Equal(t, []string{"write /a self=true", "write /b self=true", "delete /a self=true"}, probe.seen)
+	assert.False(t, st.isSelf("/a"))
+	assert.False(t, st.isSelf("/b"))
+	fi, err := st.stat("/b")
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), fi.Size)
+	assert.Equal(t, vfs.KindFile, fi.Kind)
+}
+
+// TestStateIsPlain: state.go stays free of the kernel binding, so what it
+// decides is tested here without /dev/fuse.
+func TestStateIsPlain(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "state.go", nil, parser.ImportsOnly)
+	require.NoError(t, err)
+	for _, imp := range f.Imports {
+		assert.NotContains(t, imp.Path.Value, "go-fuse", "state.go imports the FUSE binding")
+	}
 }

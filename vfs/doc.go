@@ -28,36 +28,13 @@
 // [GrepQuery].MaxLineBytes, when set, bounds what a hit carries: the line
 // is cut to at most that many bytes (before a valid UTF-8 sequence the
 // cut would split) and [GrepResult].LineBytes says how long it was. It
-// also bounds memory: the grep engine (vfs/grepscan) reads a streamed
-// file (vfs/local) in
-// 256 KiB pieces of whole lines, and a line longer than a piece is matched
-// a window at a time and never held whole. Only the first MaxLineBytes
-// (plus four) bytes of it are kept, for the hit; a file held in memory
-// (vfs/temp) is scanned in place and its hit copies only the cut line.
-// So a grep's memory is the window, the cut lines and the matcher's
-// cache, per worker, whatever the file: a 64 MiB line costs vfs/local
-// 0.3 MB of allocation and vfs/temp 13 KB (it cost both the line two or
-// three times over).
-//
-// Matching stays exact: the answer for a long line is the regexp's answer
-// for the whole line, a match that straddles two windows included. The
-// line DFA carries its state from one window to the next (a UTF-8
-// sequence cut by a window is carried whole into the next, and '^', '$'
-// and \b see only the line's real ends), and when its cache of states
-// fills, it starts a new cache from the state it is in, as RE2's DFA
-// does, so it never gives up on a line. A pattern too large for the DFA
-// (over 5,000 instructions) runs through the regexp package's NFA over
-// the line's runes (Regexp.MatchReader), which keeps no input either. The
-// cost is speed, not answers: a long line is walked by one DFA cursor,
-// not the literal prefilter and four cursors, and a pattern whose DFA
-// keeps restarting its cache goes at NFA speed. Nothing is missed; there is no
-// overlap window whose size a match could exceed. This departs on purpose
-// from ripgrep and GNU grep, which grow their buffer to the longest line.
-//
-// Without MaxLineBytes (0) a hit carries its whole line, so a streamed
-// scan grows its buffer to the longest line, as before. The runner's Grep
-// tool always sets it (its line cut plus one byte in content mode, one
-// byte otherwise) and prints the '... [line cut: N bytes]' notice.
+// also bounds memory: a long line is matched without being held whole
+// (how, in vfs/grepscan's package doc), and matching stays exact: the
+// answer for a long line is the regexp's answer for the whole line. This
+// departs on purpose from ripgrep and GNU grep, which grow their buffer
+// to the longest line. Without MaxLineBytes (0) a hit carries its whole
+// line, so memory grows to the longest matching line. The runner's Grep
+// tool always sets it and prints the '... [line cut: N bytes]' notice.
 //
 // # Error handling
 //

@@ -1,0 +1,250 @@
+package fusemount
+
+import (
+	"context"
+	"hash/fnv"
+	iofs "io/fs"
+	"log"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// mount is what the go-fuse nodes of one mounted tree share: the mount's
+// state (state.go: the tree and what the mount holds beside it), and what
+// only the kernel binding needs: inode numbers, the files with writes not
+// yet committed, the invalidator and the attributes handed to the kernel.
+type mount struct {
+	state
+	opts     Options
+	log      *log.Logger
+	uid, gid uint32
+	start    time.Time
+	gen      atomic.Uint64 // last StableAttr.Gen handed out
+
+	// mu guards dirty, inv and displaced (the embedded state has its own
+	// lock).
+	mu sync.Mutex
+	// dirty holds the file nodes with writes not yet committed.
+	dirty map[*node]bool
+	// inv sends kernel invalidations; nil until the mount is live.
+	inv *invalidator
+	// watched says the tree reports its changes (vfs.Notifier).
+	watched atomic.Bool
+	// displaced holds the inode numbers of live nodes that no longer sit
+	// at the path their number hashes (moved by a rename, or unlinked
+	// while open), so a new file at that path gets another number: two
+	// live files never share an st_ino (mv and cp -r would take them for
+	// one file).
+	displaced map[uint64]bool
+
+	ptState
+}
+
+func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
+	return &mount{
+		state:     newState(ctx, fsys),
+		opts:      opts,
+		log:       opts.logger(),
+		uid:       uint32(syscall.Getuid()),
+		gid:       uint32(syscall.Getgid()),
+		start:     time.Now(),
+		dirty:     map[*node]bool{},
+		displaced: map[uint64]bool{},
+		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}},
+	}
+}
+
+// errno converts err for op on path; see toErrno.
+func (m *mount) errno(op, path string, err error) syscall.Errno {
+	return toErrno(m.log, op, path, err)
+}
+
+// inoOf is the inode number of path: a hash of the path, so a path keeps its
+// number for the life of the mount and paths under different mounts of a
+// union never share one. A node the kernel already knows keeps its number
+// across renames (see child).
+func inoOf(path string) uint64 {
+	if path == "/" {
+		return fuse.FUSE_ROOT_ID
+	}
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	ino := h.Sum64() &^ (1 << 63) // go-fuse numbers its own inodes from 2^63
+	if ino <= fuse.FUSE_ROOT_ID {
+		ino += 2
+	}
+	return ino
+}
+
+// observed reports whether every change to what fi describes reaches the
+// mount, so the kernel may cache it for ObservedTimeout: the tree reports
+// its changes (vfs.Notifier), the entry is not a host file or directory
+// (no host mode: another program cannot change it behind the tree), and
+// the timeouts were left at their defaults.
+func (m *mount) observed(fi vfs.FileInfo) bool {
+	return !fi.HasMode && !fi.Link && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
+}
+
+// inoFor is the inode number of a new node at path p: inoOf(p) unless a
+// live node displaced from p holds that number, else a hash of p and a
+// counter.
+func (m *mount) inoFor(p string) uint64 {
+	ino := inoOf(p)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := 0; m.displaced[ino]; i++ {
+		ino = inoOf(p + "\x00" + strconv.Itoa(i))
+	}
+	return ino
+}
+
+// displace records that the node in and every node the kernel knows under
+// it keep their numbers at other paths (or none).
+func (m *mount) displace(in *fs.Inode) {
+	// Collected before taking m.mu: Children takes the inodes' locks.
+	var inos []uint64
+	var walk func(*fs.Inode)
+	walk = func(in *fs.Inode) {
+		inos = append(inos, in.StableAttr().Ino)
+		for _, ch := range in.Children() {
+			walk(ch)
+		}
+	}
+	walk(in)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ino := range inos {
+		m.displaced[ino] = true
+	}
+}
+
+// releaseIno forgets a displaced number once its node is gone.
+func (m *mount) releaseIno(ino uint64) {
+	m.mu.Lock()
+	delete(m.displaced, ino)
+	m.mu.Unlock()
+}
+
+// invalidate has the kernel drop what it caches of the file at p, from the
+// invalidator's goroutine (never from inside a request).
+func (m *mount) invalidate(p string) {
+	m.mu.Lock()
+	iv := m.inv
+	m.mu.Unlock()
+	if iv != nil {
+		iv.queueChange(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	}
+}
+
+// ownByCaller records the process that made p through the mount as its
+// owner, when other users may use the mount: the daemon makes files as
+// itself (root, typically), and the kernel's permission checks would
+// otherwise keep a user out of the directory they just made. The tree's
+// file keeps the daemon's owner; the mount shows the caller's while it
+// runs.
+func (m *mount) ownByCaller(ctx context.Context, p string) {
+	if !m.opts.AllowOther {
+		return
+	}
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
+		return
+	}
+	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
+}
+
+func (m *mount) setDirty(n *node, dirty bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if dirty {
+		m.dirty[n] = true
+	} else {
+		delete(m.dirty, n)
+	}
+}
+
+// dirtyNodes returns the nodes with uncommitted writes.
+func (m *mount) dirtyNodes() []*node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Collect(maps.Keys(m.dirty))
+}
+
+// modeBits is the permission, setuid, setgid and sticky bits of mode as
+// the kernel has them.
+func modeBits(mode iofs.FileMode) uint32 {
+	bits := uint32(mode.Perm())
+	if mode&iofs.ModeSetuid != 0 {
+		bits |= syscall.S_ISUID
+	}
+	if mode&iofs.ModeSetgid != 0 {
+		bits |= syscall.S_ISGID
+	}
+	if mode&iofs.ModeSticky != 0 {
+		bits |= syscall.S_ISVTX
+	}
+	return bits
+}
+
+// attr fills out from fi and what the mount holds for its path.
+func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
+	mt := fi.ModTime
+	if mt.IsZero() {
+		mt = m.start
+	}
+	at := mt
+	switch fi.Kind {
+	case vfs.KindDir:
+		out.Mode = syscall.S_IFDIR | 0o755
+		out.Nlink = 2
+		out.Size = 4096
+	default:
+		out.Mode = syscall.S_IFREG | 0o644
+		out.Nlink = 1
+		out.Size = uint64(fi.Size)
+	}
+	out.Uid, out.Gid = m.uid, m.gid
+	if fi.HasMode || fi.Mode != 0 {
+		// The tree's own bits (the host's on local:; what SetMode set
+		// on temp:).
+		out.Mode = out.Mode&syscall.S_IFMT | modeBits(fi.Mode)
+	}
+	if fi.HasMode {
+		// The host's owner: with --allow-other the kernel checks access
+		// against it and the bits (default_permissions).
+		out.Uid, out.Gid = fi.UID, fi.GID
+	}
+	if fi.Link {
+		// A link's own: the kernel follows it and checks its target.
+		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
+		if !fi.LinkModTime.IsZero() {
+			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
+		}
+	}
+	if md := m.getMeta(fi.Path); md != (meta{}) && !fi.Link {
+		if md.mode != 0 {
+			out.Mode = out.Mode&syscall.S_IFMT | md.mode&0o7777
+		}
+		if md.hasOwner {
+			out.Uid, out.Gid = md.uid, md.gid
+		}
+		if !md.atime.IsZero() {
+			at = md.atime
+		}
+	}
+	if m.opts.ReadOnly {
+		out.Mode &^= 0o222
+	}
+	out.SetTimes(&at, &mt, &mt)
+	out.Blksize = 4096
+	out.Blocks = (out.Size + 511) / 512
+}
