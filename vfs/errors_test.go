@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -53,62 +55,47 @@ func TestPathErrorStrings(t *testing.T) {
 		{&vfs.PathError{Kind: vfs.KindOther, Path: "/p", Detail: "custom"}, "custom", vfs.KindOther},
 		{vfs.NewError(vfs.KindOther, "/p", nil), "error: /p", vfs.KindOther},
 	} {
-		if got := c.err.Error(); got != c.want {
-			t.Errorf("Error() = %q, want %q", got, c.want)
-		}
-		if got := vfs.KindOf(c.err); got != c.kind {
-			t.Errorf("KindOf(%q) = %v, want %v", c.err, got, c.kind)
-		}
+		assert.EqualError(t, c.err, c.want)
+		assert.Equal(t, c.kind, vfs.KindOf(c.err), "KindOf(%q)", c.err)
 		var pe *vfs.PathError
-		if !errors.As(fmt.Errorf("wrapped: %w", c.err), &pe) || pe.Kind != c.kind {
-			t.Errorf("errors.As(wrapped %q) = %v, want kind %v", c.err, pe, c.kind)
+		if assert.ErrorAs(t, fmt.Errorf("wrapped: %w", c.err), &pe, "errors.As(wrapped %q)", c.err) {
+			assert.Equal(t, c.kind, pe.Kind, "errors.As(wrapped %q).Kind", c.err)
 		}
 		for k, s := range sentinels {
-			if got := errors.Is(fmt.Errorf("wrapped: %w", c.err), s); got != (k == c.kind) {
-				t.Errorf("errors.Is(%q, %v) = %v, want %v", c.err, s, got, k == c.kind)
-			}
+			assert.Equal(t, k == c.kind, errors.Is(fmt.Errorf("wrapped: %w", c.err), s), "errors.Is(%q, %v)", c.err, s)
 		}
 	}
-	if err := vfs.WriteFailed("/p", cause); !errors.Is(err, cause) || errors.Unwrap(err) != cause {
-		t.Errorf("WriteFailed does not unwrap to its cause")
-	}
-	if errors.Is(vfs.NotFound("/p"), fs.ErrNotExist) {
-		t.Errorf("vfs errors match io/fs sentinels; the mapping belongs to the io/fs view")
-	}
+	err := vfs.WriteFailed("/p", cause)
+	assert.ErrorIs(t, err, cause, "WriteFailed does not unwrap to its cause")
+	assert.Same(t, cause, errors.Unwrap(err), "WriteFailed does not unwrap to its cause")
+	assert.NotErrorIs(t, vfs.NotFound("/p"), fs.ErrNotExist, "vfs errors match io/fs sentinels; the mapping belongs to the io/fs view")
 }
 
 func TestErrorKindRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for k := vfs.KindOther; k <= vfs.KindUnavailable; k++ {
 		s := k.String()
-		if seen[s] {
-			t.Errorf("ErrorKind(%d).String() = %q, a duplicate", k, s)
-		}
+		assert.False(t, seen[s], "ErrorKind(%d).String() = %q, a duplicate", k, s)
 		seen[s] = true
-		if got, ok := vfs.ParseErrorKind(s); !ok || got != k {
-			t.Errorf("ParseErrorKind(%q) = %v, %v, want %v, true", s, got, ok, k)
-		}
+		got, ok := vfs.ParseErrorKind(s)
+		assert.True(t, ok, "ParseErrorKind(%q) ok", s)
+		assert.Equal(t, k, got, "ParseErrorKind(%q)", s)
 	}
-	if got, ok := vfs.ParseErrorKind("no_such_kind"); ok || got != vfs.KindOther {
-		t.Errorf("ParseErrorKind(\"no_such_kind\") = %v, %v, want other, false", got, ok)
-	}
-	if got := vfs.ErrorKind(200).String(); got != "kind(200)" {
-		t.Errorf("ErrorKind(200).String() = %q, want \"kind(200)\"", got)
-	}
-	if got := vfs.KindOf(nil); got != vfs.KindOther {
-		t.Errorf("KindOf(nil) = %v, want other", got)
-	}
-	if got := vfs.KindOf(errors.New("plain")); got != vfs.KindOther {
-		t.Errorf("KindOf(plain) = %v, want other", got)
-	}
+	got, ok := vfs.ParseErrorKind("no_such_kind")
+	assert.False(t, ok, "ParseErrorKind(\"no_such_kind\") ok")
+	assert.Equal(t, vfs.KindOther, got, "ParseErrorKind(\"no_such_kind\")")
+	assert.Equal(t, "kind(200)", vfs.ErrorKind(200).String())
+	assert.Equal(t, vfs.KindOther, vfs.KindOf(nil), "KindOf(nil)")
+	assert.Equal(t, vfs.KindOther, vfs.KindOf(errors.New("plain")), "KindOf(plain)")
 }
 
 func TestWithPathAndRebase(t *testing.T) {
 	orig := vfs.NotFound("/x").(*vfs.PathError)
 	moved := orig.WithPath("/mnt/x")
-	if orig.Path != "/x" || moved.Path != "/mnt/x" || moved.Error() != "not found: /mnt/x" || !errors.Is(moved, vfs.ErrNotFound) {
-		t.Errorf("WithPath: orig %q, moved %q", orig, moved)
-	}
+	assert.Equal(t, "/x", orig.Path, "WithPath changed the original")
+	assert.Equal(t, "/mnt/x", moved.Path)
+	assert.EqualError(t, moved, "not found: /mnt/x")
+	assert.ErrorIs(t, moved, vfs.ErrNotFound)
 	plain := errors.New("plain")
 	for _, c := range []struct {
 		err    error
@@ -125,17 +112,9 @@ func TestWithPathAndRebase(t *testing.T) {
 		{plain, "/mnt", "plain"},
 	} {
 		got := vfs.Rebase(c.err, c.prefix)
-		if got.Error() != c.want {
-			t.Errorf("Rebase(%q, %q) = %q, want %q", c.err, c.prefix, got, c.want)
-		}
-		if vfs.KindOf(got) != vfs.KindOf(c.err) {
-			t.Errorf("Rebase(%q, %q) changed the kind to %v", c.err, c.prefix, vfs.KindOf(got))
-		}
+		assert.EqualError(t, got, c.want, "Rebase(%q, %q)", c.err, c.prefix)
+		assert.Equal(t, vfs.KindOf(c.err), vfs.KindOf(got), "Rebase(%q, %q) changed the kind", c.err, c.prefix)
 	}
-	if vfs.Rebase(nil, "/mnt") != nil {
-		t.Errorf("Rebase(nil) != nil")
-	}
-	if got := vfs.Rebase(plain, "/mnt"); got != plain {
-		t.Errorf("Rebase(plain, /mnt) = %#v, want plain itself", got)
-	}
+	assert.NoError(t, vfs.Rebase(nil, "/mnt"), "Rebase(nil)")
+	assert.Same(t, plain, vfs.Rebase(plain, "/mnt"), "Rebase(plain, /mnt) is not plain itself")
 }

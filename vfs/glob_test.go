@@ -1,13 +1,14 @@
 package vfs_test
 
 import (
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gobwas/glob"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -38,30 +39,24 @@ func TestCompilePattern(t *testing.T) {
 		{"a*/b", "", 2, false, []string{"a/b", "ax/b"}, []string{"a/x/b"}},
 	} {
 		p, err := vfs.CompilePattern(c.pattern)
-		if err != nil {
-			t.Errorf("CompilePattern(%q): %v", c.pattern, err)
+		if !assert.NoError(t, err, "CompilePattern(%q)", c.pattern) {
 			continue
 		}
-		if p.String() != c.pattern || p.LiteralPrefix() != c.lit || p.MaxDepth() != c.depth || p.IsLiteral() != c.literal {
-			t.Errorf("CompilePattern(%q) = {String %q, LiteralPrefix %q, MaxDepth %d, IsLiteral %v}, want {%q, %q, %d, %v}",
-				c.pattern, p.String(), p.LiteralPrefix(), p.MaxDepth(), p.IsLiteral(), c.pattern, c.lit, c.depth, c.literal)
-		}
+		assert.Equal(t, c.pattern, p.String(), "CompilePattern(%q).String()", c.pattern)
+		assert.Equal(t, c.lit, p.LiteralPrefix(), "CompilePattern(%q).LiteralPrefix()", c.pattern)
+		assert.Equal(t, c.depth, p.MaxDepth(), "CompilePattern(%q).MaxDepth()", c.pattern)
+		assert.Equal(t, c.literal, p.IsLiteral(), "CompilePattern(%q).IsLiteral()", c.pattern)
 		for _, s := range c.match {
-			if !p.Match(s) {
-				t.Errorf("CompilePattern(%q).Match(%q) = false, want true", c.pattern, s)
-			}
+			assert.True(t, p.Match(s), "CompilePattern(%q).Match(%q)", c.pattern, s)
 		}
 		for _, s := range c.mismatch {
-			if p.Match(s) {
-				t.Errorf("CompilePattern(%q).Match(%q) = true, want false", c.pattern, s)
-			}
+			assert.False(t, p.Match(s), "CompilePattern(%q).Match(%q)", c.pattern, s)
 		}
 	}
 	for _, bad := range []string{"[", "[a", "{a", `\`, "a/{b"} {
 		_, err := vfs.CompilePattern(bad)
-		if !errors.Is(err, vfs.ErrInvalidGlobPattern) || err.Error() != "invalid glob pattern: "+bad {
-			t.Errorf("CompilePattern(%q) = %v, want \"invalid glob pattern: %s\"", bad, err, bad)
-		}
+		assert.ErrorIs(t, err, vfs.ErrInvalidGlobPattern, "CompilePattern(%q)", bad)
+		assert.EqualError(t, err, "invalid glob pattern: "+bad, "CompilePattern(%q)", bad)
 	}
 }
 
@@ -73,9 +68,7 @@ func TestGlobRandom(t *testing.T) {
 	for i := range 60 {
 		files := randomTree(r, 1+r.IntN(20))
 		fsys, err := temp.New(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ref := vfstest.NewReference(files)
 		dirs := []string{"/", "/a", "/b", "/a/a", "/a-b", "/nope"}
 		for range 15 {
@@ -90,15 +83,13 @@ func TestGlobRandom(t *testing.T) {
 			dir := dirs[r.IntN(len(dirs))]
 			got := walkPaths(t, vfs.Glob(t.Context(), fsys, pattern, dir))
 			want := walkPaths(t, ref.Glob(t.Context(), pattern, dir))
-			if !slices.Equal(got, want) {
-				t.Fatalf("tree %d %q: Glob(%q, %q) = %q, want %q", i, slices.Sorted(func(yield func(string) bool) {
-					for k := range files {
-						if !yield(k) {
-							return
-						}
+			require.Equal(t, want, got, "tree %d %q: Glob(%q, %q)", i, slices.Sorted(func(yield func(string) bool) {
+				for k := range files {
+					if !yield(k) {
+						return
 					}
-				}), pattern, dir, got, want)
-			}
+				}
+			}), pattern, dir)
 		}
 	}
 }
@@ -118,27 +109,20 @@ func TestGrepFilter(t *testing.T) {
 		{"a.ts", "/src/a.ts", []string{"/src/a.ts"}, nil},
 	} {
 		f, err := vfs.CompileGrepFilter(c.glob, c.scope)
-		if err != nil {
-			t.Fatalf("CompileGrepFilter(%q, %q): %v", c.glob, c.scope, err)
-		}
+		require.NoError(t, err, "CompileGrepFilter(%q, %q)", c.glob, c.scope)
 		for _, p := range c.match {
-			if !f.Match(p) {
-				t.Errorf("CompileGrepFilter(%q, %q).Match(%q) = false, want true", c.glob, c.scope, p)
-			}
+			assert.True(t, f.Match(p), "CompileGrepFilter(%q, %q).Match(%q)", c.glob, c.scope, p)
 		}
 		for _, p := range c.mismatch {
-			if f.Match(p) {
-				t.Errorf("CompileGrepFilter(%q, %q).Match(%q) = true, want false", c.glob, c.scope, p)
-			}
+			assert.False(t, f.Match(p), "CompileGrepFilter(%q, %q).Match(%q)", c.glob, c.scope, p)
 		}
 	}
 	f, err := vfs.CompileGrepFilter("", "/")
-	if err != nil || f != nil || !f.Match("/anything") {
-		t.Errorf("CompileGrepFilter(\"\") = %v, %v; want a nil filter that matches everything", f, err)
-	}
-	if _, err := vfs.CompileGrepFilter("[", "/"); !errors.Is(err, vfs.ErrInvalidGlobPattern) {
-		t.Errorf("CompileGrepFilter(\"[\") = %v, want invalid glob pattern", err)
-	}
+	assert.NoError(t, err, "CompileGrepFilter(\"\")")
+	assert.Nil(t, f, "CompileGrepFilter(\"\") wants a nil filter")
+	assert.True(t, f.Match("/anything"), "CompileGrepFilter(\"\") does not match everything")
+	_, err = vfs.CompileGrepFilter("[", "/")
+	assert.ErrorIs(t, err, vfs.ErrInvalidGlobPattern, "CompileGrepFilter(\"[\")")
 }
 
 func FuzzCompilePattern(f *testing.F) {
@@ -148,28 +132,22 @@ func FuzzCompilePattern(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, rel string) {
 		p, err := vfs.CompilePattern(pattern)
 		if err != nil {
-			if !errors.Is(err, vfs.ErrInvalidGlobPattern) {
-				t.Fatalf("CompilePattern(%q) = %v, want an invalid glob pattern error", pattern, err)
-			}
+			require.ErrorIs(t, err, vfs.ErrInvalidGlobPattern, "CompilePattern(%q)", pattern)
 			return
 		}
 		trimmed := strings.TrimLeft(pattern, "/")
 		// Match (with its shortcut for "L/**/X") agrees with gobwas/glob.
-		if g, err := (glob.Compiler{Separators: []rune{'/'}, Globstar: true}).Compile(trimmed); err == nil && g.Match(rel) != p.Match(rel) {
-			t.Fatalf("CompilePattern(%q).Match(%q) = %v, gobwas/glob says %v", pattern, rel, p.Match(rel), g.Match(rel))
+		if g, err := (glob.Compiler{Separators: []rune{'/'}, Globstar: true}).Compile(trimmed); err == nil {
+			require.Equal(t, g.Match(rel), p.Match(rel), "CompilePattern(%q).Match(%q) disagrees with gobwas/glob", pattern, rel)
 		}
-		if !strings.HasPrefix(trimmed, p.LiteralPrefix()) {
-			t.Fatalf("CompilePattern(%q).LiteralPrefix() = %q, not a prefix", pattern, p.LiteralPrefix())
-		}
-		if p.MaxDepth() < 0 {
-			t.Fatalf("CompilePattern(%q).MaxDepth() = %d", pattern, p.MaxDepth())
-		}
-		if p.IsLiteral() && !p.Match(trimmed) && !strings.Contains(trimmed, "//") {
-			t.Fatalf("literal pattern %q does not match itself", pattern)
+		require.True(t, strings.HasPrefix(trimmed, p.LiteralPrefix()), "CompilePattern(%q).LiteralPrefix() = %q, not a prefix", pattern, p.LiteralPrefix())
+		require.GreaterOrEqual(t, p.MaxDepth(), 0, "CompilePattern(%q).MaxDepth()", pattern)
+		if p.IsLiteral() && !strings.Contains(trimmed, "//") {
+			require.True(t, p.Match(trimmed), "literal pattern %q does not match itself", pattern)
 		}
 		// A match never has more segments than MaxDepth allows.
-		if d := p.MaxDepth(); d > 0 && p.Match(rel) && len(strings.Split(rel, "/")) > d {
-			t.Fatalf("CompilePattern(%q) matches %q, deeper than MaxDepth %d", pattern, rel, d)
+		if d := p.MaxDepth(); d > 0 && p.Match(rel) {
+			require.LessOrEqual(t, len(strings.Split(rel, "/")), d, "CompilePattern(%q) matches %q, deeper than MaxDepth", pattern, rel)
 		}
 	})
 }
@@ -183,17 +161,12 @@ func TestPatternMatchAgreesWithGobwas(t *testing.T) {
 	compiler := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
 	for _, pattern := range patterns {
 		p, err := vfs.CompilePattern(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		g, err := compiler.Compile(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, rel := range rels {
-			if got, want := p.Match(rel), g.Match(rel); got != want {
-				t.Errorf("CompilePattern(%q).Match(%q) = %v, want %v", pattern, rel, got, want)
-			}
+			assert.Equal(t, g.Match(rel), p.Match(rel), "CompilePattern(%q).Match(%q)", pattern, rel)
 		}
+
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -15,9 +16,8 @@ import (
 func TestCompileGrepInvalid(t *testing.T) {
 	for _, p := range []string{"(", "a[", "*x", `\`} {
 		_, err := vfs.CompileGrepQuery(vfs.GrepQuery{Pattern: p})
-		if !errors.Is(err, vfs.ErrInvalidGrepPattern) || err.Error() != "invalid grep pattern: "+p {
-			t.Errorf("CompileGrepQuery(%q) = %v, want \"invalid grep pattern: %s\"", p, err, p)
-		}
+		assert.ErrorIs(t, err, vfs.ErrInvalidGrepPattern, "CompileGrepQuery(%q)", p)
+		assert.EqualError(t, err, "invalid grep pattern: "+p, "CompileGrepQuery(%q)", p)
 	}
 }
 
@@ -56,32 +56,26 @@ func TestGrepHelper(t *testing.T) {
 	})
 	ctx := t.Context()
 	got, err := grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "hit"}))
-	if want := []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/c/d.txt:1:hit 3", "/e.txt:1:hit 4"}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("Grep(hit) = %q, %v; want %q (binary file skipped)", got, err, want)
-	}
+	assert.NoError(t, err, "Grep(hit)")
+	assert.Equal(t, []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/c/d.txt:1:hit 3", "/e.txt:1:hit 4"}, got, "Grep(hit) (binary file skipped)")
 	got, err = grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "hit", MaxResults: 3}))
-	if want := []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/c/d.txt:1:hit 3"}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("Grep(hit, max 3) = %q, %v; want %q", got, err, want)
-	}
+	assert.NoError(t, err, "Grep(hit, max 3)")
+	assert.Equal(t, []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/c/d.txt:1:hit 3"}, got, "Grep(hit, max 3)")
 	// A file that vanished between the walk and the read is skipped.
 	gone := failingRead{tree, "/c/d.txt", vfs.NotFound("/c/d.txt")}
 	got, err = grepAll(t, vfs.Grep(ctx, gone, vfs.GrepQuery{Pattern: "hit"}))
-	if want := []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/e.txt:1:hit 4"}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("Grep with a vanished file = %q, %v; want %q", got, err, want)
-	}
+	assert.NoError(t, err, "Grep with a vanished file")
+	assert.Equal(t, []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2", "/e.txt:1:hit 4"}, got, "Grep with a vanished file")
 	// Any other read failure ends the stream, after the hits before it.
 	boom := vfs.NewError(vfs.KindUnavailable, "/c/d.txt", errors.New("backend down"))
 	got, err = grepAll(t, vfs.Grep(ctx, failingRead{tree, "/c/d.txt", boom}, vfs.GrepQuery{Pattern: "hit"}))
-	if want := []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2"}; !errors.Is(err, vfs.ErrUnavailable) || !slices.Equal(got, want) {
-		t.Errorf("Grep with a failing read = %q, %v; want %q, unavailable", got, err, want)
-	}
+	assert.ErrorIs(t, err, vfs.ErrUnavailable, "Grep with a failing read")
+	assert.Equal(t, []string{"/a.txt:1:hit 1", "/a.txt:3:hit 2"}, got, "Grep with a failing read")
 	// Invalid patterns fail before any work.
-	if _, err := grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "("})); err == nil || err.Error() != "invalid grep pattern: (" {
-		t.Errorf("Grep(\"(\") = %v", err)
-	}
-	if _, err := grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "x", Glob: "{"})); !errors.Is(err, vfs.ErrInvalidGlobPattern) {
-		t.Errorf("Grep(glob \"{\") = %v, want invalid glob pattern", err)
-	}
+	_, err = grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "("}))
+	assert.EqualError(t, err, "invalid grep pattern: (", "Grep(\"(\")")
+	_, err = grepAll(t, vfs.Grep(ctx, tree, vfs.GrepQuery{Pattern: "x", Glob: "{"}))
+	assert.ErrorIs(t, err, vfs.ErrInvalidGlobPattern, "Grep(glob \"{\")")
 }
 
 func TestIsBinary(t *testing.T) {
@@ -89,8 +83,7 @@ func TestIsBinary(t *testing.T) {
 		data string
 		want bool
 	}{{"", false}, {"text\n", false}, {"a\x00b", true}, {"\x89PNG\r\n\x1a\n\x00\x00", true}, {"caf\u00e9", false}} {
-		if got := vfs.IsBinary([]byte(c.data)); got != c.want {
-			t.Errorf("IsBinary(%q) = %v, want %v", c.data, got, c.want)
-		}
+		assert.Equal(t, c.want, vfs.IsBinary([]byte(c.data)), "IsBinary(%q)", c.data)
+
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -88,13 +91,10 @@ func TestMerge(t *testing.T) {
 		{"path order, not segment order", []*source{src(0, "/a", "/a/x"), src(1, "/a-b", "/a.c")}, false, []string{"/a@0", "/a-b@1", "/a.c@1", "/a/x@0"}},
 	} {
 		got, err := drain(vfs.Merge(seqs(c.srcs...), byKey, c.unique))
-		if err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("%s: Merge = %q, %v; want %q", c.name, got, err, c.want)
-		}
+		assert.NoError(t, err, "%s: Merge", c.name)
+		assert.Equal(t, c.want, got, "%s: Merge", c.name)
 		for i, s := range c.srcs {
-			if s.stopped {
-				t.Errorf("%s: source %d stopped though the merge was drained", c.name, i)
-			}
+			assert.False(t, s.stopped, "%s: source %d stopped though the merge was drained", c.name, i)
 		}
 	}
 }
@@ -106,12 +106,10 @@ func TestMergeStops(t *testing.T) {
 			break
 		}
 	}
-	if !a.stopped || !b.stopped {
-		t.Errorf("after a break: source stopped %v, %v; want both", a.stopped, b.stopped)
-	}
-	if a.pulled > 3 || b.pulled > 2 {
-		t.Errorf("after a break at c: pulled %d and %d elements; a merge holds one per source", a.pulled, b.pulled)
-	}
+	assert.True(t, a.stopped, "after a break: source a not stopped")
+	assert.True(t, b.stopped, "after a break: source b not stopped")
+	assert.LessOrEqual(t, a.pulled, 3, "after a break at c: elements pulled from a; a merge holds one per source")
+	assert.LessOrEqual(t, b.pulled, 2, "after a break at c: elements pulled from b; a merge holds one per source")
 }
 
 func TestMergeError(t *testing.T) {
@@ -128,22 +126,17 @@ func TestMergeError(t *testing.T) {
 		var got []string
 		var gotErr error
 		for it, err := range vfs.Merge(seqs(c.srcs...), byKey, true) {
-			if gotErr != nil {
-				t.Fatalf("%s: Merge yielded %v after error %v", c.name, it, gotErr)
-			}
+			require.NoError(t, gotErr, "%s: Merge yielded %v after an error", c.name, it)
 			if err != nil {
 				gotErr = err
 				continue
 			}
 			got = append(got, fmt.Sprintf("%s@%d", it.key, it.src))
 		}
-		if !errors.Is(gotErr, boom) || !slices.Equal(got, c.want) {
-			t.Errorf("%s: Merge = %q, %v; want %q, boom", c.name, got, gotErr, c.want)
-		}
+		assert.ErrorIs(t, gotErr, boom, "%s: Merge", c.name)
+		assert.Equal(t, c.want, got, "%s: Merge", c.name)
 		for i, s := range c.srcs {
-			if !s.done && !s.stopped {
-				t.Errorf("%s: source %d left running", c.name, i)
-			}
+			assert.True(t, s.done || s.stopped, "%s: source %d left running", c.name, i)
 		}
 	}
 }
@@ -164,30 +157,30 @@ func TestLimit(t *testing.T) {
 		{1, &source{items: []item{{"a", 0}}, err: boom}, []string{"a@0"}, nil},
 	} {
 		got, err := drain(vfs.Limit(c.s.seq(), c.n))
-		if !slices.Equal(got, c.want) || !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
-			t.Errorf("Limit(%d) = %q, %v; want %q, %v", c.n, got, err, c.want, c.wantErr)
+		assert.Equal(t, c.want, got, "Limit(%d)", c.n)
+		if c.wantErr == nil {
+			assert.NoError(t, err, "Limit(%d)", c.n)
+		} else {
+			assert.ErrorIs(t, err, c.wantErr, "Limit(%d)", c.n)
 		}
-		if c.n > 0 && len(c.s.items) > c.n && c.s.pulled > c.n {
-			t.Errorf("Limit(%d) pulled %d elements", c.n, c.s.pulled)
+		if c.n > 0 && len(c.s.items) > c.n {
+			assert.LessOrEqual(t, c.s.pulled, c.n, "Limit(%d) pulled too many elements", c.n)
 		}
 	}
 }
 
 func TestEmptyAndFail(t *testing.T) {
-	if got, err := drain(vfs.Empty[item]()); got != nil || err != nil {
-		t.Errorf("Empty() = %q, %v", got, err)
-	}
+	got, err := drain(vfs.Empty[item]())
+	assert.Nil(t, got, "Empty()")
+	assert.NoError(t, err, "Empty()")
 	boom := errors.New("boom")
 	n := 0
 	for _, err := range vfs.Fail[item](boom) {
 		n++
-		if err != boom {
-			t.Errorf("Fail(boom) yielded %v", err)
-		}
+		assert.Same(t, boom, err, "Fail(boom) yielded another error")
 	}
-	if n != 1 {
-		t.Errorf("Fail(boom) yielded %d elements, want 1", n)
-	}
+	assert.Equal(t, 1, n, "Fail(boom) yielded elements")
+
 }
 
 func ExampleMerge() {

@@ -2,10 +2,12 @@ package vfs_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -33,12 +35,8 @@ func TestOpenFile(t *testing.T) {
 		{"method", opener{temp.MustNew(map[string]string{"/d/f": "0123456789"}), &called}},
 	} {
 		f, err := vfs.OpenFile(t.Context(), c.fsys, "d/../d//f")
-		if err != nil {
-			t.Fatalf("%s: OpenFile(/d/f): %v", c.name, err)
-		}
-		if f.Size() != 10 {
-			t.Errorf("%s: Size() = %d, want 10", c.name, f.Size())
-		}
+		require.NoError(t, err, "%s: OpenFile(/d/f)", c.name)
+		assert.Equal(t, int64(10), f.Size(), "%s: Size()", c.name)
 		for _, r := range []struct {
 			off, size int
 			want      string
@@ -46,23 +44,21 @@ func TestOpenFile(t *testing.T) {
 		}{{0, 4, "0123", nil}, {6, 4, "6789", nil}, {8, 4, "89", io.EOF}, {10, 1, "", io.EOF}, {30, 2, "", io.EOF}} {
 			buf := make([]byte, r.size)
 			n, err := f.ReadAt(buf, int64(r.off))
-			if string(buf[:n]) != r.want || err != r.err {
-				t.Errorf("%s: ReadAt(%d bytes, %d) = %q, %v; want %q, %v", c.name, r.size, r.off, buf[:n], err, r.want, r.err)
+			assert.Equal(t, r.want, string(buf[:n]), "%s: ReadAt(%d bytes, %d)", c.name, r.size, r.off)
+			if r.err == nil {
+				assert.NoError(t, err, "%s: ReadAt(%d bytes, %d)", c.name, r.size, r.off)
+			} else {
+				assert.Same(t, r.err, err, "%s: ReadAt(%d bytes, %d), want %v", c.name, r.size, r.off, r.err)
 			}
 		}
-		if err := f.Close(); err != nil {
-			t.Errorf("%s: Close: %v", c.name, err)
-		}
-		if _, err := f.ReadAt(make([]byte, 1), 0); !errors.Is(err, fs.ErrClosed) {
-			t.Errorf("%s: ReadAt after Close = %v, want fs.ErrClosed", c.name, err)
-		}
+		assert.NoError(t, f.Close(), "%s: Close", c.name)
+		_, err = f.ReadAt(make([]byte, 1), 0)
+		assert.ErrorIs(t, err, fs.ErrClosed, "%s: ReadAt after Close", c.name)
 		for p, want := range map[string]string{"/nope/../missing": "not found: /missing", "/d": "is a directory: /d", "/": "is a directory: /"} {
-			if _, err := vfs.OpenFile(t.Context(), c.fsys, p); err == nil || err.Error() != want {
-				t.Errorf("%s: OpenFile(%q) = %v, want %s", c.name, p, err, want)
-			}
+			_, err := vfs.OpenFile(t.Context(), c.fsys, p)
+			assert.EqualError(t, err, want, "%s: OpenFile(%q)", c.name, p)
 		}
 	}
-	if !called {
-		t.Error("OpenFile did not call the tree's FileOpener")
-	}
+	assert.True(t, called, "OpenFile did not call the tree's FileOpener")
+
 }

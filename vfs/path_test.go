@@ -2,8 +2,10 @@ package vfs_test
 
 import (
 	"path"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -16,9 +18,7 @@ func TestClean(t *testing.T) {
 		{"/...", "/..."}, {"/a/.../b", "/a/.../b"}, {"/a/.b", "/a/.b"}, {"/a/..b", "/a/..b"}, {"/a/b.", "/a/b."},
 		{"/a b/c", "/a b/c"}, {`\a`, `/\a`}, {"/a/b", "/a/b"}, {"/agent-tools/", "/agent-tools"},
 	} {
-		if got := vfs.Clean(c.in); got != c.want {
-			t.Errorf("Clean(%q) = %q, want %q", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, vfs.Clean(c.in), "Clean(%q)", c.in)
 	}
 }
 
@@ -31,9 +31,7 @@ func TestHasPrefix(t *testing.T) {
 		{"/agent-tools/x", "/agent", false}, {"/agentx", "/agent", false}, {"/x", "/", true}, {"/", "/", true},
 		{"/", "/a", false}, {"/a/b/c", "/a/b", true}, {"/a/bc", "/a/b", false}, {"/b", "/a", false},
 	} {
-		if got := vfs.HasPrefix(c.p, c.prefix); got != c.want {
-			t.Errorf("HasPrefix(%q, %q) = %v, want %v", c.p, c.prefix, got, c.want)
-		}
+		assert.Equal(t, c.want, vfs.HasPrefix(c.p, c.prefix), "HasPrefix(%q, %q)", c.p, c.prefix)
 	}
 }
 
@@ -45,9 +43,9 @@ func TestRel(t *testing.T) {
 		{"/a/b", "/a", "b", true}, {"/a/b/c", "/a", "b/c", true}, {"/a", "/a", "", true}, {"/a", "/", "a", true},
 		{"/", "/", "", true}, {"/ab", "/a", "", false}, {"/b", "/a", "", false}, {"/", "/a", "", false},
 	} {
-		if got, ok := vfs.Rel(c.p, c.dir); got != c.want || ok != c.ok {
-			t.Errorf("Rel(%q, %q) = %q, %v, want %q, %v", c.p, c.dir, got, ok, c.want, c.ok)
-		}
+		got, ok := vfs.Rel(c.p, c.dir)
+		assert.Equal(t, c.want, got, "Rel(%q, %q)", c.p, c.dir)
+		assert.Equal(t, c.ok, ok, "Rel(%q, %q) ok", c.p, c.dir)
 	}
 }
 
@@ -57,9 +55,7 @@ func TestJoin(t *testing.T) {
 		{"/a", "/", "/a"}, {"/", "/", "/"}, {"/a", "../..", "/"}, {"/a", "b/../c", "/a/c"}, {"/a", "b/", "/a/b"},
 		{"/a/b", "../c", "/a/c"}, {"/a", "./b//c", "/a/b/c"},
 	} {
-		if got := vfs.Join(c.dir, c.child); got != c.want {
-			t.Errorf("Join(%q, %q) = %q, want %q", c.dir, c.child, got, c.want)
-		}
+		assert.Equal(t, c.want, vfs.Join(c.dir, c.child), "Join(%q, %q)", c.dir, c.child)
 	}
 }
 
@@ -73,35 +69,21 @@ func TestParentBaseSplit(t *testing.T) {
 		{"/a/b", "/a", "b", []string{"a", "b"}},
 		{"/a b/c.d/e", "/a b/c.d", "e", []string{"a b", "c.d", "e"}},
 	} {
-		if got := vfs.Parent(c.p); got != c.parent {
-			t.Errorf("Parent(%q) = %q, want %q", c.p, got, c.parent)
-		}
-		if got := vfs.Base(c.p); got != c.base {
-			t.Errorf("Base(%q) = %q, want %q", c.p, got, c.base)
-		}
-		if got := vfs.Split(c.p); !slices.Equal(got, c.split) {
-			t.Errorf("Split(%q) = %q, want %q", c.p, got, c.split)
-		}
+		assert.Equal(t, c.parent, vfs.Parent(c.p), "Parent(%q)", c.p)
+		assert.Equal(t, c.base, vfs.Base(c.p), "Base(%q)", c.p)
+		assert.Equal(t, c.split, vfs.Split(c.p), "Split(%q)", c.p)
 	}
 }
 
 // checkClean verifies the invariants of a normalized path.
 func checkClean(t *testing.T, in, got string) {
 	t.Helper()
-	switch {
-	case got == "" || got[0] != '/':
-		t.Fatalf("Clean(%q) = %q, not absolute", in, got)
-	case got != "/" && got[len(got)-1] == '/':
-		t.Fatalf("Clean(%q) = %q, has a trailing slash", in, got)
-	case vfs.Clean(got) != got:
-		t.Fatalf("Clean(Clean(%q)) = %q, not idempotent (%q)", in, vfs.Clean(got), got)
-	case got != path.Clean("/"+in):
-		t.Fatalf("Clean(%q) = %q, want path.Clean's %q", in, got, path.Clean("/"+in))
-	}
+	require.True(t, got != "" && got[0] == '/', "Clean(%q) = %q, not absolute", in, got)
+	require.False(t, got != "/" && got[len(got)-1] == '/', "Clean(%q) = %q, has a trailing slash", in, got)
+	require.Equal(t, got, vfs.Clean(got), "Clean(Clean(%q)) not idempotent", in)
+	require.Equal(t, path.Clean("/"+in), got, "Clean(%q), want path.Clean's", in)
 	for _, seg := range vfs.Split(got) {
-		if seg == "" || seg == "." || seg == ".." {
-			t.Fatalf("Clean(%q) = %q, holds segment %q (above / or unclean)", in, got, seg)
-		}
+		require.NotContains(t, []string{"", ".", ".."}, seg, "Clean(%q) = %q, holds a segment above / or unclean", in, got)
 	}
 }
 
@@ -125,23 +107,19 @@ func FuzzPathAlgebra(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		p, dir := vfs.Clean(a), vfs.Clean(b)
 		rel, ok := vfs.Rel(p, dir)
-		if ok != vfs.HasPrefix(p, dir) {
-			t.Fatalf("Rel(%q, %q) ok = %v, HasPrefix = %v", p, dir, ok, !ok)
-		}
+		require.Equal(t, vfs.HasPrefix(p, dir), ok, "Rel(%q, %q) ok disagrees with HasPrefix", p, dir)
 		if ok {
-			if got := vfs.Join(dir, rel); got != p {
-				t.Fatalf("Join(%q, Rel(%q, %q) = %q) = %q", dir, p, dir, rel, got)
-			}
+			require.Equal(t, p, vfs.Join(dir, rel), "Join(%q, Rel(%q, %q) = %q)", dir, p, dir, rel)
 			// A segment prefix is a string prefix ending at a separator.
-			if dir != "/" && len(p) > len(dir) && p[len(dir)] != '/' {
-				t.Fatalf("HasPrefix(%q, %q) across a segment", p, dir)
+			if dir != "/" && len(p) > len(dir) {
+				require.Equal(t, byte('/'), p[len(dir)], "HasPrefix(%q, %q) across a segment", p, dir)
 			}
 		}
 		if p != "/" {
-			if !vfs.HasPrefix(p, vfs.Parent(p)) || vfs.Join(vfs.Parent(p), vfs.Base(p)) != p {
-				t.Fatalf("Parent/Base of %q: %q, %q", p, vfs.Parent(p), vfs.Base(p))
-			}
+			require.True(t, vfs.HasPrefix(p, vfs.Parent(p)), "Parent of %q: %q, not a prefix", p, vfs.Parent(p))
+			require.Equal(t, p, vfs.Join(vfs.Parent(p), vfs.Base(p)), "Parent/Base of %q: %q, %q", p, vfs.Parent(p), vfs.Base(p))
 		}
+
 		checkClean(t, a+"/"+b, vfs.Join(p, b))
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -18,9 +20,7 @@ func walkPaths(t *testing.T, seq iter.Seq2[vfs.DirEntry, error]) []string {
 	t.Helper()
 	var out []string
 	for e, err := range seq {
-		if err != nil {
-			t.Fatalf("walk failed: %v", err)
-		}
+		require.NoError(t, err, "walk failed")
 		out = append(out, e.Path)
 	}
 	return out
@@ -48,9 +48,7 @@ func TestWalkOrderAndDepth(t *testing.T) {
 		{"/a/x", 0, nil},
 		{"/nope", 0, nil},
 	} {
-		if got := walkPaths(t, vfs.Walk(ctx, fsys.List, c.dir, c.depth)); !slices.Equal(got, c.want) {
-			t.Errorf("Walk(%q, %d) = %q, want %q", c.dir, c.depth, got, c.want)
-		}
+		assert.Equal(t, c.want, walkPaths(t, vfs.Walk(ctx, fsys.List, c.dir, c.depth)), "Walk(%q, %d)", c.dir, c.depth)
 	}
 }
 
@@ -85,23 +83,17 @@ func TestWalkRandom(t *testing.T) {
 	for i := range 40 {
 		files := randomTree(r, 1+r.IntN(25))
 		fsys, err := temp.New(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ref := vfstest.NewReference(files)
 		for depth := range 5 {
 			var want []string
 			for e, err := range ref.Glob(t.Context(), "**", "/") {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if depth == 0 || len(vfs.Split(e.Path)) <= depth {
 					want = append(want, e.Path)
 				}
 			}
-			if got := walkPaths(t, vfs.Walk(t.Context(), fsys.List, "/", depth)); !slices.Equal(got, want) {
-				t.Fatalf("tree %d: Walk(\"/\", %d) = %q, want %q", i, depth, got, want)
-			}
+			require.Equal(t, want, walkPaths(t, vfs.Walk(t.Context(), fsys.List, "/", depth)), "tree %d: Walk(\"/\", %d)", i, depth)
 		}
 	}
 }
@@ -131,26 +123,21 @@ func TestWalkStops(t *testing.T) {
 			break
 		}
 	}
-	if !slices.Equal(spy.listed, []string{"/"}) {
-		t.Errorf("Walk listed %q after a break at /a, want only [/]", spy.listed)
-	}
+	assert.Equal(t, []string{"/"}, spy.listed, "Walk listed more than / after a break at /a")
 	// A failing directory ends the stream with its error, last.
 	spy = &listSpy{fsys: fsys, fail: "/a/y"}
 	var got []string
 	var gotErr error
 	for e, err := range vfs.Walk(t.Context(), spy.list, "/", 0) {
-		if gotErr != nil {
-			t.Fatalf("Walk yielded %v after error %v", e, gotErr)
-		}
+		require.NoError(t, gotErr, "Walk yielded %v after an error", e)
 		if err != nil {
 			gotErr = err
 			continue
 		}
 		got = append(got, e.Path)
 	}
-	if want := []string{"/a", "/a-b", "/a.c", "/a.c/q", "/a/x", "/a/y"}; !slices.Equal(got, want) || gotErr == nil || gotErr.Error() != "list failed: /a/y" {
-		t.Errorf("Walk with /a/y failing = %q, %v; want %q, list failed: /a/y", got, gotErr, want)
-	}
+	assert.Equal(t, []string{"/a", "/a-b", "/a.c", "/a.c/q", "/a/x", "/a/y"}, got, "Walk with /a/y failing")
+	assert.EqualError(t, gotErr, "list failed: /a/y", "Walk with /a/y failing")
 	// A cancelled context ends with its error.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -158,8 +145,8 @@ func TestWalkStops(t *testing.T) {
 	for _, err := range vfs.Walk(ctx, fsys.List, "/", 0) {
 		errs = append(errs, err)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
-		t.Errorf("Walk with a cancelled context yielded %v, want one context.Canceled", errs)
+	if assert.Len(t, errs, 1, "Walk with a cancelled context, want one context.Canceled") {
+		assert.ErrorIs(t, errs[0], context.Canceled, "Walk with a cancelled context")
 	}
 }
 
@@ -178,14 +165,11 @@ func TestWalkFiles(t *testing.T) {
 	} {
 		var got []string
 		for p, err := range vfs.WalkFiles(t.Context(), fsys, c.dir) {
-			if err != nil {
-				t.Fatalf("WalkFiles(%q): %v", c.dir, err)
-			}
+			require.NoError(t, err, "WalkFiles(%q)", c.dir)
 			got = append(got, p)
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("WalkFiles(%q) = %q, want %q", c.dir, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "WalkFiles(%q)", c.dir)
+
 	}
 }
 

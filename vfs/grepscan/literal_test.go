@@ -6,6 +6,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // randomRegexp builds a random pattern from a small grammar rich in
@@ -63,9 +65,7 @@ func TestRequiredLiteralsProperty(t *testing.T) {
 				prefix = "(?mi)"
 			}
 			ast, err := syntax.Parse(pattern, flags)
-			if err != nil {
-				t.Fatalf("Parse(%q): %v", pattern, err)
-			}
+			require.NoError(t, err, "Parse(%q)", pattern)
 			lits := requiredLiterals(ast.Simplify())
 			if len(lits) == 0 {
 				continue
@@ -80,9 +80,8 @@ func TestRequiredLiteralsProperty(t *testing.T) {
 				for _, l := range lits {
 					found = found || containsLit(line, l)
 				}
-				if !found {
-					t.Fatalf("%q (fold %v) matches %q, which holds none of its required literals %+v", pattern, fold, line, lits)
-				}
+				require.True(t, found, "%q (fold %v) matches %q, which holds none of its required literals %+v", pattern, fold, line, lits)
+
 			}
 		}
 	}

@@ -2,16 +2,16 @@ package grepscan
 
 import (
 	"fmt"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func scanLines(t *testing.T, pattern string, fold bool, data string, stopAfter int) []string {
 	t.Helper()
 	m, err := Compile(pattern, fold)
-	if err != nil {
-		t.Fatalf("Compile(%q): %v", pattern, err)
-	}
+	require.NoError(t, err, "Compile(%q)", pattern)
 	var out []string
 	m.eachLine([]byte(data), func(n int, line []byte) bool {
 		out = append(out, fmt.Sprintf("%d:%s", n, line))
@@ -42,8 +42,7 @@ func TestScan(t *testing.T) {
 		{"one", false, "one\none\none\n", 1, []string{"1:one"}},
 		{"a\nb", false, "a\nb\n", 0, nil},
 	} {
-		if got := scanLines(t, c.pattern, c.fold, c.data, c.stop); !slices.Equal(got, c.want) {
-			t.Errorf("Scan(%q, fold %v) on %q = %q, want %q", c.pattern, c.fold, c.data, got, c.want)
-		}
+		assert.Equal(t, c.want, scanLines(t, c.pattern, c.fold, c.data, c.stop), "Scan(%q, fold %v) on %q", c.pattern, c.fold, c.data)
+
 	}
 }

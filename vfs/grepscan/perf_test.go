@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // scanNaive is the reference Scan: the regexp on every line.
@@ -87,9 +89,7 @@ func checkScanAgrees(t *testing.T, texts [][]byte) {
 	for _, p := range grepPatterns {
 		for _, fold := range []bool{false, true} {
 			m, err := Compile(p, fold)
-			if err != nil {
-				t.Fatalf("Compile(%q): %v", p, err)
-			}
+			require.NoError(t, err, "Compile(%q)", p)
 			flags := ""
 			if fold {
 				flags = "(?i)"
@@ -97,9 +97,7 @@ func checkScanAgrees(t *testing.T, texts [][]byte) {
 			re := regexp.MustCompile(flags + p)
 			for _, text := range texts {
 				got, want := scanAll(m, text), scanNaive(re, text)
-				if strings.Join(got, "\n") != strings.Join(want, "\n") {
-					t.Fatalf("Scan(%q, fold=%v) on %q\n got %q\nwant %q", p, fold, text, got, want)
-				}
+				require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "Scan(%q, fold=%v) on %q", p, fold, text)
 			}
 		}
 	}
@@ -111,12 +109,8 @@ func TestDFAFallback(t *testing.T) {
 	// (a|b)*a(a|b){12} needs 2^13 states, more than maxDFAStates.
 	p := "[ab]*a[ab]{12}x"
 	m, err := Compile(p, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.dfa == nil {
-		t.Fatal("no DFA built")
-	}
+	require.NoError(t, err)
+	require.NotNil(t, m.dfa, "no DFA built")
 	r := rand.New(rand.NewPCG(3, 4))
 	var b bytes.Buffer
 	for range 3000 {
@@ -129,9 +123,8 @@ func TestDFAFallback(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	got, want := scanAll(m, b.Bytes()), scanNaive(regexp.MustCompile(p), b.Bytes())
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("Scan disagrees with the regexp after the DFA filled: %d vs %d hits", len(got), len(want))
-	}
+	// Compared as one string so a failure prints two counts, not 3000 lines.
+	require.True(t, strings.Join(got, "\n") == strings.Join(want, "\n"), "Scan disagrees with the regexp after the DFA filled: %d vs %d hits", len(got), len(want))
 }
 
 func FuzzScan(f *testing.F) {
@@ -148,17 +141,13 @@ func FuzzScan(f *testing.F) {
 			flags = "(?i)"
 		}
 		re, err := regexp.Compile(flags + p)
-		if err != nil {
-			t.Fatalf("CompileGrep accepted %q, regexp did not: %v", p, err)
-		}
+		require.NoError(t, err, "CompileGrep accepted %q, regexp did not", p)
 		want := scanNaive(re, []byte(text))
 		defer func(n int) { dfaSplitMin = n }(dfaSplitMin)
 		for _, split := range []int{1 << 30, 1} {
 			dfaSplitMin = split
 			got := scanAll(m, []byte(text))
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("Scan(%q, fold=%v, split=%d) on %q\n got %q\nwant %q", p, fold, split, text, got, want)
-			}
+			require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "Scan(%q, fold=%v, split=%d) on %q", p, fold, split, text)
 		}
 	})
 }
@@ -191,9 +180,8 @@ func BenchmarkScan(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m, err := Compile(bc.pattern, bc.fold)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
+
 			b.SetBytes(int64(len(data)))
 			n := 0
 			cpu0 := cpuTime()

@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -143,23 +145,15 @@ func FuzzEscape(f *testing.F) {
 		} {
 			for name, content := range files {
 				p := filepath.Join(base, dir, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 			}
 		}
 		real, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		realBase := filepath.Dir(real)
 		host, err := os.OpenRoot(root) // host-side setup can never escape either
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer host.Close()
 		for range b.next() % 12 {
 			p := b.hostPath()
@@ -175,16 +169,12 @@ func FuzzEscape(f *testing.F) {
 		before := snapshot(t, base, root)
 
 		fsys, err := local.New(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer fsys.Close()
 		ctx := context.Background()
 		leak := func(what, got string) {
 			t.Helper()
-			if strings.Contains(got, escapeMarker) {
-				t.Fatalf("%s returned content or a name from outside the root: %q", what, got)
-			}
+			require.NotContains(t, got, escapeMarker, "%s returned content or a name from outside the root", what)
 		}
 		for range b.next() % 24 {
 			p := b.apiPath()
@@ -263,17 +253,7 @@ func FuzzEscape(f *testing.F) {
 				fsys.SetModTime(ctx, p, time.Unix(int64(b.next()), 0))
 			}
 		}
-		if after := snapshot(t, base, root); !maps.Equal(before, after) {
-			for k, v := range after {
-				if before[k] != v {
-					t.Errorf("outside the root changed: %s = %q, was %q", k, v, before[k])
-				}
-			}
-			for k, v := range before {
-				if _, ok := after[k]; !ok {
-					t.Errorf("outside the root removed: %s (was %q)", k, v)
-				}
-			}
-		}
+		assert.Equal(t, before, snapshot(t, base, root), "outside the root changed")
+
 	})
 }

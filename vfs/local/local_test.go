@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -24,12 +26,8 @@ func seed(t testing.TB, dir string, files map[string][]byte) {
 	t.Helper()
 	for p, data := range files {
 		host := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(host, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(host), 0o755))
+		require.NoError(t, os.WriteFile(host, data, 0o644))
 	}
 }
 
@@ -40,9 +38,7 @@ func newTree(t testing.TB, files map[string][]byte) (*local.FS, string) {
 	dir := t.TempDir()
 	seed(t, dir, files)
 	fsys, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
 	return fsys, dir
 }
@@ -58,9 +54,7 @@ func collect[E any](t *testing.T, seq func(func(E, error) bool)) []E {
 	t.Helper()
 	var out []E
 	for e, err := range seq {
-		if err != nil {
-			t.Fatalf("stream error: %v", err)
-		}
+		require.NoError(t, err, "stream error")
 		out = append(out, e)
 	}
 	return out
@@ -91,12 +85,10 @@ func TestNewNotADirectory(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "file")
 	os.WriteFile(f, nil, 0o644)
-	if _, err := local.New(f); err == nil {
-		t.Errorf("New(file) succeeded")
-	}
-	if _, err := local.New(filepath.Join(dir, "nope")); err == nil {
-		t.Errorf("New(missing) succeeded")
-	}
+	_, err := local.New(f)
+	assert.Error(t, err, "New(file) succeeded")
+	_, err = local.New(filepath.Join(dir, "nope"))
+	assert.Error(t, err, "New(missing) succeeded")
 }
 
 // TestEscapes checks that no path reaches outside the root: by "..", an
@@ -122,64 +114,47 @@ func TestEscapes(t *testing.T) {
 		"d/esc":    "../../" + filepath.Base(outside) + "/x", // outside via ..
 	}
 	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
 	}
 	missing := []string{"/etc", "/passwd", "/etc/passwd", "/up/secret.txt", "/upfile", "/chain1", "/chain2",
 		"/dangling", "/loop", "/outdir/secret.txt", "/outdir", "/outdir/sub/deep.txt", "/d/esc",
 		"/../" + filepath.Base(outside) + "/secret.txt", outside + "/secret.txt"}
 	for _, p := range missing {
 		st, err := fsys.Stat(ctx, p)
-		if err != nil || st.Kind != vfs.KindMissing {
-			t.Errorf("Stat(%q) = %v, %v; want missing", p, st, err)
-		}
-		if data, err := fsys.Read(ctx, p); !errors.Is(err, vfs.ErrNotFound) {
-			t.Errorf("Read(%q) = %q, %v; want not found", p, data, err)
-		}
-		if n, err := fsys.ReadAt(ctx, p, make([]byte, 4), 0); !errors.Is(err, vfs.ErrNotFound) {
-			t.Errorf("ReadAt(%q) = %d, %v; want not found", p, n, err)
-		}
-		if es := collect(t, fsys.List(ctx, p)); len(es) != 0 {
-			t.Errorf("List(%q) = %v; want nothing", p, es)
-		}
+		assert.NoError(t, err, "Stat(%q)", p)
+		assert.Equal(t, vfs.KindMissing, st.Kind, "Stat(%q), want missing", p)
+		_, err = fsys.Read(ctx, p)
+		assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(%q)", p)
+		_, err = fsys.ReadAt(ctx, p, make([]byte, 4), 0)
+		assert.ErrorIs(t, err, vfs.ErrNotFound, "ReadAt(%q)", p)
+		assert.Empty(t, collect(t, fsys.List(ctx, p)), "List(%q), want nothing", p)
 	}
 	// Links inside the root are followed by exact-path verbs.
-	if data, err := fsys.Read(ctx, "/okfile"); err != nil || string(data) != "inside\n" {
-		t.Errorf("Read(/okfile) = %q, %v", data, err)
-	}
-	if data, err := fsys.Read(ctx, "/d/back"); err != nil || string(data) != "inside\n" {
-		t.Errorf("Read(/d/back) = %q, %v", data, err)
-	}
-	if st, _ := fsys.Stat(ctx, "/okdir"); st.Kind != vfs.KindDir {
-		t.Errorf("Stat(/okdir) = %v, want a directory", st)
-	}
+	data, err := fsys.Read(ctx, "/okfile")
+	assert.NoError(t, err, "Read(/okfile)")
+	assert.Equal(t, "inside\n", string(data), "Read(/okfile)")
+	data, err = fsys.Read(ctx, "/d/back")
+	assert.NoError(t, err, "Read(/d/back)")
+	assert.Equal(t, "inside\n", string(data), "Read(/d/back)")
+	st, _ := fsys.Stat(ctx, "/okdir")
+	assert.Equal(t, vfs.KindDir, st.Kind, "Stat(/okdir), want a directory")
 	// List shows every link, as ls does, with what it leads to inside
 	// the root: a link out of it is missing.
-	if got := described(collect(t, fsys.List(ctx, "/okdir"))); !slices.Equal(got, []string{"/okdir/back file link", "/okdir/esc missing link", "/okdir/x.txt file"}) {
-		t.Errorf("List(/okdir) = %v", got)
-	}
+	assert.Equal(t, []string{"/okdir/back file link", "/okdir/esc missing link", "/okdir/x.txt file"}, described(collect(t, fsys.List(ctx, "/okdir"))), "List(/okdir)")
 	// Walks list file links inside the root, and nothing else of the links.
 	wantAll := []string{"/d", "/d/back", "/d/x.txt", "/in.txt", "/okfile"}
-	if got := paths(collect(t, fsys.Glob(ctx, "**", "/"))); !slices.Equal(got, wantAll) {
-		t.Errorf("Glob(**) = %v, want %v", got, wantAll)
-	}
+	assert.Equal(t, wantAll, paths(collect(t, fsys.Glob(ctx, "**", "/"))), "Glob(**)")
 	wantList := []string{"/chain1 missing link", "/chain2 missing link", "/d directory", "/dangling missing link",
 		"/etc missing link", "/in.txt file", "/loop missing link", "/okdir directory link", "/okfile file link",
 		"/outdir missing link", "/passwd missing link", "/up missing link", "/upfile missing link"}
-	if got := described(collect(t, fsys.List(ctx, "/"))); !slices.Equal(got, wantList) {
-		t.Errorf("List(/) = %v, want %v", got, wantList)
-	}
+	assert.Equal(t, wantList, described(collect(t, fsys.List(ctx, "/"))), "List(/)")
 	// Grep never sees outside content.
 	hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "secret|inside"}))
 	var got []string
 	for _, h := range hits {
 		got = append(got, h.Path+":"+h.Line)
 	}
-	want := []string{"/d/back:inside", "/d/x.txt:x secret", "/in.txt:inside", "/okfile:inside"}
-	if !slices.Equal(got, want) {
-		t.Errorf("Grep = %v, want %v", got, want)
-	}
+	assert.Equal(t, []string{"/d/back:inside", "/d/x.txt:x secret", "/in.txt:inside", "/okfile:inside"}, got, "Grep")
 	// A scope out of the root is a missing search root: not found.
 	for _, p := range []string{"/outdir", "/up", "/etc", "/dangling"} {
 		var hits []vfs.GrepResult
@@ -191,49 +166,34 @@ func TestEscapes(t *testing.T) {
 			}
 			hits = append(hits, h)
 		}
-		if len(hits) != 0 || gerr == nil || gerr.Error() != "not found: "+p {
-			t.Errorf("Grep(scope %s) = %v, %v; want not found: %s", p, hits, gerr, p)
-		}
+		assert.Empty(t, hits, "Grep(scope %s)", p)
+		assert.EqualError(t, gerr, "not found: "+p, "Grep(scope %s)", p)
 	}
 	// Writes through links out of the root fail and change nothing outside.
 	for _, p := range []string{"/outdir/new.txt", "/up/new.txt", "/etc/julyfs-test", "/d/esc/new"} {
-		if err := fsys.Write(ctx, p, []byte("x")); !errors.Is(err, vfs.ErrWriteFailed) {
-			t.Errorf("Write(%q) = %v, want write failed", p, err)
-		}
+		assert.ErrorIs(t, fsys.Write(ctx, p, []byte("x")), vfs.ErrWriteFailed, "Write(%q)", p)
 	}
-	if _, err := os.Stat(filepath.Join(outside, "new.txt")); err == nil {
-		t.Errorf("a write reached outside the root")
-	}
+	_, err = os.Stat(filepath.Join(outside, "new.txt"))
+	assert.Error(t, err, "a write reached outside the root")
 	// Writing at a link path replaces the link, never the target.
-	if err := fsys.Write(ctx, "/upfile", []byte("replaced")); err != nil {
-		t.Fatalf("Write(/upfile): %v", err)
-	}
-	if data, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(data) != "secret\n" {
-		t.Errorf("the link's target outside changed to %q", data)
-	}
-	if data, err := fsys.Read(ctx, "/upfile"); err != nil || string(data) != "replaced" {
-		t.Errorf("Read(/upfile) = %q, %v", data, err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/upfile", []byte("replaced")), "Write(/upfile)")
+	data, _ = os.ReadFile(filepath.Join(outside, "secret.txt"))
+	assert.Equal(t, "secret\n", string(data), "the link's target outside changed")
+	data, err = fsys.Read(ctx, "/upfile")
+	assert.NoError(t, err, "Read(/upfile)")
+	assert.Equal(t, "replaced", string(data), "Read(/upfile)")
 	// Deleting a link removes the link itself, never its target, wherever
 	// it points (so a link made through a mount can be removed through it).
-	if err := fsys.Delete(ctx, "/passwd"); err != nil {
-		t.Errorf("Delete(/passwd) = %v", err)
-	}
-	if _, err := os.Lstat(filepath.Join(dir, "passwd")); !os.IsNotExist(err) {
-		t.Errorf("the link /passwd is still there: %v", err)
-	}
-	if _, err := os.Stat("/etc/passwd"); err != nil {
-		t.Errorf("deleting a link out of the root touched its target: %v", err)
-	}
-	if err := fsys.Delete(ctx, "/passwd"); !errors.Is(err, vfs.ErrNotFound) {
-		t.Errorf("Delete(/passwd) again = %v, want not found", err)
-	}
-	if err := fsys.Delete(ctx, "/okfile"); err != nil {
-		t.Errorf("Delete(/okfile) = %v", err)
-	}
-	if data, err := os.ReadFile(filepath.Join(dir, "in.txt")); err != nil || string(data) != "inside\n" {
-		t.Errorf("deleting a link changed its target: %q, %v", data, err)
-	}
+	assert.NoError(t, fsys.Delete(ctx, "/passwd"), "Delete(/passwd)")
+	_, err = os.Lstat(filepath.Join(dir, "passwd"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the link /passwd is still there")
+	_, err = os.Stat("/etc/passwd")
+	assert.NoError(t, err, "deleting a link out of the root touched its target")
+	assert.ErrorIs(t, fsys.Delete(ctx, "/passwd"), vfs.ErrNotFound, "Delete(/passwd) again")
+	assert.NoError(t, fsys.Delete(ctx, "/okfile"), "Delete(/okfile)")
+	data, err = os.ReadFile(filepath.Join(dir, "in.txt"))
+	assert.NoError(t, err, "deleting a link changed its target")
+	assert.Equal(t, "inside\n", string(data), "deleting a link changed its target")
 }
 
 // TestSymlinkSwappedAtWrite swaps a parent directory for a link out of the
@@ -242,62 +202,40 @@ func TestSymlinkSwappedAtWrite(t *testing.T) {
 	ctx := context.Background()
 	outside := t.TempDir()
 	fsys, dir := newTree(t, map[string][]byte{"/sub/a.txt": []byte("a")})
-	if err := fsys.Write(ctx, "/sub/b.txt", []byte("b")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/sub/b.txt", []byte("b")))
 	os.RemoveAll(filepath.Join(dir, "sub"))
-	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
-		t.Fatal(err)
-	}
-	if err := fsys.Write(ctx, "/sub/b.txt", []byte("evil")); !errors.Is(err, vfs.ErrWriteFailed) {
-		t.Errorf("Write through swapped link = %v, want write failed", err)
-	}
-	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
-		t.Errorf("outside the root now holds %v", ents)
-	}
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "sub")))
+	assert.ErrorIs(t, fsys.Write(ctx, "/sub/b.txt", []byte("evil")), vfs.ErrWriteFailed, "Write through swapped link")
+	ents, _ := os.ReadDir(outside)
+	assert.Empty(t, ents, "outside the root now holds entries")
 }
 
 func TestWriteAtomic(t *testing.T) {
 	ctx := context.Background()
 	fsys, dir := newTree(t, map[string][]byte{"/a/old.txt": []byte("old"), "/file": []byte("f")})
-	if err := fsys.Write(ctx, "/a/old.txt", []byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if err := fsys.Write(ctx, "/x/y/z.txt", []byte("deep")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/a/old.txt", []byte("new")))
+	require.NoError(t, fsys.Write(ctx, "/x/y/z.txt", []byte("deep")))
 	// A parent that is a file: the write fails with the OS cause.
 	err := fsys.Write(ctx, "/file/child", []byte("no"))
-	if !errors.Is(err, vfs.ErrWriteFailed) || !errors.Is(err, syscall.ENOTDIR) {
-		t.Errorf("Write(/file/child) = %v, want write failed caused by ENOTDIR", err)
-	}
-	if err == nil || err.Error() != "write failed: /file/child: not a directory" {
-		t.Errorf("Write(/file/child) message = %v", err)
-	}
+	assert.ErrorIs(t, err, vfs.ErrWriteFailed, "Write(/file/child)")
+	assert.ErrorIs(t, err, syscall.ENOTDIR, "Write(/file/child), want it caused by ENOTDIR")
+	assert.EqualError(t, err, "write failed: /file/child: not a directory", "Write(/file/child) message")
 	// The target is a directory.
-	if err := fsys.Write(ctx, "/a", []byte("no")); !errors.Is(err, vfs.ErrIsDir) {
-		t.Errorf("Write(/a) = %v, want is a directory", err)
-	}
+	assert.ErrorIs(t, fsys.Write(ctx, "/a", []byte("no")), vfs.ErrIsDir, "Write(/a)")
 	// A read-only directory refuses the temporary file (unless root).
 	if os.Geteuid() != 0 {
 		os.Chmod(filepath.Join(dir, "a"), 0o555)
 		err := fsys.Write(ctx, "/a/old.txt", []byte("lost"))
 		os.Chmod(filepath.Join(dir, "a"), 0o755)
-		if !errors.Is(err, vfs.ErrWriteFailed) {
-			t.Errorf("Write into read-only dir = %v", err)
-		}
+		assert.ErrorIs(t, err, vfs.ErrWriteFailed, "Write into read-only dir")
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, "a", "old.txt")); string(data) != "new" {
-		t.Errorf("old.txt = %q, want new", data)
-	}
-	if data, _ := os.ReadFile(filepath.Join(dir, "file")); string(data) != "f" {
-		t.Errorf("file = %q, want f", data)
-	}
+	data, _ := os.ReadFile(filepath.Join(dir, "a", "old.txt"))
+	assert.Equal(t, "new", string(data), "old.txt")
+	data, _ = os.ReadFile(filepath.Join(dir, "file"))
+	assert.Equal(t, "f", string(data), "file")
 	// No temporaries are left anywhere.
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if strings.Contains(d.Name(), "julyfs-tmp") {
-			t.Errorf("temporary left behind: %s", p)
-		}
+		assert.NotContains(t, d.Name(), "julyfs-tmp", "temporary left behind: %s", p)
 		return nil
 	})
 }
@@ -306,13 +244,10 @@ func TestWriteKeepsMode(t *testing.T) {
 	ctx := context.Background()
 	fsys, dir := newTree(t, map[string][]byte{"/run.sh": []byte("#!/bin/sh\n")})
 	os.Chmod(filepath.Join(dir, "run.sh"), 0o750)
-	if err := fsys.Write(ctx, "/run.sh", []byte("#!/bin/sh\necho\n")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/run.sh", []byte("#!/bin/sh\necho\n")))
 	fi, _ := os.Stat(filepath.Join(dir, "run.sh"))
-	if fi.Mode().Perm() != 0o750 {
-		t.Errorf("mode after write = %v, want 0750", fi.Mode().Perm())
-	}
+	assert.Equal(t, os.FileMode(0o750), fi.Mode().Perm(), "mode after write")
+
 }
 
 func TestBinaryRoundTrip(t *testing.T) {
@@ -323,54 +258,47 @@ func TestBinaryRoundTrip(t *testing.T) {
 		bin[i] = byte(i * 7)
 	}
 	copy(bin[100:], "needle\n")
-	if err := fsys.Write(ctx, "/img.bin", bin); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/img.bin", bin))
 	got, err := fsys.Read(ctx, "/img.bin")
-	if err != nil || !bytes.Equal(got, bin) {
-		t.Fatalf("Read(/img.bin) = %d bytes, %v; want the bytes written", len(got), err)
-	}
+	require.NoError(t, err, "Read(/img.bin)")
+	// bytes.Equal keeps a failure to a length, not a dump of 70000 bytes.
+	require.True(t, bytes.Equal(got, bin), "Read(/img.bin) = %d bytes; want the bytes written", len(got))
 	// Grep skips the binary file.
 	hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "needle"}))
-	if len(hits) != 1 || hits[0].Path != "/text.txt" {
-		t.Errorf("Grep(needle) = %v, want only /text.txt", hits)
+	if assert.Len(t, hits, 1, "Grep(needle), want only /text.txt") {
+		assert.Equal(t, "/text.txt", hits[0].Path, "Grep(needle), want only /text.txt")
 	}
 	// ReadAt reads a range without the rest.
 	p := make([]byte, 7)
-	if n, err := fsys.ReadAt(ctx, "/img.bin", p, 100); n != 7 || err != nil || string(p) != "needle\n" {
-		t.Errorf("ReadAt(100) = %d, %v, %q", n, err, p)
-	}
+	n, err := fsys.ReadAt(ctx, "/img.bin", p, 100)
+	assert.NoError(t, err, "ReadAt(100)")
+	assert.Equal(t, 7, n, "ReadAt(100)")
+	assert.Equal(t, "needle\n", string(p), "ReadAt(100)")
 	p = make([]byte, 10)
-	if n, err := fsys.ReadAt(ctx, "/img.bin", p, int64(len(bin)-4)); n != 4 || err != io.EOF || !bytes.Equal(p[:4], bin[len(bin)-4:]) {
-		t.Errorf("ReadAt(end-4) = %d, %v", n, err)
-	}
-	if n, err := fsys.ReadAt(ctx, "/img.bin", p, int64(len(bin)+10)); n != 0 || err != io.EOF {
-		t.Errorf("ReadAt(past end) = %d, %v, want 0, EOF", n, err)
-	}
-	if _, err := fsys.ReadAt(ctx, "/", p, 0); !errors.Is(err, vfs.ErrIsDir) {
-		t.Errorf("ReadAt(/) = %v, want is a directory", err)
-	}
+	n, err = fsys.ReadAt(ctx, "/img.bin", p, int64(len(bin)-4))
+	assert.Same(t, io.EOF, err, "ReadAt(end-4) = %v, want io.EOF", err)
+	assert.Equal(t, 4, n, "ReadAt(end-4)")
+	assert.Equal(t, bin[len(bin)-4:], p[:4], "ReadAt(end-4)")
+	n, err = fsys.ReadAt(ctx, "/img.bin", p, int64(len(bin)+10))
+	assert.Same(t, io.EOF, err, "ReadAt(past end) = %v, want io.EOF", err)
+	assert.Equal(t, 0, n, "ReadAt(past end)")
+	_, err = fsys.ReadAt(ctx, "/", p, 0)
+	assert.ErrorIs(t, err, vfs.ErrIsDir, "ReadAt(/)")
 }
 
 func TestDelete(t *testing.T) {
 	ctx := context.Background()
 	fsys, dir := newTree(t, map[string][]byte{"/d/a.txt": []byte("a")})
 	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
-	if err := fsys.Delete(ctx, "/nope"); !errors.Is(err, vfs.ErrNotFound) || err.Error() != "not found: /nope" {
-		t.Errorf("Delete(/nope) = %v", err)
-	}
+	err := fsys.Delete(ctx, "/nope")
+	assert.ErrorIs(t, err, vfs.ErrNotFound, "Delete(/nope)")
+	assert.EqualError(t, err, "not found: /nope", "Delete(/nope)")
 	for _, p := range []string{"/d", "/empty", "/"} {
-		if err := fsys.Delete(ctx, p); !errors.Is(err, vfs.ErrIsDir) {
-			t.Errorf("Delete(%s) = %v, want is a directory", p, err)
-		}
+		assert.ErrorIs(t, fsys.Delete(ctx, p), vfs.ErrIsDir, "Delete(%s)", p)
 	}
-	if err := fsys.Delete(ctx, "/d/a.txt"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Delete(ctx, "/d/a.txt"))
 	// The emptied directory and the empty one stay, and list.
-	if got := paths(collect(t, fsys.List(ctx, "/"))); !slices.Equal(got, []string{"/d", "/empty"}) {
-		t.Errorf("List(/) = %v", got)
-	}
+	assert.Equal(t, []string{"/d", "/empty"}, paths(collect(t, fsys.List(ctx, "/"))), "List(/)")
 }
 
 func TestSpecialFilesMissing(t *testing.T) {
@@ -379,18 +307,12 @@ func TestSpecialFilesMissing(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	if st, _ := fsys.Stat(ctx, "/pipe"); st.Kind != vfs.KindMissing {
-		t.Errorf("Stat(/pipe) = %v, want missing", st)
-	}
-	if _, err := fsys.Read(ctx, "/pipe"); !errors.Is(err, vfs.ErrNotFound) {
-		t.Errorf("Read(/pipe) = %v, want not found (and no hang)", err)
-	}
-	if got := paths(collect(t, fsys.List(ctx, "/"))); !slices.Equal(got, []string{"/a.txt"}) {
-		t.Errorf("List(/) = %v", got)
-	}
-	if hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "fifo"})); len(hits) != 1 {
-		t.Errorf("Grep = %v", hits)
-	}
+	st, _ := fsys.Stat(ctx, "/pipe")
+	assert.Equal(t, vfs.KindMissing, st.Kind, "Stat(/pipe), want missing")
+	_, err := fsys.Read(ctx, "/pipe")
+	assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(/pipe), want not found (and no hang)")
+	assert.Equal(t, []string{"/a.txt"}, paths(collect(t, fsys.List(ctx, "/"))), "List(/)")
+	assert.Len(t, collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "fifo"})), 1, "Grep")
 }
 
 func TestWatchAndWriteIf(t *testing.T) {
@@ -399,34 +321,22 @@ func TestWatchAndWriteIf(t *testing.T) {
 	var changes []vfs.Change
 	cancel := fsys.Watch(func(c vfs.Change) { changes = append(changes, c) })
 	tag, err := fsys.WriteIf(ctx, "/a", []byte("1"), vfs.Precondition{IfNoneMatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fsys.WriteIf(ctx, "/a", []byte("2"), vfs.Precondition{IfNoneMatch: true}); !errors.Is(err, vfs.ErrConflict) {
-		t.Errorf("create-only over a file = %v, want conflict", err)
-	}
-	if st, _ := fsys.Stat(ctx, "/a"); st.ETag != tag {
-		t.Errorf("Stat etag %q, WriteIf returned %q", st.ETag, tag)
-	}
+	require.NoError(t, err)
+	_, err = fsys.WriteIf(ctx, "/a", []byte("2"), vfs.Precondition{IfNoneMatch: true})
+	assert.ErrorIs(t, err, vfs.ErrConflict, "create-only over a file")
+	st, _ := fsys.Stat(ctx, "/a")
+	assert.Equal(t, tag, st.ETag, "Stat etag, want the one WriteIf returned")
 	tag2, err := fsys.WriteIf(ctx, "/a", []byte("3"), vfs.Precondition{IfMatch: tag})
-	if err != nil || tag2 == tag {
-		t.Errorf("WriteIf(IfMatch) = %q, %v", tag2, err)
-	}
-	if _, err := fsys.WriteIf(ctx, "/a", []byte("4"), vfs.Precondition{IfMatch: tag}); !errors.Is(err, vfs.ErrConflict) {
-		t.Errorf("WriteIf(stale etag) = %v, want conflict", err)
-	}
-	if data, _ := fsys.Read(ctx, "/a"); string(data) != "3" {
-		t.Errorf("Read(/a) = %q, want 3", data)
-	}
-	if err := fsys.Delete(ctx, "/a"); err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err, "WriteIf(IfMatch)")
+	assert.NotEqual(t, tag, tag2, "WriteIf(IfMatch) returned the old etag")
+	_, err = fsys.WriteIf(ctx, "/a", []byte("4"), vfs.Precondition{IfMatch: tag})
+	assert.ErrorIs(t, err, vfs.ErrConflict, "WriteIf(stale etag)")
+	data, _ := fsys.Read(ctx, "/a")
+	assert.Equal(t, "3", string(data), "Read(/a)")
+	require.NoError(t, fsys.Delete(ctx, "/a"))
 	cancel()
 	fsys.Write(ctx, "/b", nil)
-	want := []vfs.Change{{Path: "/a", Op: vfs.ChangeWrite}, {Path: "/a", Op: vfs.ChangeWrite}, {Path: "/a", Op: vfs.ChangeDelete}}
-	if !slices.Equal(changes, want) {
-		t.Errorf("changes = %v, want %v", changes, want)
-	}
+	assert.Equal(t, []vfs.Change{{Path: "/a", Op: vfs.ChangeWrite}, {Path: "/a", Op: vfs.ChangeWrite}, {Path: "/a", Op: vfs.ChangeDelete}}, changes, "changes")
 }
 
 // TestWalkOrder checks that the handle-based walk yields exactly what
@@ -441,19 +351,14 @@ func TestWalkOrder(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "emptydir"), 0o755)
 	want := paths(collect(t, vfs.Walk(ctx, fsys.List, "/", 0)))
 	got := paths(collect(t, fsys.Glob(ctx, "**", "/")))
-	if !slices.Equal(got, want) {
-		t.Errorf("Glob(**) = %v\nvfs.Walk = %v", got, want)
-	}
-	if !slices.IsSorted(got) {
-		t.Errorf("Glob(**) not sorted: %v", got)
-	}
+	assert.Equal(t, want, got, "Glob(**) vs vfs.Walk")
+	assert.IsNonDecreasing(t, got, "Glob(**) not sorted")
 	var gp []string
 	for _, h := range collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "/"})) {
 		gp = append(gp, h.Path)
 	}
-	if !slices.IsSorted(gp) || len(gp) != len(files) {
-		t.Errorf("Grep paths = %v", gp)
-	}
+	assert.IsNonDecreasing(t, gp, "Grep paths not sorted")
+	assert.Len(t, gp, len(files), "Grep paths")
 }
 
 // TestPermissionDenied runs as a user other than root: root reads anything.
@@ -471,16 +376,13 @@ func checkPermissionDenied(t *testing.T) {
 	os.Chmod(filepath.Join(dir, "cdir"), 0)
 	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "cdir"), 0o755) })
 	_, err := fsys.Read(ctx, "/closed.txt")
-	if !errors.Is(err, os.ErrPermission) || err.Error() != "/closed.txt: permission denied" {
-		t.Errorf("Read(/closed.txt) = %v, want /closed.txt: permission denied", err)
-	}
+	assert.ErrorIs(t, err, os.ErrPermission, "Read(/closed.txt)")
+	assert.EqualError(t, err, "/closed.txt: permission denied", "Read(/closed.txt)")
 	hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "needle"}))
-	if len(hits) != 1 || hits[0].Path != "/open.txt" {
-		t.Errorf("Grep = %v, want only /open.txt (unreadable files skipped)", hits)
+	if assert.Len(t, hits, 1, "Grep, want only /open.txt (unreadable files skipped)") {
+		assert.Equal(t, "/open.txt", hits[0].Path, "Grep, want only /open.txt (unreadable files skipped)")
 	}
-	if got := paths(collect(t, fsys.Glob(ctx, "**", "/"))); !slices.Equal(got, []string{"/cdir", "/closed.txt", "/open.txt"}) {
-		t.Errorf("Glob(**) = %v", got)
-	}
+	assert.Equal(t, []string{"/cdir", "/closed.txt", "/open.txt"}, paths(collect(t, fsys.Glob(ctx, "**", "/"))), "Glob(**)")
 }
 
 // TestPermissionDeniedAsNobody reruns TestPermissionDenied in a copy of
@@ -490,15 +392,11 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 		t.Skip("not root: TestPermissionDenied runs directly")
 	}
 	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A directory nobody may enter, holding a copy of this binary and a
 	// scratch TMPDIR.
 	base, err := os.MkdirTemp("", "julyfs-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
 	tmp := filepath.Join(base, "tmp")
@@ -506,12 +404,8 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 	os.Chmod(tmp, 0o1777)
 	bin := filepath.Join(base, "local.test")
 	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestPermissionDenied$", "-test.v")
@@ -523,12 +417,8 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Skipf("cannot run the test binary as nobody here (%v)", err) // e.g. a noexec /tmp
 	}
-	if err != nil {
-		t.Fatalf("as nobody: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestPermissionDenied ") {
-		t.Fatalf("TestPermissionDenied did not pass as nobody:\n%s", out)
-	}
+	require.NoError(t, err, "as nobody:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestPermissionDenied ", "TestPermissionDenied did not pass as nobody")
 }
 
 // TestTempFilesHidden checks that a write's temporary file, which lives
@@ -536,18 +426,10 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 func TestTempFilesHidden(t *testing.T) {
 	ctx := context.Background()
 	fsys, dir := newTree(t, map[string][]byte{"/a.txt": []byte("needle\n")})
-	if err := os.WriteFile(filepath.Join(dir, ".julyfs-tmp-0123456789abcdef"), []byte("needle\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := paths(collect(t, fsys.List(ctx, "/"))); !slices.Equal(got, []string{"/a.txt"}) {
-		t.Errorf("List(/) = %v", got)
-	}
-	if got := paths(collect(t, fsys.Glob(ctx, "**", "/"))); !slices.Equal(got, []string{"/a.txt"}) {
-		t.Errorf("Glob(**) = %v", got)
-	}
-	if hits := collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "needle"})); len(hits) != 1 {
-		t.Errorf("Grep = %v", hits)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".julyfs-tmp-0123456789abcdef"), []byte("needle\n"), 0o644))
+	assert.Equal(t, []string{"/a.txt"}, paths(collect(t, fsys.List(ctx, "/"))), "List(/)")
+	assert.Equal(t, []string{"/a.txt"}, paths(collect(t, fsys.Glob(ctx, "**", "/"))), "Glob(**)")
+	assert.Len(t, collect(t, fsys.Grep(ctx, vfs.GrepQuery{Pattern: "needle"})), 1, "Grep")
 }
 
 // TestAbsoluteLinksInside checks that links whose target is an absolute
@@ -559,9 +441,7 @@ func TestAbsoluteLinksInside(t *testing.T) {
 	ctx := context.Background()
 	fsys, dir := newTree(t, map[string][]byte{"/in.txt": []byte("inside\n"), "/d/x.txt": []byte("x\n"), "/d/e/y.txt": []byte("y\n")})
 	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	outside := t.TempDir()
 	seed(t, outside, map[string][]byte{"/secret.txt": []byte("secret\n")})
 	links := map[string]string{
@@ -577,47 +457,37 @@ func TestAbsoluteLinksInside(t *testing.T) {
 		"absloop2": filepath.Join(real, "absloop1"),             //
 	}
 	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
 	}
 	reads := map[string]string{
 		"/absfile": "inside\n", "/absdir/x.txt": "x\n", "/self/in.txt": "inside\n", "/self/self/d/x.txt": "x\n",
 		"/d/chain/y.txt": "y\n", "/d/mixed": "y\n", "/self/absfile": "inside\n",
 	}
 	for p, want := range reads {
-		if data, err := fsys.Read(ctx, p); err != nil || string(data) != want {
-			t.Errorf("Read(%q) = %q, %v; want %q", p, data, err, want)
-		}
-		if st, err := fsys.Stat(ctx, p); err != nil || st.Kind != vfs.KindFile {
-			t.Errorf("Stat(%q) = %v, %v; want a file", p, st, err)
-		}
+		data, err := fsys.Read(ctx, p)
+		assert.NoError(t, err, "Read(%q)", p)
+		assert.Equal(t, want, string(data), "Read(%q)", p)
+		st, err := fsys.Stat(ctx, p)
+		assert.NoError(t, err, "Stat(%q)", p)
+		assert.Equal(t, vfs.KindFile, st.Kind, "Stat(%q), want a file", p)
 	}
-	if got := paths(collect(t, fsys.List(ctx, "/absdir"))); !slices.Equal(got, []string{"/absdir/chain", "/absdir/e", "/absdir/mixed", "/absdir/x.txt"}) {
-		t.Errorf("List(/absdir) = %q", got)
-	}
+	assert.Equal(t, []string{"/absdir/chain", "/absdir/e", "/absdir/mixed", "/absdir/x.txt"}, paths(collect(t, fsys.List(ctx, "/absdir"))), "List(/absdir)")
 	// A link to a file inside lists, globs and greps as a file.
-	if got := paths(collect(t, fsys.Glob(ctx, "abs*", "/"))); !slices.Equal(got, []string{"/absfile"}) {
-		t.Errorf("Glob(abs*) = %q, want [/absfile]", got)
-	}
+	assert.Equal(t, []string{"/absfile"}, paths(collect(t, fsys.Glob(ctx, "abs*", "/"))), "Glob(abs*)")
 	hits := 0
 	for h, err := range fsys.Grep(ctx, vfs.GrepQuery{Pattern: "inside", Path: "/"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if h.Path == "/absfile" {
 			hits++
 		}
 	}
-	if hits != 1 {
-		t.Errorf("Grep found /absfile %d times, want 1", hits)
-	}
+	assert.Equal(t, 1, hits, "Grep found /absfile other than once")
 	for _, p := range []string{"/dotdot", "/absout", "/viaself", "/self/absout", "/absloop1", "/absdir/../absout"} {
-		if st, err := fsys.Stat(ctx, p); err != nil || st.Kind != vfs.KindMissing {
-			t.Errorf("Stat(%q) = %v, %v; want missing", p, st, err)
-		}
-		if data, err := fsys.Read(ctx, p); !errors.Is(err, vfs.ErrNotFound) {
-			t.Errorf("Read(%q) = %q, %v; want not found", p, data, err)
-		}
+		st, err := fsys.Stat(ctx, p)
+		assert.NoError(t, err, "Stat(%q)", p)
+		assert.Equal(t, vfs.KindMissing, st.Kind, "Stat(%q), want missing", p)
+		_, err = fsys.Read(ctx, p)
+		assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(%q)", p)
 	}
+
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/overlay"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -46,13 +49,9 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		u, err := temp.New(upper)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		l, err := temp.New(lower)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return overlay.New(u, l, temp.Empty())
 	}, vfstest.Options{ReadOnly: true})
 }
@@ -63,41 +62,39 @@ func TestUpperWins(t *testing.T) {
 	lower := temp.MustNew(map[string]string{"/a.txt": "old hit\nhit two\nhit three\n", "/b.txt": "lower hit\n", "/d/x": "lower x", "/d/y": "lower hit y", "/e": "lower file hit"})
 	o := overlay.New(upper, lower)
 
-	if data, err := o.Read(ctx, "/a.txt"); err != nil || string(data) != "new hit\n" {
-		t.Errorf("Read(/a.txt) = %q, %v", data, err)
-	}
-	if data, err := o.Read(ctx, "/d/y"); err != nil || string(data) != "lower hit y" {
-		t.Errorf("Read(/d/y) = %q, %v", data, err)
-	}
-	if _, err := o.Read(ctx, "/e"); !errors.Is(err, vfs.ErrIsDir) {
-		t.Errorf("Read(/e) = %v, want is a directory (the upper layer's)", err)
-	}
-	if _, err := o.Read(ctx, "/nope"); !errors.Is(err, vfs.ErrNotFound) || err.Error() != "not found: /nope" {
-		t.Errorf("Read(/nope) = %v", err)
-	}
-	if info, err := o.Stat(ctx, "/a.txt"); err != nil || info.Size != int64(len("new hit\n")) || info.Path != "/a.txt" {
-		t.Errorf("Stat(/a.txt) = %+v, %v", info, err)
-	}
-	if info, _ := o.Stat(ctx, "/e"); info.Kind != vfs.KindDir {
-		t.Errorf("Stat(/e) = %v, want the upper layer's directory", info.Kind)
-	}
+	data, err := o.Read(ctx, "/a.txt")
+	assert.NoError(t, err, "Read(/a.txt)")
+	assert.Equal(t, "new hit\n", string(data), "Read(/a.txt)")
+	data, err = o.Read(ctx, "/d/y")
+	assert.NoError(t, err, "Read(/d/y)")
+	assert.Equal(t, "lower hit y", string(data), "Read(/d/y)")
+	_, err = o.Read(ctx, "/e")
+	assert.ErrorIs(t, err, vfs.ErrIsDir, "Read(/e), want is a directory (the upper layer's)")
+	_, err = o.Read(ctx, "/nope")
+	assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(/nope)")
+	assert.EqualError(t, err, "not found: /nope", "Read(/nope)")
+	info, err := o.Stat(ctx, "/a.txt")
+	assert.NoError(t, err, "Stat(/a.txt)")
+	assert.Equal(t, int64(len("new hit\n")), info.Size, "Stat(/a.txt).Size")
+	assert.Equal(t, "/a.txt", info.Path, "Stat(/a.txt).Path")
+	info, _ = o.Stat(ctx, "/e")
+	assert.Equal(t, vfs.KindDir, info.Kind, "Stat(/e), want the upper layer's directory")
 	buf := make([]byte, 3)
-	if n, err := vfs.ReadAt(ctx, o, "/a.txt", buf, 4); n != 3 || err != nil || string(buf) != "hit" {
-		t.Errorf("ReadAt(/a.txt) = %d, %v, %q", n, err, buf)
-	}
-	if n, err := vfs.ReadAt(ctx, o, "/d/y", buf, 9); n != 2 || !errors.Is(err, io.EOF) || string(buf[:2]) != " y" {
-		t.Errorf("ReadAt(/d/y) at the end = %d, %v, %q", n, err, buf[:n])
-	}
+	n, err := vfs.ReadAt(ctx, o, "/a.txt", buf, 4)
+	assert.NoError(t, err, "ReadAt(/a.txt)")
+	assert.Equal(t, 3, n, "ReadAt(/a.txt)")
+	assert.Equal(t, "hit", string(buf), "ReadAt(/a.txt)")
+	n, err = vfs.ReadAt(ctx, o, "/d/y", buf, 9)
+	assert.ErrorIs(t, err, io.EOF, "ReadAt(/d/y) at the end")
+	assert.Equal(t, 2, n, "ReadAt(/d/y) at the end")
+	assert.Equal(t, " y", string(buf[:2]), "ReadAt(/d/y) at the end")
 
 	es, err := collect(o.List(ctx, "/"))
-	want := []vfs.DirEntry{{Path: "/a.txt", Kind: vfs.KindFile}, {Path: "/b.txt", Kind: vfs.KindFile}, {Path: "/d", Kind: vfs.KindDir}, {Path: "/e", Kind: vfs.KindDir}}
-	if err != nil || !slices.Equal(es, want) {
-		t.Errorf("List(/) = %v, %v, want %v", es, err, want)
-	}
+	assert.NoError(t, err, "List(/)")
+	assert.Equal(t, []vfs.DirEntry{{Path: "/a.txt", Kind: vfs.KindFile}, {Path: "/b.txt", Kind: vfs.KindFile}, {Path: "/d", Kind: vfs.KindDir}, {Path: "/e", Kind: vfs.KindDir}}, es, "List(/)")
 	es, err = collect(o.Glob(ctx, "**", "/d"))
-	if want := []vfs.DirEntry{{Path: "/d/x", Kind: vfs.KindFile}, {Path: "/d/y", Kind: vfs.KindFile}}; err != nil || !slices.Equal(es, want) {
-		t.Errorf("Glob(**, /d) = %v, %v, want %v", es, err, want)
-	}
+	assert.NoError(t, err, "Glob(**, /d)")
+	assert.Equal(t, []vfs.DirEntry{{Path: "/d/x", Kind: vfs.KindFile}, {Path: "/d/y", Kind: vfs.KindFile}}, es, "Glob(**, /d)")
 
 	hits, err := collect(o.Grep(ctx, vfs.GrepQuery{Pattern: "hit"}))
 	wantHits := []vfs.GrepResult{
@@ -105,17 +102,15 @@ func TestUpperWins(t *testing.T) {
 		{Path: "/b.txt", LineNumber: 1, Line: "lower hit"},
 		{Path: "/d/y", LineNumber: 1, Line: "lower hit y"},
 	}
-	if err != nil || !slices.Equal(hits, wantHits) {
-		t.Errorf("Grep(hit) = %v, %v, want %v", hits, err, wantHits)
-	}
+	assert.NoError(t, err, "Grep(hit)")
+	assert.Equal(t, wantHits, hits, "Grep(hit)")
 	hits, err = collect(o.Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 2}))
-	if err != nil || !slices.Equal(hits, wantHits[:2]) {
-		t.Errorf("Grep(hit, max 2) = %v, %v, want %v", hits, err, wantHits[:2])
-	}
+	assert.NoError(t, err, "Grep(hit, max 2)")
+	assert.Equal(t, wantHits[:2], hits, "Grep(hit, max 2)")
 
 	for _, err := range []error{o.Write(ctx, "/a.txt", nil), o.Delete(ctx, "//b.txt")} {
-		if !errors.Is(err, vfs.ErrReadOnly) || !strings.HasPrefix(err.Error(), "read-only mount: /") {
-			t.Errorf("write verb = %v", err)
+		if assert.ErrorIs(t, err, vfs.ErrReadOnly, "write verb") {
+			assert.True(t, strings.HasPrefix(err.Error(), "read-only mount: /"), "write verb = %v", err)
 		}
 	}
 }
@@ -127,9 +122,8 @@ func TestMaxResultsWithStaleHits(t *testing.T) {
 	upper := temp.MustNew(map[string]string{"/a": "miss", "/b": "miss"})
 	lower := temp.MustNew(map[string]string{"/a": "hit", "/b": "hit", "/c": "hit"})
 	hits, err := collect(overlay.New(upper, lower).Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 1}))
-	if want := []vfs.GrepResult{{Path: "/c", LineNumber: 1, Line: "hit"}}; err != nil || !slices.Equal(hits, want) {
-		t.Errorf("Grep(max 1) = %v, %v, want %v", hits, err, want)
-	}
+	assert.NoError(t, err, "Grep(max 1)")
+	assert.Equal(t, []vfs.GrepResult{{Path: "/c", LineNumber: 1, Line: "hit"}}, hits, "Grep(max 1)")
 }
 
 // downFS fails every call with err.
@@ -181,49 +175,39 @@ func TestDownedLayer(t *testing.T) {
 	o := overlay.NewWithOptions(overlay.Options{Logger: logger}, upper, down, lower)
 
 	for range 3 {
-		if data, err := o.Read(ctx, "/b"); err != nil || string(data) != "lower hit" {
-			t.Errorf("Read(/b) = %q, %v", data, err)
-		}
-		if _, err := o.Read(ctx, "/nope"); !errors.Is(err, vfs.ErrNotFound) {
-			t.Errorf("Read(/nope) = %v, want not found: other layers answered", err)
-		}
-		if info, err := o.Stat(ctx, "/b"); err != nil || info.Kind != vfs.KindFile {
-			t.Errorf("Stat(/b) = %+v, %v", info, err)
-		}
-		if info, err := o.Stat(ctx, "/nope"); err != nil || info.Kind != vfs.KindMissing {
-			t.Errorf("Stat(/nope) = %+v, %v", info, err)
-		}
+		data, err := o.Read(ctx, "/b")
+		assert.NoError(t, err, "Read(/b)")
+		assert.Equal(t, "lower hit", string(data), "Read(/b)")
+		_, err = o.Read(ctx, "/nope")
+		assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(/nope), want not found: other layers answered")
+		info, err := o.Stat(ctx, "/b")
+		assert.NoError(t, err, "Stat(/b)")
+		assert.Equal(t, vfs.KindFile, info.Kind, "Stat(/b)")
+		info, err = o.Stat(ctx, "/nope")
+		assert.NoError(t, err, "Stat(/nope)")
+		assert.Equal(t, vfs.KindMissing, info.Kind, "Stat(/nope)")
 		es, err := collect(o.List(ctx, "/"))
-		if want := []vfs.DirEntry{{Path: "/a", Kind: vfs.KindFile}, {Path: "/b", Kind: vfs.KindFile}}; err != nil || !slices.Equal(es, want) {
-			t.Errorf("List(/) = %v, %v", es, err)
-		}
+		assert.NoError(t, err, "List(/)")
+		assert.Equal(t, []vfs.DirEntry{{Path: "/a", Kind: vfs.KindFile}, {Path: "/b", Kind: vfs.KindFile}}, es, "List(/)")
 		es, err = collect(o.Glob(ctx, "*", "/"))
-		if err != nil || len(es) != 2 {
-			t.Errorf("Glob(*) = %v, %v", es, err)
-		}
+		assert.NoError(t, err, "Glob(*)")
+		assert.Len(t, es, 2, "Glob(*)")
 		hits, err := collect(o.Grep(ctx, vfs.GrepQuery{Pattern: "hit"}))
-		want := []vfs.GrepResult{{Path: "/a", LineNumber: 1, Line: "upper hit"}, {Path: "/b", LineNumber: 1, Line: "lower hit"}}
-		if err != nil || !slices.Equal(hits, want) {
-			t.Errorf("Grep(hit) = %v, %v, want %v", hits, err, want)
-		}
-		if rs, err := collect(o.Search(ctx, vfs.SearchQuery{Query: "hit"})); err != nil || len(rs) != 0 {
-			t.Errorf("Search = %v, %v", rs, err)
-		}
+		assert.NoError(t, err, "Grep(hit)")
+		assert.Equal(t, []vfs.GrepResult{{Path: "/a", LineNumber: 1, Line: "upper hit"}, {Path: "/b", LineNumber: 1, Line: "lower hit"}}, hits, "Grep(hit)")
+		rs, err := collect(o.Search(ctx, vfs.SearchQuery{Query: "hit"}))
+		assert.NoError(t, err, "Search")
+		assert.Empty(t, rs, "Search")
 	}
 	out := logs.String()
-	if n := strings.Count(out, "layer down"); n != 1 {
-		t.Errorf("the downed layer was logged %d times, want once:\n%s", n, out)
-	}
-	if !strings.Contains(out, "layer=1") || !strings.Contains(out, "connection refused") {
-		t.Errorf("the log does not name the layer and its cause:\n%s", out)
-	}
+	assert.Equal(t, 1, strings.Count(out, "layer down"), "the downed layer was logged other than once:\n%s", out)
+	assert.Contains(t, out, "layer=1", "the log does not name the layer")
+	assert.Contains(t, out, "connection refused", "the log does not name the cause")
 
 	// A second overlay logs its own downed layer again.
 	o2 := overlay.NewWithOptions(overlay.Options{Logger: logger}, down, upper)
 	_, _ = o2.Stat(ctx, "/a")
-	if n := strings.Count(logs.String(), "layer down"); n != 2 {
-		t.Errorf("two overlays logged %d times, want 2", n)
-	}
+	assert.Equal(t, 2, strings.Count(logs.String(), "layer down"), "two overlays logged")
 }
 
 func TestEveryLayerDown(t *testing.T) {
@@ -235,9 +219,7 @@ func TestEveryLayerDown(t *testing.T) {
 	o := overlay.NewWithOptions(overlay.Options{Logger: logger}, d1, d2)
 	check := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, vfs.ErrUnavailable) {
-			t.Errorf("%s = %v, want the first layer's error", what, err)
-		}
+		assert.ErrorIs(t, err, vfs.ErrUnavailable, "%s, want the first layer's error", what)
 	}
 	_, err := o.Stat(ctx, "/a")
 	check("Stat", err)
@@ -251,13 +233,9 @@ func TestEveryLayerDown(t *testing.T) {
 	check("Grep", err)
 	_, err = collect(o.Search(ctx, vfs.SearchQuery{Query: "x"}))
 	check("Search", err)
-	if n := strings.Count(logs.String(), "layer down"); n != 2 {
-		t.Errorf("logged %d times, want once per layer:\n%s", n, logs.String())
-	}
+	assert.Equal(t, 2, strings.Count(logs.String(), "layer down"), "logged other than once per layer:\n%s", logs.String())
 	_, err = collect(o.Grep(ctx, vfs.GrepQuery{Pattern: "("}))
-	if !errors.Is(err, vfs.ErrInvalidGrepPattern) {
-		t.Errorf("Grep with a bad pattern = %v", err)
-	}
+	assert.ErrorIs(t, err, vfs.ErrInvalidGrepPattern, "Grep with a bad pattern")
 }
 
 // TestCancelIsNotDown: a cancelled context ends the call and downs no
@@ -268,16 +246,12 @@ func TestCancelIsNotDown(t *testing.T) {
 		temp.MustNew(map[string]string{"/a": "a"}), temp.MustNew(map[string]string{"/b": "b"}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := o.Stat(ctx, "/b"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stat = %v", err)
-	}
-	if _, err := o.Read(ctx, "/b"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Read = %v", err)
-	}
-	if _, err := collect(o.List(ctx, "/")); !errors.Is(err, context.Canceled) {
-		t.Errorf("List = %v", err)
-	}
-	if logs.String() != "" {
-		t.Errorf("cancellation was logged as a downed layer:\n%s", logs.String())
-	}
+	_, err := o.Stat(ctx, "/b")
+	assert.ErrorIs(t, err, context.Canceled, "Stat")
+	_, err = o.Read(ctx, "/b")
+	assert.ErrorIs(t, err, context.Canceled, "Read")
+	_, err = collect(o.List(ctx, "/"))
+	assert.ErrorIs(t, err, context.Canceled, "List")
+	assert.Empty(t, logs.String(), "cancellation was logged as a downed layer")
+
 }

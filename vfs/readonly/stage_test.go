@@ -3,6 +3,9 @@ package readonly_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/readonly"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -12,13 +15,12 @@ func TestOpenFileAndStage(t *testing.T) {
 	ctx := t.Context()
 	r := readonly.New(temp.MustNew(map[string]string{"/f": "data"}))
 	f, err := vfs.OpenFile(ctx, r, "/f")
-	if err != nil || f.Size() != 4 {
-		t.Fatalf("OpenFile(/f) = %v, %v", f, err)
-	}
+	require.NoError(t, err, "OpenFile(/f)")
+	require.Equal(t, int64(4), f.Size(), "OpenFile(/f).Size()")
 	f.Close()
 	for _, keep := range []bool{false, true} {
-		if _, err := vfs.Stage(ctx, r, "/./f", keep); err == nil || err.Error() != "read-only mount: /f" {
-			t.Errorf("Stage(/f, %v) = %v, want read-only mount: /f", keep, err)
-		}
+		_, err := vfs.Stage(ctx, r, "/./f", keep)
+		assert.EqualError(t, err, "read-only mount: /f", "Stage(/f, %v)", keep)
 	}
+
 }

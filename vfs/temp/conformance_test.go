@@ -3,6 +3,8 @@ package temp_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/vfstest"
@@ -11,9 +13,8 @@ import (
 func TestConformance(t *testing.T) {
 	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
 		fsys, err := temp.New(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+
 		return fsys
 	}, vfstest.Options{})
 }

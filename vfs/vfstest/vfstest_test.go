@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
@@ -25,9 +28,7 @@ func TestReferenceOutsideGoTest(t *testing.T) {
 	err := vfstest.Test(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
 		return vfstest.NewReference(files), nil
 	}, vfstest.Options{})
-	if err != nil {
-		t.Errorf("Test(reference) = %v, want nil", err)
-	}
+	assert.NoError(t, err, "Test(reference)")
 }
 
 // mutant is the reference with one rule broken; every override below
@@ -271,12 +272,8 @@ func TestSuiteCatches(t *testing.T) {
 				}
 			}
 			failures, found := runOne(t.Context(), check, newFS, c.opts)
-			switch {
-			case !found:
-				t.Errorf("no check named %s for %+v", check, c.opts)
-			case len(failures) == 0:
-				t.Errorf("check %s passed on a tree that breaks its rule", check)
-			default:
+			if assert.True(t, found, "no check named %s for %+v", check, c.opts) &&
+				assert.NotEmpty(t, failures, "check %s passed on a tree that breaks its rule", check) {
 				t.Logf("%s: %s", check, failures[0])
 			}
 		})
@@ -430,31 +427,25 @@ func TestRunChecksReportsSetupAndPanics(t *testing.T) {
 	results := vfstest.RunChecks(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
 		return nil, errors.New("no backend")
 	}, vfstest.Options{})
-	if len(results) == 0 {
-		t.Fatal("RunChecks returned no results")
-	}
+	require.NotEmpty(t, results, "RunChecks returned no results")
 	for _, r := range results {
-		if len(r.Failures) == 0 || !strings.Contains(strings.Join(r.Failures, "\n"), "no backend") {
-			t.Errorf("%s: failures %q, want the setup error", r.Name, r.Failures)
-		}
+		// An empty list joins to "", which does not hold the setup error.
+		assert.Contains(t, strings.Join(r.Failures, "\n"), "no backend", "%s: failures, want the setup error", r.Name)
 	}
 	err := vfstest.Test(t.Context(), func(files map[string][]byte) (vfs.FileSystem, error) {
 		return &mutant{Reference: vfstest.NewReference(files), stat: func(*vfstest.Reference, context.Context, string) (vfs.FileInfo, error) {
 			panic("boom")
 		}}, nil
 	}, vfstest.Options{})
-	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
-		t.Errorf("Test(panicking Stat) = %v, want the panic reported", err)
-	}
+	assert.ErrorContains(t, err, "panic: boom", "Test(panicking Stat), want the panic reported")
 }
 
 func TestChecksNamesUnique(t *testing.T) {
 	for _, opts := range []vfstest.Options{{}, {ReadOnly: true}, {NoDelete: true}, {NoFiles: true}, {HasIndex: true, KeepsEmptyDirs: true}} {
 		seen := map[string]bool{}
 		for _, c := range vfstest.Checks(opts) {
-			if seen[c.Name] {
-				t.Errorf("Checks(%+v) has %q twice", opts, c.Name)
-			}
+			assert.False(t, seen[c.Name], "Checks(%+v) has %q twice", opts, c.Name)
+
 			seen[c.Name] = true
 		}
 	}
