@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -53,16 +56,12 @@ func mountT(t testing.TB, fsys vfs.FileSystem, opts Options) *Server {
 	t.Helper()
 	requireFUSE(t)
 	dir := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(dir, 0o755))
 	if opts.Logger == nil {
 		opts.Logger = newTestLog(t).logger()
 	}
 	s, err := Mount(dir, fsys, opts)
-	if err != nil {
-		t.Fatalf("Mount: %v", err)
-	}
+	require.NoError(t, err, "Mount")
 	conn := connectionID(s.Dir())
 	t.Cleanup(func() { unmountT(t, s, conn) })
 	return s
@@ -85,12 +84,11 @@ func unmountT(t testing.TB, s *Server, conn string) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil {
+		if assert.NoError(t, err, "Unmount") {
 			return
 		}
-		t.Errorf("Unmount: %v", err)
 	case <-time.After(unmountTimeout):
-		t.Errorf("Unmount of %s hung for %v; aborting the connection", s.Dir(), unmountTimeout)
+		assert.Failf(t, "Unmount hung", "Unmount of %s hung for %v; aborting the connection", s.Dir(), unmountTimeout)
 	}
 	abortConnection(conn)
 	if err := Unmount(s.Dir(), true); err != nil {
@@ -173,9 +171,7 @@ func (l *testLog) String() string {
 func sh(t testing.TB, script string, env ...string) string {
 	t.Helper()
 	out, errOut, err := shErr(t, script, env...)
-	if err != nil {
-		t.Fatalf("sh %q: %v\nstdout:\n%s\nstderr:\n%s", script, err, out, errOut)
-	}
+	require.NoError(t, err, "sh %q\nstdout:\n%s\nstderr:\n%s", script, out, errOut)
 	return out
 }
 
@@ -211,12 +207,11 @@ func runChild(t testing.TB, name string, env ...string) string {
 	if err != nil {
 		var ee *exec.ExitError
 		if ctx.Err() != nil || !errors.As(err, &ee) {
-			t.Fatalf("child %s: %v\n%s", name, err, out)
+			require.Failf(t, "child did not run", "child %s: %v\n%s", name, err, out)
 		}
-		t.Fatalf("child %s failed:\n%s", name, out)
+		require.Failf(t, "child failed", "child %s failed:\n%s", name, out)
 	}
-	if bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS")) {
-		t.Fatalf("child %s did not run:\n%s", name, out)
-	}
+	require.False(t, bytes.Contains(out, []byte("--- SKIP")), "child %s did not run:\n%s", name, out)
+	require.True(t, bytes.Contains(out, []byte("--- PASS")), "child %s did not run:\n%s", name, out)
 	return string(out)
 }

@@ -15,6 +15,9 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
 )
@@ -41,32 +44,24 @@ func TestToErrno(t *testing.T) {
 	for _, tt := range tests {
 		var b strings.Builder
 		got := toErrno(newLogger(&b), "read", "/a", tt.err)
-		if got != tt.want {
-			t.Errorf("toErrno(%v) = %v, want %v", tt.err, got, tt.want)
-		}
-		if logged := b.Len() > 0; logged != tt.logs {
-			t.Errorf("toErrno(%v) logged %q, want logging %v", tt.err, b.String(), tt.logs)
-		}
-		if tt.logs && (strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "/a")) {
-			t.Errorf("toErrno(%v) logged %q, want one line naming the path", tt.err, b.String())
+		assert.Equal(t, tt.want, got, "toErrno(%v)", tt.err)
+		assert.Equal(t, tt.logs, b.Len() > 0, "toErrno(%v) logged %q, want logging %v", tt.err, b.String(), tt.logs)
+		if tt.logs {
+			assert.Equal(t, 1, strings.Count(b.String(), "\n"), "toErrno(%v) logged %q, want one line naming the path", tt.err, b.String())
+			assert.Contains(t, b.String(), "/a", "toErrno(%v) logged %q, want one line naming the path", tt.err, b.String())
 		}
 	}
 }
 
 func TestInoStableAndDistinct(t *testing.T) {
-	if inoOf("/") != 1 {
-		t.Errorf("inoOf(/) = %d, want 1", inoOf("/"))
-	}
+	assert.Equal(t, uint64(1), inoOf("/"), "inoOf(/)")
 	seen := map[uint64]string{}
 	for i := range 100000 {
 		p := fmt.Sprintf("/mount%d/dir/file%d.go", i%7, i)
 		ino := inoOf(p)
-		if ino != inoOf(p) || ino <= 1 || ino >= 1<<63 {
-			t.Fatalf("inoOf(%q) = %d: want stable, in [2, 2^63)", p, ino)
-		}
-		if q, ok := seen[ino]; ok {
-			t.Fatalf("inoOf(%q) = inoOf(%q)", p, q)
-		}
+		require.True(t, ino == inoOf(p) && ino > 1 && ino < 1<<63, "inoOf(%q) = %d: want stable, in [2, 2^63)", p, ino)
+		q, ok := seen[ino]
+		require.False(t, ok, "inoOf(%q) = inoOf(%q)", p, q)
 		seen[ino] = p
 	}
 }
@@ -86,13 +81,9 @@ func TestCheckMountpoint(t *testing.T) {
 		{s.Dir(), "already mounted"},
 	} {
 		_, err := Mount(tt.dir, temp.MustNew(nil), Options{})
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Mount(%s) = %v, want an error saying %q", tt.dir, err, tt.want)
-		}
+		assert.ErrorContains(t, err, tt.want, "Mount(%s), want an error saying %q", tt.dir, tt.want)
 	}
-	if err := Unmount(full, false); err == nil || !strings.Contains(err.Error(), "not mounted") {
-		t.Errorf("Unmount of a plain directory = %v, want not mounted", err)
-	}
+	assert.ErrorContains(t, Unmount(full, false), "not mounted", "Unmount of a plain directory")
 }
 
 // TestFSTest runs testing/fstest.TestFS over os.DirFS of the mount, in a
@@ -103,9 +94,7 @@ func TestFSTest(t *testing.T) {
 	s := mountT(t, fsys, Options{})
 	var files []string
 	for p, err := range vfs.WalkFiles(context.Background(), fsys, "/") {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		files = append(files, strings.TrimPrefix(p, "/"))
 	}
 	runChild(t, "TestFSTestChild", "JULYFS_MNT="+s.Dir(), "JULYFS_FILES="+strings.Join(files, "\n"))
@@ -117,9 +106,7 @@ func TestFSTestChild(t *testing.T) {
 	if mnt == "" || os.Getenv("JULYFS_FILES") == "" {
 		t.Skip("run by TestFSTest in a child process")
 	}
-	if err := fstest.TestFS(os.DirFS(mnt), strings.Split(os.Getenv("JULYFS_FILES"), "\n")...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fstest.TestFS(os.DirFS(mnt), strings.Split(os.Getenv("JULYFS_FILES"), "\n")...))
 }
 
 // TestAPIChangesReachShell mounts with hour-long caches: only the
@@ -134,29 +121,15 @@ func TestAPIChangesReachShell(t *testing.T) {
 	// Fill the kernel's caches: data, attributes, names, a negative entry.
 	sh(t, `cat "$M/d/a.txt" "$M/d/b.txt" >/dev/null; stat "$M/d/a.txt" >/dev/null; test ! -e "$M/d/new.txt"; test ! -e "$M/e"`, env...)
 
-	if err := fsys.Write(ctx, "/d/a.txt", []byte("two, longer\n")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/d/a.txt", []byte("two, longer\n")))
 	s.Settle()
-	if got := sh(t, `cat "$M/d/a.txt"; stat -c %s "$M/d/a.txt"`, env...); got != "two, longer\n12\n" {
-		t.Errorf("after API Write: cat, stat = %q", got)
-	}
-	if err := fsys.Write(ctx, "/d/new.txt", []byte("new\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := fsys.Write(ctx, "/e/f/g.txt", []byte("deep\n")); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, "two, longer\n12\n", sh(t, `cat "$M/d/a.txt"; stat -c %s "$M/d/a.txt"`, env...), "after API Write: cat, stat")
+	require.NoError(t, fsys.Write(ctx, "/d/new.txt", []byte("new\n")))
+	require.NoError(t, fsys.Write(ctx, "/e/f/g.txt", []byte("deep\n")))
 	s.Settle()
-	if got := sh(t, `cat "$M/d/new.txt" "$M/e/f/g.txt"`, env...); got != "new\ndeep\n" {
-		t.Errorf("after API creates: cat = %q", got)
-	}
-	if err := fsys.Delete(ctx, "/d/b.txt"); err != nil {
-		t.Fatal(err)
-	}
-	if err := fsys.Delete(ctx, "/e/f/g.txt"); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, "new\ndeep\n", sh(t, `cat "$M/d/new.txt" "$M/e/f/g.txt"`, env...), "after API creates: cat")
+	require.NoError(t, fsys.Delete(ctx, "/d/b.txt"))
+	require.NoError(t, fsys.Delete(ctx, "/e/f/g.txt"))
 	s.Settle()
 	sh(t, `test ! -e "$M/d/b.txt" && test ! -e "$M/e" && ls "$M/d" | grep -qvx b.txt`, env...)
 }
@@ -180,15 +153,12 @@ func TestBackendErrorIsEIO(t *testing.T) {
 	fsys := failingFS{temp.MustNew(map[string]string{"/bad": "x", "/good": "fine\n"})}
 	s := mountT(t, fsys, Options{Logger: logs.logger()})
 	_, stderr, err := shErr(t, `cat "$M/bad"`, "M="+s.Dir())
-	if err == nil || !strings.Contains(stderr, "Input/output error") {
-		t.Errorf("cat of a failing file: %v, %q; want EIO", err, stderr)
-	}
-	if got := logs.String(); strings.Count(got, "disk on fire") != 1 || !strings.Contains(got, "/bad") {
-		t.Errorf("log = %q, want one line naming /bad and the cause", got)
-	}
-	if got := sh(t, `cat "$M/good"; ls "$M"`, "M="+s.Dir()); got != "fine\nbad\ngood\n" {
-		t.Errorf("after the failure: %q", got)
-	}
+	assert.Error(t, err, "cat of a failing file, want EIO")
+	assert.Contains(t, stderr, "Input/output error", "cat of a failing file: %v, want EIO", err)
+	got := logs.String()
+	assert.Equal(t, 1, strings.Count(got, "disk on fire"), "log = %q, want one line naming /bad and the cause", got)
+	assert.Contains(t, got, "/bad", "log, want one line naming /bad and the cause")
+	assert.Equal(t, "fine\nbad\ngood\n", sh(t, `cat "$M/good"; ls "$M"`, "M="+s.Dir()), "after the failure")
 }
 
 // TestReadOnlyMount refuses changes with EROFS even on a writable tree.
@@ -197,13 +167,10 @@ func TestReadOnlyMount(t *testing.T) {
 	s := mountT(t, fsys, Options{ReadOnly: true})
 	for _, script := range []string{`echo x > "$M/b"`, `echo x >> "$M/a"`, `rm "$M/a"`, `mkdir "$M/d"`, `mv "$M/a" "$M/c"`, `truncate -s 0 "$M/a"`} {
 		_, stderr, err := shErr(t, script, "M="+s.Dir())
-		if err == nil || !strings.Contains(stderr, "Read-only file system") {
-			t.Errorf("%s: %v, %q; want EROFS", script, err, stderr)
-		}
+		assert.Error(t, err, "%s, want EROFS", script)
+		assert.Contains(t, stderr, "Read-only file system", "%s: %v, want EROFS", script, err)
 	}
-	if got := sh(t, `cat "$M/a"; stat -c %A "$M/a"`, "M="+s.Dir()); got != "a\n-r--r--r--\n" {
-		t.Errorf("read-only mount: %q", got)
-	}
+	assert.Equal(t, "a\n-r--r--r--\n", sh(t, `cat "$M/a"; stat -c %A "$M/a"`, "M="+s.Dir()), "read-only mount")
 }
 
 // TestFsyncCommits: fsync returns once the tree has the data, before close.
@@ -218,32 +185,26 @@ func TestFsyncCommits(t *testing.T) {
 	cmd.Dir = t.TempDir()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	buf := make([]byte, 7)
-	if _, err := io.ReadFull(stdout, buf); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := fsys.Read(context.Background(), "/f"); err != nil || string(got) != "synced" {
-		t.Errorf("after fsync, before close: Read = %q, %v", got, err)
-	}
+	_, err := io.ReadFull(stdout, buf)
+	require.NoError(t, err)
+	got, err := fsys.Read(context.Background(), "/f")
+	assert.NoError(t, err, "after fsync, before close: Read")
+	assert.Equal(t, "synced", string(got), "after fsync, before close: Read")
 	stdin.Write([]byte("\n"))
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := fsys.Read(context.Background(), "/f"); err != nil || string(got) != "synced more" {
-		t.Errorf("after close: Read = %q, %v", got, err)
-	}
+	require.NoError(t, cmd.Wait())
+	got, err = fsys.Read(context.Background(), "/f")
+	assert.NoError(t, err, "after close: Read")
+	assert.Equal(t, "synced more", string(got), "after close: Read")
 }
 
 func newLogger(w io.Writer) *log.Logger { return log.New(w, "", 0) }
 
 func requireTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Fatalf("%s is not installed: scripts/test installs it (apt-get install %s)", name, name)
-	}
+	_, err := exec.LookPath(name)
+	require.NoError(t, err, "%s is not installed: scripts/test installs it (apt-get install %s)", name, name)
 }
 
 // TestFio verifies random 4 KiB writes through the mount with fio's crc32c
@@ -254,13 +215,12 @@ func TestFio(t *testing.T) {
 	fsys := temp.MustNew(nil)
 	s := mountT(t, fsys, Options{})
 	out := sh(t, `fio --name=randwrite --directory="$M" --rw=randwrite --bs=4k --size=64M --verify=crc32c --do_verify=1 --output-format=terse --terse-version=3`, "M="+s.Dir())
-	if f := strings.Split(strings.TrimSpace(out), ";"); len(f) < 5 || f[4] != "0" {
-		t.Errorf("fio: %s", out)
+	if f := strings.Split(strings.TrimSpace(out), ";"); assert.GreaterOrEqual(t, len(f), 5, "fio: %s", out) {
+		assert.Equal(t, "0", f[4], "fio: %s", out)
 	}
 	fi, err := fsys.Stat(context.Background(), "/randwrite.0.0")
-	if err != nil || fi.Size != 64<<20 {
-		t.Errorf("fio's file in the tree: %+v, %v; want 64 MiB", fi, err)
-	}
+	assert.NoError(t, err, "fio's file in the tree")
+	assert.Equal(t, int64(64<<20), fi.Size, "fio's file in the tree: %+v, want 64 MiB", fi)
 }
 
 // stressors is the stress-ng file stressor set TestStressNG runs, each with
@@ -278,9 +238,8 @@ func TestStressNG(t *testing.T) {
 	requireTool(t, "stress-ng")
 	s := mountT(t, temp.MustNew(nil), Options{})
 	out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
-	if !strings.Contains(out, "successful run completed") {
-		t.Errorf("stress-ng:\n%s", out)
-	}
+	// Not assert.Contains: its message would print the output on one line.
+	assert.True(t, strings.Contains(out, "successful run completed"), "stress-ng:\n%s", out)
 }
 
 // TestStressNGLocal runs the stress-ng set on a local: mount, with and
@@ -292,9 +251,7 @@ func TestStressNGLocal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, s := localMount(t, nil, opts)
 			out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
-			if !strings.Contains(out, "successful run completed") {
-				t.Errorf("stress-ng:\n%s", out)
-			}
+			assert.True(t, strings.Contains(out, "successful run completed"), "stress-ng:\n%s", out)
 			checkPassthrough(t, s, opts)
 		})
 	}

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs/local"
 )
 
@@ -64,20 +67,14 @@ func startServer(t *testing.T, root string) *server {
 	t.Helper()
 	requireFUSE(t)
 	dir := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(dir, 0o755))
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "JULYFS_SERVE_DIR="+dir, "JULYFS_SERVE_ROOT="+root)
 	cmd.Dir = t.TempDir()
 	cmd.Stderr = &testWriter{t: t, prefix: "server: "}
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	s := &server{cmd: cmd, dir: dir, done: make(chan error, 1)}
 	ready := make(chan bool, 1)
 	go func() {
@@ -94,22 +91,19 @@ func startServer(t *testing.T, root string) *server {
 			select {
 			case <-s.done:
 			case <-time.After(unmountTimeout):
-				t.Errorf("server did not exit after SIGKILL")
+				assert.Fail(t, "server did not exit after SIGKILL")
 			}
 		}
-		if mounted, _, _ := mountedAt(dir); mounted {
-			t.Errorf("%s is still mounted after the server exited", dir)
+		if mounted, _, _ := mountedAt(dir); !assert.False(t, mounted, "%s is still mounted after the server exited", dir) {
 			abortConnection(s.conn)
 			Unmount(dir, true)
 		}
 	})
 	select {
 	case ok := <-ready:
-		if !ok {
-			t.Fatalf("server did not report ready")
-		}
+		require.True(t, ok, "server did not report ready")
 	case <-time.After(30 * time.Second):
-		t.Fatalf("server not ready after 30s")
+		require.Fail(t, "server not ready after 30s")
 	}
 	s.conn = connectionID(dir)
 	return s
@@ -124,7 +118,7 @@ func (s *server) stop(t *testing.T, sig os.Signal) error {
 		s.done <- err // for cleanup
 		return err
 	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not exit 30s after %v", sig)
+		require.Failf(t, "server did not exit", "server did not exit 30s after %v", sig)
 	}
 	return nil
 }
@@ -133,19 +127,15 @@ func (s *server) stop(t *testing.T, sig os.Signal) error {
 func (s *server) peakRSS(t *testing.T) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmHWM in /proc/pid/status")
+	require.Fail(t, "no VmHWM in /proc/pid/status")
 	return 0
 }
 
@@ -170,9 +160,7 @@ func TestSIGTERMDuringWrites(t *testing.T) {
 	// The writer writes under sub/, which only the mount has: once the
 	// mount is gone its writes fail instead of landing in the bare
 	// mountpoint directory.
-	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
 	s := startServer(t, root)
 	logFile := filepath.Join(t.TempDir(), "committed")
 	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
@@ -181,9 +169,7 @@ func TestSIGTERMDuringWrites(t *testing.T) {
 		`for i in $(seq 1 100000); do printf 'data %d\n' $i | dd of="$M/sub/f$i" conv=fsync status=none 2>/dev/null && echo f$i >> "$LOG" || exit 0; done`)
 	writer.Env = append(os.Environ(), "M="+s.dir, "LOG="+logFile)
 	writer.Dir = t.TempDir()
-	if err := writer.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, writer.Start())
 	defer writer.Process.Kill()
 	// Let it commit some files first.
 	deadline := time.Now().Add(time.Minute)
@@ -193,29 +179,23 @@ func TestSIGTERMDuringWrites(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the writer committed %d files in a minute", strings.Count(string(data), "\n"))
+			require.Failf(t, "the writer is stuck", "the writer committed %d files in a minute", strings.Count(string(data), "\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := s.stop(t, syscall.SIGTERM); err != nil {
-		t.Errorf("server exited with %v after SIGTERM", err)
-	}
-	if mounted, _, _ := mountedAt(s.dir); mounted {
-		t.Fatalf("%s still mounted after SIGTERM", s.dir)
-	}
+	assert.NoError(t, s.stop(t, syscall.SIGTERM), "server exit after SIGTERM")
+	mounted, _, _ := mountedAt(s.dir)
+	require.False(t, mounted, "%s still mounted after SIGTERM", s.dir)
 	writer.Process.Kill()
 	writer.Wait()
 	data, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	committed := strings.Fields(string(data))
 	for _, name := range committed {
 		got, err := os.ReadFile(filepath.Join(root, "sub", name))
 		want := fmt.Sprintf("data %s\n", strings.TrimPrefix(name, "f"))
-		if err != nil || string(got) != want {
-			t.Errorf("committed file %s: %q, %v; want %q", name, got, err, want)
-		}
+		assert.NoError(t, err, "committed file %s", name)
+		assert.Equal(t, want, string(got), "committed file %s", name)
 	}
 	t.Logf("%d files committed before SIGTERM, all on disk", len(committed))
 }
@@ -229,34 +209,23 @@ func TestLargeFileRSS(t *testing.T) {
 	root := t.TempDir()
 	const size = 1 << 30
 	f, err := os.Create(filepath.Join(root, "big"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A pattern that is not all zeros, written in 1 MiB blocks.
 	block := make([]byte, 1<<20)
 	for i := range block {
 		block[i] = byte(i % 251)
 	}
 	for off := 0; off < size; off += len(block) {
-		if _, err := f.Write(block); err != nil {
-			t.Fatal(err)
-		}
+		_, err := f.Write(block)
+		require.NoError(t, err)
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.Close())
 	s := startServer(t, root)
 	before := s.peakRSS(t)
 	out := sh(t, `cat "$M/big" | wc -c`, "M="+s.dir)
-	if strings.TrimSpace(out) != strconv.Itoa(size) {
-		t.Fatalf("cat | wc -c = %s, want %d", out, size)
-	}
+	require.Equal(t, strconv.Itoa(size), strings.TrimSpace(out), "cat | wc -c")
 	peak := s.peakRSS(t)
 	t.Logf("server peak RSS: %d MiB before, %d MiB after reading 1 GiB", before>>20, peak>>20)
-	if peak > 100<<20 {
-		t.Errorf("server peak RSS %d MiB after cat of a 1 GiB file, want under 100 MiB", peak>>20)
-	}
-	if err := s.stop(t, syscall.SIGINT); err != nil {
-		t.Errorf("server exited with %v after SIGINT", err)
-	}
+	assert.LessOrEqual(t, peak, int64(100<<20), "server peak RSS %d MiB after cat of a 1 GiB file, want under 100 MiB", peak>>20)
+	assert.NoError(t, s.stop(t, syscall.SIGINT), "server exit after SIGINT")
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/overlay"
@@ -42,9 +45,7 @@ func fixture() map[string][]byte {
 func seed(t testing.TB, fsys vfs.FileSystem, files map[string][]byte) {
 	t.Helper()
 	for p, data := range files {
-		if err := fsys.Write(context.Background(), p, data); err != nil {
-			t.Fatalf("Write(%q): %v", p, err)
-		}
+		require.NoError(t, fsys.Write(context.Background(), p, data), "Write(%q)", p)
 	}
 }
 
@@ -75,9 +76,7 @@ func TestShellUnion(t *testing.T) {
 	seedUnder(t, repo, "/")
 	notes := temp.MustNew(map[string]string{"/todo.md": "TODO five\n"})
 	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: repo}, {Prefix: "/notes", FS: notes}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	testShellAgrees(t, u, "/repo", true, true)
 }
 
@@ -95,18 +94,15 @@ func TestShellOverlay(t *testing.T) {
 	env := []string{"D=" + s.Dir()}
 	for _, script := range []string{`echo x > "$D/new.txt"`, `echo x | cp /dev/stdin "$D/README.md"`, `rm "$D/README.md"`, `mkdir "$D/newdir"`} {
 		_, stderr, err := shErr(t, script, env...)
-		if err == nil || !strings.Contains(stderr, "Read-only file system") {
-			t.Errorf("%s on a read-only tree: %v, %q; want EROFS", script, err, stderr)
-		}
+		assert.Error(t, err, "%s on a read-only tree, want EROFS", script)
+		assert.Contains(t, stderr, "Read-only file system", "%s on a read-only tree: %v, want EROFS", script, err)
 	}
 }
 
 func newLocal(t testing.TB, dir string) *local.FS {
 	t.Helper()
 	fsys, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
 	return fsys
 }
@@ -127,9 +123,7 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	// (ls -f does not sort).
 	dirs := []string{"/"}
 	for e, err := range vfs.Walk(ctx, fsys.List, "/", 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if e.Kind == vfs.KindDir {
 			dirs = append(dirs, e.Path)
 		}
@@ -137,15 +131,11 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	for _, d := range dirs {
 		want := []string{".", ".."}
 		for e, err := range fsys.List(ctx, d) {
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want = append(want, vfs.Base(e.Path))
 		}
 		got := lines(sh(t, `ls -f "$MNT$P"`, append(env, "P="+d)...))
-		if !slices.Equal(got, want) {
-			t.Errorf("ls -f %s = %q, want %q", d, got, want)
-		}
+		assert.Equal(t, want, got, "ls -f %s", d)
 	}
 
 	// find walks in readdir order, pre-order.
@@ -153,9 +143,7 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	var pre func(d string)
 	pre = func(d string) {
 		for e, err := range fsys.List(ctx, d) {
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want = append(want, e.Path)
 			if e.Kind == vfs.KindDir {
 				pre(e.Path)
@@ -164,9 +152,7 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	}
 	pre("/")
 	got := lines(sh(t, `cd "$MNT" && find . -mindepth 1 | sed 's/^\.//'`, env...))
-	if !slices.Equal(got, want) {
-		t.Errorf("find = %q\nwant %q", got, want)
-	}
+	assert.Equal(t, want, got, "find")
 
 	// ls -R in the C locale sorts each directory as List does.
 	var b strings.Builder
@@ -176,30 +162,23 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 		}
 		fmt.Fprintf(&b, "%s:\n", strings.TrimSuffix(mnt+d, "/"))
 		for e, err := range fsys.List(ctx, d) {
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			b.WriteString(vfs.Base(e.Path) + "\n")
 		}
 	}
 	// ls -R lists subdirectories depth-first, not in path order.
-	if got := sh(t, `ls -R "$MNT"`, env...); !sameBlocks(got, b.String()) {
-		t.Errorf("ls -R =\n%s\nwant (as blocks)\n%s", got, b.String())
-	}
+	lsR := sh(t, `ls -R "$MNT"`, env...)
+	assert.True(t, sameBlocks(lsR, b.String()), "ls -R =\n%s\nwant (as blocks)\n%s", lsR, b.String())
 
 	// Sizes, link counts, inode numbers.
 	var files []string
 	for p, err := range vfs.WalkFiles(ctx, fsys, "/") {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		files = append(files, p)
 	}
 	for _, p := range files {
 		fi, err := fsys.Stat(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got := strings.TrimSpace(sh(t, `stat -c '%s %h %Y %F' "$MNT$P"`, append(env, "P="+p)...))
 		want := fmt.Sprintf("%d 1 %d regular", fi.Size, fi.ModTime.Unix())
 		if fi.Size == 0 {
@@ -207,56 +186,42 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 		} else {
 			want += " file"
 		}
-		if got != want {
-			t.Errorf("stat %s = %q, want %q", p, got, want)
-		}
+		assert.Equal(t, want, got, "stat %s", p)
 	}
 	ino1 := sh(t, `stat -c %i "$D/src/a.go" "$D/src" "$D/z"`, env...)
 	ino2 := sh(t, `stat -c %i "$D/src/a.go" "$D/src" "$D/z"`, env...)
-	if ino1 != ino2 || len(slices.Compact(slices.Sorted(slices.Values(lines(ino1))))) != 3 {
-		t.Errorf("inode numbers %q then %q: want stable and distinct", ino1, ino2)
-	}
-	if got := strings.TrimSpace(sh(t, `stat -c %h "$D/src"`, env...)); got != "4" {
-		t.Errorf("Nlink of /src (2 subdirectories) = %s, want 4", got)
-	}
-	if got := strings.Fields(sh(t, `stat -f -c '%S %b %a' "$MNT"`, env...)); len(got) != 3 || slices.Contains(got, "0") {
-		t.Errorf("statfs = %q, want non-zero block size, blocks, free", got)
-	}
+	assert.Equal(t, ino1, ino2, "inode numbers: want stable")
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(lines(ino1)))), 3, "inode numbers %q then %q: want stable and distinct", ino1, ino2)
+	assert.Equal(t, "4", strings.TrimSpace(sh(t, `stat -c %h "$D/src"`, env...)), "Nlink of /src (2 subdirectories)")
+	statfs := strings.Fields(sh(t, `stat -f -c '%S %b %a' "$MNT"`, env...))
+	assert.Len(t, statfs, 3, "statfs, want non-zero block size, blocks, free")
+	assert.NotContains(t, statfs, "0", "statfs, want non-zero block size, blocks, free")
 
 	// cat and cp -r copy the bytes Read returns.
 	for _, p := range files {
 		data, err := fsys.Read(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got := strings.TrimSpace(sh(t, `cat "$MNT$P" | sha256sum | cut -d' ' -f1`, append(env, "P="+p)...))
-		if want := fmt.Sprintf("%x", sha256.Sum256(data)); got != want {
-			t.Errorf("cat %s: sha256 %s, want %s", p, got, want)
-		}
+		assert.Equal(t, fmt.Sprintf("%x", sha256.Sum256(data)), got, "cat %s: sha256", p)
 	}
 	out := t.TempDir()
 	sh(t, `cp -r "$MNT/." "$OUT/"`, append(env, "OUT="+out)...)
 	for _, p := range files {
 		data, _ := fsys.Read(ctx, p)
 		got, err := os.ReadFile(filepath.Join(out, p))
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("cp -r: %s = %d bytes, %v; want %d bytes", p, len(got), err, len(data))
-		}
+		assert.NoError(t, err, "cp -r: %s", p)
+		assert.True(t, bytes.Equal(got, data), "cp -r: %s = %d bytes; want %d bytes", p, len(got), len(data))
 	}
 
 	// grep -r finds the lines Grep finds.
 	var wantGrep []string
 	for r, err := range fsys.Grep(ctx, vfs.GrepQuery{Pattern: "TODO"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		wantGrep = append(wantGrep, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
 	}
 	gotGrep := lines(sh(t, `cd "$MNT" && grep -rn TODO . | sed 's/^\.//' | sort`, env...))
 	slices.Sort(wantGrep)
-	if !slices.Equal(gotGrep, wantGrep) {
-		t.Errorf("grep -rn = %q\nwant %q", gotGrep, wantGrep)
-	}
+	assert.Equal(t, wantGrep, gotGrep, "grep -rn")
 
 	if !writable {
 		for _, script := range []string{
@@ -264,9 +229,8 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 			`mkdir "$D/newdir"`, `mv "$D/README.md" "$D/moved.md"`, `touch "$D/README.md"`,
 		} {
 			_, stderr, err := shErr(t, script, env...)
-			if err == nil || !strings.Contains(stderr, "Read-only file system") {
-				t.Errorf("%s on a read-only tree: %v, %q; want EROFS", script, err, stderr)
-			}
+			assert.Error(t, err, "%s on a read-only tree, want EROFS", script)
+			assert.Contains(t, stderr, "Read-only file system", "%s on a read-only tree: %v, want EROFS", script, err)
 		}
 		return
 	}
@@ -275,17 +239,13 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	read := func(p string) string {
 		t.Helper()
 		data, err := fsys.Read(ctx, p)
-		if err != nil {
-			t.Fatalf("Read(%q): %v", p, err)
-		}
+		require.NoError(t, err, "Read(%q)", p)
 		return string(data)
 	}
 	kind := func(p string) vfs.EntryKind {
 		t.Helper()
 		fi, err := fsys.Stat(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return fi.Kind
 	}
 	j := func(p string) string { return vfs.Join(dir, p) }
@@ -301,29 +261,19 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	}
 
 	sh(t, `echo more >> "$D/README.md"`, env...)
-	if got := read(j("/README.md")); got != "hello\nTODO: one\nmore\n" {
-		t.Errorf(">> : Read = %q", got)
-	}
+	assert.Equal(t, "hello\nTODO: one\nmore\n", read(j("/README.md")), ">> : Read")
 	sh(t, `mkdir "$D/notes" && echo hi > "$D/notes/a.md" && echo more >> "$D/notes/a.md"`, env...)
-	if got := read(j("/notes/a.md")); got != "hi\nmore\n" {
-		t.Errorf("> then >>: Read = %q", got)
-	}
+	assert.Equal(t, "hi\nmore\n", read(j("/notes/a.md")), "> then >>: Read")
 	sh(t, `mv "$D/notes/a.md" "$D/notes/b.md"`, env...)
-	if kind(j("/notes/a.md")) != vfs.KindMissing || read(j("/notes/b.md")) != "hi\nmore\n" {
-		t.Errorf("mv file: a.md %v, b.md %q", kind(j("/notes/a.md")), read(j("/notes/b.md")))
-	}
+	assert.Equal(t, vfs.KindMissing, kind(j("/notes/a.md")), "mv file: a.md")
+	assert.Equal(t, "hi\nmore\n", read(j("/notes/b.md")), "mv file: b.md")
 	sh(t, `mv "$D/src/sub" "$D/moved"`, env...)
-	if !gone(j("/src/sub")) || read(j("/moved/deep/f.txt")) != "deep\n" {
-		t.Errorf("mv dir: /src/sub %v, /moved/deep/f.txt %q", kind(j("/src/sub")), read(j("/moved/deep/f.txt")))
-	}
+	assert.True(t, gone(j("/src/sub")), "mv dir: /src/sub still there")
+	assert.Equal(t, "deep\n", read(j("/moved/deep/f.txt")), "mv dir: /moved/deep/f.txt")
 	sh(t, `rm "$D/src/a.go" && test ! -e "$D/src/a.go"`, env...)
-	if kind(j("/src/a.go")) != vfs.KindMissing {
-		t.Errorf("rm: /src/a.go still there")
-	}
+	assert.Equal(t, vfs.KindMissing, kind(j("/src/a.go")), "rm: /src/a.go still there")
 	sh(t, `rm -r "$D/moved" && test ! -e "$D/moved"`, env...)
-	if !gone(j("/moved")) {
-		t.Errorf("rm -r: /moved still there")
-	}
+	assert.True(t, gone(j("/moved")), "rm -r: /moved still there")
 
 	// mkdir makes a real directory in a tree with directories of its own
 	// (local:); elsewhere the mount holds it until something is written
@@ -333,30 +283,19 @@ func testShellAgrees(t *testing.T, fsys vfs.FileSystem, dir string, writable, re
 	if realDirs {
 		wantHeld = vfs.KindDir
 	}
-	if got := kind(j("/held")); got != wantHeld {
-		t.Errorf("mkdir: the tree has /held as %v, want %v", got, wantHeld)
-	}
+	assert.Equal(t, wantHeld, kind(j("/held")), "mkdir: the tree has /held as")
 	sh(t, `echo x > "$D/held/f" && rm "$D/held/f" && test -d "$D/held" && rmdir "$D/held" && test ! -e "$D/held"`, env...)
-	if got := kind(j("/held")); got != vfs.KindMissing {
-		t.Errorf("rmdir: the tree still has /held as %v", got)
-	}
+	assert.Equal(t, vfs.KindMissing, kind(j("/held")), "rmdir: the tree still has /held")
 	sh(t, `mkdir -p "$D/p/q" && rmdir "$D/p/q" "$D/p" && test ! -e "$D/p"`, env...)
-	if got := kind(j("/p")); got != vfs.KindMissing {
-		t.Errorf("mkdir -p; rmdir: the tree still has /p as %v", got)
-	}
-	if _, _, err := shErr(t, `rmdir "$D/src"`, env...); err == nil {
-		t.Errorf("rmdir of a non-empty directory succeeded")
-	}
+	assert.Equal(t, vfs.KindMissing, kind(j("/p")), "mkdir -p; rmdir: the tree still has /p")
+	_, _, err := shErr(t, `rmdir "$D/src"`, env...)
+	assert.Error(t, err, "rmdir of a non-empty directory succeeded")
 
 	// Changes through the API reach the shell at once.
 	sh(t, `cat "$D/README.md" >/dev/null`, env...)
-	if err := fsys.Write(ctx, j("/README.md"), []byte("from the API\n")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, j("/README.md"), []byte("from the API\n")))
 	s.Settle()
-	if got := sh(t, `cat "$D/README.md"`, env...); got != "from the API\n" {
-		t.Errorf("after API Write, cat = %q", got)
-	}
+	assert.Equal(t, "from the API\n", sh(t, `cat "$D/README.md"`, env...), "after API Write, cat")
 }
 
 // lines splits output into lines, without a trailing empty one.

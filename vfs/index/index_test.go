@@ -2,7 +2,6 @@ package index_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -26,13 +28,9 @@ func open(t *testing.T, fsys vfs.FileSystem, dir string, opts index.Options) *in
 		dir = filepath.Join(t.TempDir(), "idx")
 	}
 	f, err := index.Open(t.Context(), fsys, dir, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
+	require.NoError(t, err, "Open")
 	t.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
+		assert.NoError(t, f.Close(), "Close")
 	})
 	return f
 }
@@ -41,9 +39,7 @@ func search(t *testing.T, fsys vfs.FileSystem, q vfs.SearchQuery) []vfs.SearchRe
 	t.Helper()
 	var out []vfs.SearchResult
 	for r, err := range fsys.Search(t.Context(), q) {
-		if err != nil {
-			t.Fatalf("Search(%+v): %v", q, err)
-		}
+		require.NoError(t, err, "Search(%+v)", q)
 		out = append(out, r)
 	}
 	return out
@@ -60,9 +56,7 @@ func paths(rs []vfs.SearchResult) []string {
 func TestConformance(t *testing.T) {
 	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
 		inner, err := temp.New(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return open(t, inner, "", index.Options{})
 	}, vfstest.Options{HasIndex: true})
 }
@@ -84,27 +78,20 @@ func TestSearch(t *testing.T) {
 	st := f.Stats()
 	want := index.Stats{Files: 7, Indexed: 5, SkippedBinary: 1, SkippedLarge: 1}
 	st.Bytes, st.Duration = 0, 0
-	if st != want {
-		t.Errorf("Stats() = %+v, want %+v", st, want)
-	}
+	assert.Equal(t, want, st, "Stats()")
 
 	rs := search(t, f, vfs.SearchQuery{Query: "http header"})
-	if len(rs) == 0 || rs[0].Path != "/net/http/header.go" {
-		t.Fatalf("Search(http header) = %v, want /net/http/header.go first", rs)
-	}
-	if !slices.IsSortedFunc(rs, vfs.CompareSearchResults) {
-		t.Errorf("Search(http header) not in score, path order: %v", rs)
-	}
+	require.NotEmpty(t, rs, "Search(http header), want /net/http/header.go first")
+	require.Equal(t, "/net/http/header.go", rs[0].Path, "Search(http header) = %v, want /net/http/header.go first", rs)
+	assert.True(t, slices.IsSortedFunc(rs, vfs.CompareSearchResults), "Search(http header) not in score, path order: %v", rs)
 	for _, r := range rs {
-		if r.Path == "/img/logo.png" || r.Path == "/big.txt" || r.Path == "/.git/config" {
-			t.Errorf("Search(http header) yielded skipped file %s", r.Path)
-		}
+		assert.NotContains(t, []string{"/img/logo.png", "/big.txt", "/.git/config"}, r.Path, "Search(http header) yielded skipped file %s", r.Path)
 	}
 	// The best line holds the most query terms: http, header and their
 	// concatenation httpheader.
-	if got := rs[0]; got.LineNumber != 6 || got.Snippet != "func ParseHTTPHeader(s string) Header { return nil }" {
-		t.Errorf("best hit = L%d %q, want L6 with ParseHTTPHeader", got.LineNumber, got.Snippet)
-	}
+	got := rs[0]
+	assert.Equal(t, 6, got.LineNumber, "best hit, want L6 with ParseHTTPHeader")
+	assert.Equal(t, "func ParseHTTPHeader(s string) Header { return nil }", got.Snippet, "best hit, want L6 with ParseHTTPHeader")
 
 	// Identifiers are searchable whole and in parts.
 	for _, tc := range []struct {
@@ -122,89 +109,56 @@ func TestSearch(t *testing.T) {
 		{"builder", "/strings/builder.go"},
 	} {
 		rs := search(t, f, vfs.SearchQuery{Query: tc.query})
-		if len(rs) == 0 || rs[0].Path != tc.want {
-			t.Errorf("Search(%q) = %v, want %s first", tc.query, paths(rs), tc.want)
+		if assert.NotEmpty(t, rs, "Search(%q), want %s first", tc.query, tc.want) {
+			assert.Equal(t, tc.want, rs[0].Path, "Search(%q) = %v, want %s first", tc.query, paths(rs), tc.want)
 		}
 	}
 
 	// Scope by path segment, MaxResults.
 	rs = search(t, f, vfs.SearchQuery{Query: "header", Path: "/net/http"})
-	if got := paths(rs); !slices.Equal(got, []string{"/net/http/header.go"}) {
-		t.Errorf("Search(header in /net/http) = %v", got)
-	}
+	assert.Equal(t, []string{"/net/http/header.go"}, paths(rs), "Search(header in /net/http)")
 	rs = search(t, f, vfs.SearchQuery{Query: "header", Path: "/net/htt"})
-	if len(rs) != 0 {
-		t.Errorf("Search(header in /net/htt) = %v, want nothing", paths(rs))
-	}
+	assert.Empty(t, paths(rs), "Search(header in /net/htt), want nothing")
 	rs = search(t, f, vfs.SearchQuery{Query: "header", Path: "/net/http/header.go"})
-	if got := paths(rs); !slices.Equal(got, []string{"/net/http/header.go"}) {
-		t.Errorf("Search(header in the file) = %v", got)
-	}
+	assert.Equal(t, []string{"/net/http/header.go"}, paths(rs), "Search(header in the file)")
 	all := search(t, f, vfs.SearchQuery{Query: "header"})
-	if len(all) < 2 {
-		t.Fatalf("Search(header) = %v, want 2+", paths(all))
-	}
+	require.GreaterOrEqual(t, len(all), 2, "Search(header) = %v, want 2+", paths(all))
 	one := search(t, f, vfs.SearchQuery{Query: "header", MaxResults: 1})
-	if !slices.Equal(one, all[:1]) {
-		t.Errorf("Search(header, max 1) = %v, want %v", one, all[:1])
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "  ,;  "}); len(rs) != 0 {
-		t.Errorf("Search of punctuation = %v, want nothing", rs)
-	}
+	assert.Equal(t, all[:1], one, "Search(header, max 1)")
+	assert.Empty(t, search(t, f, vfs.SearchQuery{Query: "  ,;  "}), "Search of punctuation, want nothing")
 }
 
 func TestWritesUpdateIndex(t *testing.T) {
 	inner := temp.MustNew(fixture)
 	f := open(t, inner, "", index.Options{})
 	ctx := t.Context()
-	if rs := search(t, f, vfs.SearchQuery{Query: "zebra"}); len(rs) != 0 {
-		t.Fatalf("Search(zebra) before write = %v", rs)
-	}
-	if err := f.Write(ctx, "/zoo/animals.txt", []byte("one\nthe zebra grazes\n")); err != nil {
-		t.Fatal(err)
-	}
+	require.Empty(t, search(t, f, vfs.SearchQuery{Query: "zebra"}), "Search(zebra) before write")
+	require.NoError(t, f.Write(ctx, "/zoo/animals.txt", []byte("one\nthe zebra grazes\n")))
 	rs := search(t, f, vfs.SearchQuery{Query: "zebra"})
-	if len(rs) != 1 || rs[0].Path != "/zoo/animals.txt" || rs[0].LineNumber != 2 || rs[0].Snippet != "the zebra grazes" {
-		t.Fatalf("Search(zebra) after write = %+v", rs)
-	}
+	require.Len(t, rs, 1, "Search(zebra) after write")
+	require.Equal(t, "/zoo/animals.txt", rs[0].Path, "Search(zebra) after write = %+v", rs)
+	require.Equal(t, 2, rs[0].LineNumber, "Search(zebra) after write = %+v", rs)
+	require.Equal(t, "the zebra grazes", rs[0].Snippet, "Search(zebra) after write = %+v", rs)
 	// Overwrite: the old words go, the new come.
-	if err := f.Write(ctx, "/zoo/animals.txt", []byte("a lion\n")); err != nil {
-		t.Fatal(err)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "zebra"}); len(rs) != 0 {
-		t.Errorf("Search(zebra) after overwrite = %v", rs)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "lion"}); len(rs) != 1 {
-		t.Errorf("Search(lion) after overwrite = %v", rs)
-	}
+	require.NoError(t, f.Write(ctx, "/zoo/animals.txt", []byte("a lion\n")))
+	assert.Empty(t, search(t, f, vfs.SearchQuery{Query: "zebra"}), "Search(zebra) after overwrite")
+	assert.Len(t, search(t, f, vfs.SearchQuery{Query: "lion"}), 1, "Search(lion) after overwrite")
 	// WriteIf: through the fallback (temp has a ConditionalWriter, so use
 	// its etag).
 	info, _ := f.Stat(ctx, "/zoo/animals.txt")
-	if _, err := f.WriteIf(ctx, "/zoo/animals.txt", []byte("a tiger\n"), vfs.Precondition{IfMatch: "nope"}); !errors.Is(err, vfs.ErrConflict) {
-		t.Errorf("WriteIf(stale etag) = %v, want conflict", err)
-	}
-	if _, err := f.WriteIf(ctx, "/zoo/animals.txt", []byte("a tiger\n"), vfs.Precondition{IfMatch: info.ETag}); err != nil {
-		t.Fatal(err)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "tiger"}); len(rs) != 1 {
-		t.Errorf("Search(tiger) after WriteIf = %v", rs)
-	}
-	if err := f.Delete(ctx, "/zoo/animals.txt"); err != nil {
-		t.Fatal(err)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "tiger"}); len(rs) != 0 {
-		t.Errorf("Search(tiger) after delete = %v", rs)
-	}
-	if err := f.Delete(ctx, "/zoo/animals.txt"); !errors.Is(err, vfs.ErrNotFound) || err.Error() != "not found: /zoo/animals.txt" {
-		t.Errorf("Delete(missing) = %v", err)
-	}
+	_, err := f.WriteIf(ctx, "/zoo/animals.txt", []byte("a tiger\n"), vfs.Precondition{IfMatch: "nope"})
+	assert.ErrorIs(t, err, vfs.ErrConflict, "WriteIf(stale etag), want conflict")
+	_, err = f.WriteIf(ctx, "/zoo/animals.txt", []byte("a tiger\n"), vfs.Precondition{IfMatch: info.ETag})
+	require.NoError(t, err)
+	assert.Len(t, search(t, f, vfs.SearchQuery{Query: "tiger"}), 1, "Search(tiger) after WriteIf")
+	require.NoError(t, f.Delete(ctx, "/zoo/animals.txt"))
+	assert.Empty(t, search(t, f, vfs.SearchQuery{Query: "tiger"}), "Search(tiger) after delete")
+	err = f.Delete(ctx, "/zoo/animals.txt")
+	assert.ErrorIs(t, err, vfs.ErrNotFound, "Delete(missing)")
+	assert.EqualError(t, err, "not found: /zoo/animals.txt", "Delete(missing)")
 	// A binary write replaces indexed text with nothing searchable.
-	if err := f.Write(ctx, "/docs/notes.md", []byte("\x00\x01snake")); err != nil {
-		t.Fatal(err)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "snake"}); len(rs) != 0 {
-		t.Errorf("Search(snake) after binary overwrite = %v", rs)
-	}
+	require.NoError(t, f.Write(ctx, "/docs/notes.md", []byte("\x00\x01snake")))
+	assert.Empty(t, search(t, f, vfs.SearchQuery{Query: "snake"}), "Search(snake) after binary overwrite")
 }
 
 // plain hides temp.FS's optional capabilities, leaving the eight verbs.
@@ -225,26 +179,19 @@ func TestCapabilities(t *testing.T) {
 			cancel := f.Watch(func(c vfs.Change) { changes = append(changes, c) })
 			defer cancel()
 			buf := make([]byte, 5)
-			if n, err := f.ReadAt(ctx, "/a.txt", buf, 6); n != 5 || err != nil || string(buf) != "world" {
-				t.Errorf("ReadAt = %d, %v, %q", n, err, buf)
-			}
+			n, err := f.ReadAt(ctx, "/a.txt", buf, 6)
+			assert.NoError(t, err, "ReadAt")
+			assert.Equal(t, 5, n, "ReadAt")
+			assert.Equal(t, "world", string(buf), "ReadAt")
 			etag, err := f.WriteIf(ctx, "/b.txt", []byte("fresh words"), vfs.Precondition{IfNoneMatch: true})
-			if err != nil || etag == "" {
-				t.Fatalf("WriteIf(create) = %q, %v", etag, err)
-			}
-			if _, err := f.WriteIf(ctx, "/b.txt", []byte("x"), vfs.Precondition{IfNoneMatch: true}); !errors.Is(err, vfs.ErrConflict) {
-				t.Errorf("WriteIf(create existing) = %v, want conflict", err)
-			}
-			if rs := search(t, f, vfs.SearchQuery{Query: "fresh"}); len(rs) != 1 {
-				t.Errorf("Search(fresh) = %v", rs)
-			}
-			if err := f.Delete(ctx, "/b.txt"); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err, "WriteIf(create)")
+			require.NotEmpty(t, etag, "WriteIf(create)")
+			_, err = f.WriteIf(ctx, "/b.txt", []byte("x"), vfs.Precondition{IfNoneMatch: true})
+			assert.ErrorIs(t, err, vfs.ErrConflict, "WriteIf(create existing), want conflict")
+			assert.Len(t, search(t, f, vfs.SearchQuery{Query: "fresh"}), 1, "Search(fresh)")
+			require.NoError(t, f.Delete(ctx, "/b.txt"))
 			want := []vfs.Change{{Path: "/b.txt", Op: vfs.ChangeWrite}, {Path: "/b.txt", Op: vfs.ChangeDelete}}
-			if !slices.Equal(changes, want) {
-				t.Errorf("changes = %v, want %v", changes, want)
-			}
+			assert.Equal(t, want, changes, "changes")
 		})
 	}
 }
@@ -254,58 +201,47 @@ func TestReopenAndResync(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	inner := temp.MustNew(fixture)
 	f, err := index.Open(ctx, inner, dir, index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := f.Stats(); st.Indexed != 6 || st.Unchanged != 0 {
-		t.Errorf("first build: %+v", st)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	st := f.Stats()
+	assert.Equal(t, 6, st.Indexed, "first build: %+v", st)
+	assert.Equal(t, 0, st.Unchanged, "first build: %+v", st)
+	require.NoError(t, f.Close())
 	for _, err := range f.Search(ctx, vfs.SearchQuery{Query: "header"}) {
-		if !errors.Is(err, index.ErrClosed) {
-			t.Errorf("Search after Close: %v, want ErrClosed", err)
-		}
+		assert.ErrorIs(t, err, index.ErrClosed, "Search after Close, want ErrClosed")
 	}
 
 	// Nothing changed: nothing is read.
 	f, err = index.Open(ctx, inner, dir, index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := f.Stats(); st.Indexed != 0 || st.Unchanged != 7 || st.Removed != 0 {
-		t.Errorf("reopen unchanged: %+v", st)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	st = f.Stats()
+	assert.Equal(t, 0, st.Indexed, "reopen unchanged: %+v", st)
+	assert.Equal(t, 7, st.Unchanged, "reopen unchanged: %+v", st)
+	assert.Equal(t, 0, st.Removed, "reopen unchanged: %+v", st)
+	require.NoError(t, f.Close())
 
 	// Changed while closed: one modified, one new, one deleted.
 	must(t, inner.Write(ctx, "/strings/builder.go", []byte("package strings\n// a quokka\n")))
 	must(t, inner.Write(ctx, "/new.md", []byte("wombat\n")))
 	must(t, inner.Delete(ctx, "/net/http/server.go"))
 	f = open(t, inner, dir, index.Options{})
-	if st := f.Stats(); st.Indexed != 2 || st.Unchanged != 5 || st.Removed != 1 || st.Files != 7 {
-		t.Errorf("resync: %+v", st)
-	}
+	st = f.Stats()
+	assert.Equal(t, 2, st.Indexed, "resync: %+v", st)
+	assert.Equal(t, 5, st.Unchanged, "resync: %+v", st)
+	assert.Equal(t, 1, st.Removed, "resync: %+v", st)
+	assert.Equal(t, 7, st.Files, "resync: %+v", st)
 	for q, want := range map[string][]string{
 		"quokka":         {"/strings/builder.go"},
 		"wombat":         {"/new.md"},
 		"efficiently":    nil,
 		"listenandserve": nil,
 	} {
-		if got := paths(search(t, f, vfs.SearchQuery{Query: q})); !slices.Equal(got, want) {
-			t.Errorf("after resync Search(%q) = %v, want %v", q, got, want)
-		}
+		assert.Equal(t, want, paths(search(t, f, vfs.SearchQuery{Query: q})), "after resync Search(%q)", q)
 	}
 }
 
 func must(t *testing.T, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 // countingTree records reads and cancels a context after `after` of them.
@@ -336,23 +272,18 @@ func TestCancelAndResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	tree := &countingTree{FileSystem: temp.MustNew(files), reads: make(chan string, 10000), cancel: cancel, after: 300}
 	_, err := index.Open(ctx, tree, dir, index.Options{BatchSize: 50, Parallelism: 2})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Open with a cancelled build = %v, want context.Canceled", err)
-	}
+	require.ErrorIs(t, err, context.Canceled, "Open with a cancelled build")
 	firstReads := len(tree.reads)
 
 	tree2 := &countingTree{FileSystem: tree.FileSystem, reads: make(chan string, 10000)}
 	f := open(t, tree2, dir, index.Options{BatchSize: 50})
 	st := f.Stats()
-	if st.Unchanged == 0 || st.Unchanged+st.Indexed != 600 || st.Files != 600 {
-		t.Errorf("resumed build: %+v (first run read %d files)", st, firstReads)
-	}
-	if len(tree2.reads) != st.Indexed {
-		t.Errorf("resumed build read %d files, indexed %d", len(tree2.reads), st.Indexed)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "common"}); len(rs) != 600 {
-		t.Errorf("Search(common) = %d results, want 600", len(rs))
-	}
+	assert.NotZero(t, st.Unchanged, "resumed build: %+v (first run read %d files)", st, firstReads)
+	assert.Equal(t, 600, st.Unchanged+st.Indexed, "resumed build: %+v (first run read %d files)", st, firstReads)
+	assert.Equal(t, 600, st.Files, "resumed build: %+v (first run read %d files)", st, firstReads)
+	assert.Equal(t, st.Indexed, len(tree2.reads), "resumed build read files, indexed %d", st.Indexed)
+	// The count, not the 600 results, on failure.
+	assert.Equal(t, 600, len(search(t, f, vfs.SearchQuery{Query: "common"})), "Search(common) results")
 }
 
 func TestFormatVersionMismatchRebuilds(t *testing.T) {
@@ -365,15 +296,14 @@ func TestFormatVersionMismatchRebuilds(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "julyfs-index.json"), []byte(`{"format": 999}`+"\n"), 0o644))
 	var logs []string
 	f = open(t, inner, dir, index.Options{Log: func(m string) { logs = append(logs, m) }})
-	if len(logs) != 1 || !strings.Contains(logs[0], "format 999") || !strings.Contains(logs[0], "rebuilding") {
-		t.Errorf("logs = %q, want one message naming format 999 and the rebuild", logs)
+	if assert.Len(t, logs, 1, "logs, want one message naming format 999 and the rebuild") {
+		assert.Contains(t, logs[0], "format 999", "logs, want one message naming format 999 and the rebuild")
+		assert.Contains(t, logs[0], "rebuilding", "logs, want one message naming format 999 and the rebuild")
 	}
-	if st := f.Stats(); st.Indexed != 6 || st.Unchanged != 0 {
-		t.Errorf("rebuild stats: %+v", st)
-	}
-	if rs := search(t, f, vfs.SearchQuery{Query: "textproto"}); len(rs) != 1 {
-		t.Errorf("Search after rebuild = %v", rs)
-	}
+	st := f.Stats()
+	assert.Equal(t, 6, st.Indexed, "rebuild stats: %+v", st)
+	assert.Equal(t, 0, st.Unchanged, "rebuild stats: %+v", st)
+	assert.Len(t, search(t, f, vfs.SearchQuery{Query: "textproto"}), 1, "Search after rebuild")
 }
 
 func TestCorruptIndex(t *testing.T) {
@@ -400,9 +330,7 @@ func TestCorruptIndex(t *testing.T) {
 			// start: bleve opens the segment and panics reading them.
 			segs, err := filepath.Glob(filepath.Join(dir, "bleve", "store", "*.zap"))
 			must(t, err)
-			if len(segs) == 0 {
-				t.Fatal("no segment to damage")
-			}
+			require.NotEmpty(t, segs, "no segment to damage")
 			for _, seg := range segs {
 				b, err := os.ReadFile(seg)
 				must(t, err)
@@ -418,16 +346,12 @@ func TestCorruptIndex(t *testing.T) {
 			must(t, f.Close())
 			tc.corrupt(t, dir)
 			_, err = index.Open(ctx, inner, dir, index.Options{})
-			if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), "--rebuild") {
-				t.Fatalf("Open(corrupt) = %v, want ErrCorrupt naming --rebuild", err)
-			}
+			require.ErrorIs(t, err, index.ErrCorrupt, "Open(corrupt), want ErrCorrupt naming --rebuild")
+			require.ErrorContains(t, err, "--rebuild", "Open(corrupt), want ErrCorrupt naming --rebuild")
 			f = open(t, inner, dir, index.Options{Rebuild: true})
-			if st := f.Stats(); st.Indexed != 6 {
-				t.Errorf("rebuild stats: %+v", st)
-			}
-			if rs := search(t, f, vfs.SearchQuery{Query: "textproto"}); len(rs) != 1 {
-				t.Errorf("Search after rebuild = %v", rs)
-			}
+			st := f.Stats()
+			assert.Equal(t, 6, st.Indexed, "rebuild stats: %+v", st)
+			assert.Len(t, search(t, f, vfs.SearchQuery{Query: "textproto"}), 1, "Search after rebuild")
 		})
 	}
 }
@@ -437,22 +361,18 @@ func TestRefusesForeignDir(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("keep me"), 0o644))
 	for _, rebuild := range []bool{false, true} {
 		_, err := index.Open(t.Context(), temp.MustNew(fixture), dir, index.Options{Rebuild: rebuild})
-		if err == nil || !strings.Contains(err.Error(), "not a julyfs index") {
-			t.Errorf("Open(foreign dir, rebuild=%v) = %v", rebuild, err)
-		}
+		assert.ErrorContains(t, err, "not a julyfs index", "Open(foreign dir, rebuild=%v)", rebuild)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "precious.txt")); err != nil || string(data) != "keep me" {
-		t.Errorf("foreign file after Open: %q, %v", data, err)
-	}
+	data, err := os.ReadFile(filepath.Join(dir, "precious.txt"))
+	assert.NoError(t, err, "foreign file after Open")
+	assert.Equal(t, "keep me", string(data), "foreign file after Open")
 }
 
 func TestInUse(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	open(t, temp.MustNew(fixture), dir, index.Options{})
 	_, err := index.Open(t.Context(), temp.MustNew(fixture), dir, index.Options{})
-	if !errors.Is(err, index.ErrInUse) {
-		t.Errorf("second Open = %v, want ErrInUse", err)
-	}
+	assert.ErrorIs(t, err, index.ErrInUse, "second Open")
 }
 
 // TestSearchSnippetsInOrder checks that snippets, read in parallel, come
@@ -467,36 +387,28 @@ func TestSearchSnippetsInOrder(t *testing.T) {
 	}
 	inner := temp.MustNew(nil)
 	for p, b := range files {
-		if err := inner.Write(t.Context(), p, b); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, inner.Write(t.Context(), p, b))
 	}
 	f := open(t, inner, "", index.Options{})
-	if err := inner.Delete(t.Context(), "/f105.txt"); err != nil { // behind the index's back
-		t.Fatal(err)
-	}
+	require.NoError(t, inner.Delete(t.Context(), "/f105.txt")) // behind the index's back
 	got := search(t, f, vfs.SearchQuery{Query: "marker"})
-	if len(got) != 39 {
-		t.Fatalf("Search(marker) = %d results, want 39 (40 less the deleted one)", len(got))
-	}
+	require.Len(t, got, 39, "Search(marker), want 39 (40 less the deleted one)")
 	for i, r := range got {
-		if r.Path == "/f105.txt" {
-			t.Errorf("Search(marker) yielded deleted %s", r.Path)
-		}
-		if i > 0 && vfs.CompareSearchResults(got[i-1], r) > 0 {
-			t.Errorf("Search(marker)[%d] = %s out of order after %s", i, r.Path, got[i-1].Path)
+		assert.NotEqual(t, "/f105.txt", r.Path, "Search(marker) yielded deleted %s", r.Path)
+		if i > 0 {
+			assert.LessOrEqual(t, vfs.CompareSearchResults(got[i-1], r), 0, "Search(marker)[%d] = %s out of order after %s", i, r.Path, got[i-1].Path)
 		}
 		n := strings.TrimSuffix(strings.TrimPrefix(r.Path, "/f1"), ".txt")
-		if want := "marker " + strings.TrimLeft(n, "0"); r.LineNumber != 6 || (r.Snippet != want && !(n == "00" && r.Snippet == "marker 0")) {
-			t.Errorf("Search(marker)[%d] = %s L%d %q, want L6 %q", i, r.Path, r.LineNumber, r.Snippet, want)
+		want := "marker " + strings.TrimLeft(n, "0")
+		assert.Equal(t, 6, r.LineNumber, "Search(marker)[%d] = %s L%d %q, want L6 %q", i, r.Path, r.LineNumber, r.Snippet, want)
+		if !(n == "00" && r.Snippet == "marker 0") {
+			assert.Equal(t, want, r.Snippet, "Search(marker)[%d] = %s L%d %q, want L6 %q", i, r.Path, r.LineNumber, r.Snippet, want)
 		}
 	}
 	before := runtime.NumGoroutine()
 	for range 20 {
 		for _, err := range f.Search(t.Context(), vfs.SearchQuery{Query: "marker"}) {
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			break
 		}
 	}
@@ -504,7 +416,6 @@ func TestSearchSnippetsInOrder(t *testing.T) {
 	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine(); n > before+2 {
-		t.Errorf("goroutines after 20 early breaks: %d, before %d", n, before)
-	}
+	n := runtime.NumGoroutine()
+	assert.LessOrEqual(t, n, before+2, "goroutines after 20 early breaks: %d, before %d", n, before)
 }

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -87,9 +89,7 @@ func goSrcIndex(t *testing.T) (*index.FS, []relevance.Query) {
 		}
 		goSrc.fs, goSrc.err = index.Open(context.Background(), tree, filepath.Join(goSrc.dir, "idx"), opts)
 	})
-	if goSrc.err != nil {
-		t.Fatal(goSrc.err)
-	}
+	require.NoError(t, goSrc.err)
 	return goSrc.fs, goSrc.queries
 }
 
@@ -99,47 +99,32 @@ func TestRelevance(t *testing.T) {
 	f, queries := goSrcIndex(t)
 	t.Logf("index: %v", f.Stats())
 	rep, err := relevance.Evaluate(t.Context(), f, "/", queries, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for line := range strings.SplitSeq(rep.String(), "\n") {
 		t.Log(line)
 	}
-	if rep.Recall < 0.8 {
-		t.Errorf("recall@10 = %.3f, want >= 0.8", rep.Recall)
-	}
+	assert.GreaterOrEqual(t, rep.Recall, 0.8, "recall@10 = %.3f, want >= 0.8", rep.Recall)
 	// Within its package, the file defining an identifier is among the
 	// first, with the line.
 	var found bool
 	for r, err := range f.Search(t.Context(), vfs.SearchQuery{Query: "ReadMIMEHeader", Path: "/net/textproto", MaxResults: 3}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r.Path == "/net/textproto/reader.go" {
 			found = true
-			if r.LineNumber == 0 || !strings.Contains(r.Snippet, "ReadMIMEHeader") {
-				t.Errorf("Search(ReadMIMEHeader) hit %+v lacks the line", r)
-			}
+			assert.NotZero(t, r.LineNumber, "Search(ReadMIMEHeader) hit %+v lacks the line", r)
+			assert.Contains(t, r.Snippet, "ReadMIMEHeader", "Search(ReadMIMEHeader) hit %+v lacks the line", r)
 		}
 	}
-	if !found {
-		t.Errorf("Search(ReadMIMEHeader in /net/textproto) misses reader.go in the top 3")
-	}
+	assert.True(t, found, "Search(ReadMIMEHeader in /net/textproto) misses reader.go in the top 3")
 }
 
 func TestRelevanceScope(t *testing.T) {
 	f, _ := goSrcIndex(t)
 	var got []string
 	for r, err := range f.Search(t.Context(), vfs.SearchQuery{Query: "header", Path: "/net/http", MaxResults: 50}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !vfs.HasPrefix(r.Path, "/net/http") {
-			t.Errorf("Search(header in /net/http) yielded %s", r.Path)
-		}
+		require.NoError(t, err)
+		assert.True(t, vfs.HasPrefix(r.Path, "/net/http"), "Search(header in /net/http) yielded %s", r.Path)
 		got = append(got, r.Path)
 	}
-	if !slices.Contains(got, "/net/http/header.go") {
-		t.Errorf("Search(header in /net/http) = %v, want header.go", got)
-	}
+	assert.Contains(t, got, "/net/http/header.go", "Search(header in /net/http), want header.go")
 }

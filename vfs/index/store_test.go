@@ -3,11 +3,13 @@ package index
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	// Only this test links bleve's root package, to check that the store is
 	// the index it would write and read; the package itself does not.
@@ -31,36 +33,26 @@ func TestStoreReadableByBleve(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "idx")
 	f, err := Open(ctx, temp.MustNew(storeFixture), dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	raw, err := os.ReadFile(filepath.Join(dir, bleveDir, storeMetaFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var meta storeMeta
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Storage != scorch.Name || meta.IndexType != scorch.Name {
-		t.Fatalf("%s = %s (%v)", storeMetaFile, raw, err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &meta), "%s = %s", storeMetaFile, raw)
+	require.Equal(t, scorch.Name, meta.Storage, "%s = %s", storeMetaFile, raw)
+	require.Equal(t, scorch.Name, meta.IndexType, "%s = %s", storeMetaFile, raw)
 	idx, err := bleve.OpenUsing(filepath.Join(dir, bleveDir), storeConfig())
-	if err != nil {
-		t.Fatalf("bleve.OpenUsing: %v", err)
-	}
+	require.NoError(t, err, "bleve.OpenUsing")
 	defer idx.Close()
-	if idx.Mapping().AnalyzerNamed(AnalyzerName) == nil {
-		t.Errorf("the stored mapping lacks analyzer %s", AnalyzerName)
-	}
-	if n, err := idx.DocCount(); err != nil || n != uint64(len(storeFixture)) {
-		t.Errorf("DocCount = %d, %v; want %d", n, err, len(storeFixture))
-	}
+	assert.NotNil(t, idx.Mapping().AnalyzerNamed(AnalyzerName), "the stored mapping lacks analyzer %s", AnalyzerName)
+	n, err := idx.DocCount()
+	assert.NoError(t, err, "DocCount")
+	assert.Equal(t, uint64(len(storeFixture)), n, "DocCount")
 	q := bleve.NewTermQuery("readmimeheader")
 	q.SetField(fieldContent)
 	res, err := idx.Search(bleve.NewSearchRequest(q))
-	if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "/net/textproto/reader.go" {
-		t.Errorf("bleve search = %v, %v", res, err)
+	if assert.NoError(t, err, "bleve search") && assert.Len(t, res.Hits, 1, "bleve search = %v", res) {
+		assert.Equal(t, "/net/textproto/reader.go", res.Hits[0].ID, "bleve search = %v", res)
 	}
 }
 
@@ -70,55 +62,38 @@ func TestStoreWrittenByBleve(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "idx")
 	tree := temp.MustNew(storeFixture)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	// Without unsafe_batch, so that Batch is on disk when it returns.
 	idx, err := bleve.NewUsing(filepath.Join(dir, bleveDir), newMapping(), scorch.Name, scorch.Name, map[string]any{"bolt_timeout": "1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	old := &FS{opts: Options{}.withDefaults(), analyzer: idx.Mapping().AnalyzerNamed(AnalyzerName)}
 	b := idx.NewBatch()
 	for p := range storeFixture {
 		info, err := tree.Stat(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		data, _ := tree.Read(ctx, p)
 		doc, _ := old.newDocument(p, info, data)
-		if err := b.IndexAdvanced(doc); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.IndexAdvanced(doc))
 	}
-	if err := idx.Batch(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := idx.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte(`{"format":1}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, idx.Batch(b))
+	require.NoError(t, idx.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, metaFile), []byte(`{"format":1}`+"\n"), 0o644))
 
 	var logs []string
 	f, err := Open(ctx, tree, dir, Options{Log: func(m string) { logs = append(logs, m) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if st := f.Stats(); len(logs) > 0 || st.Unchanged != len(storeFixture) || st.Indexed != 0 {
-		t.Errorf("Open of a bleve-written index: %v, logs %q", st, logs)
-	}
+	st := f.Stats()
+	assert.Empty(t, logs, "Open of a bleve-written index: %v", st)
+	assert.Equal(t, len(storeFixture), st.Unchanged, "Open of a bleve-written index: %v, logs %q", st, logs)
+	assert.Equal(t, 0, st.Indexed, "Open of a bleve-written index: %v, logs %q", st, logs)
 	var got []string
 	for r, err := range f.Search(ctx, vfs.SearchQuery{Query: "ReadMIMEHeader"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got = append(got, r.Path)
 	}
-	if len(got) == 0 || got[0] != "/net/textproto/reader.go" {
-		t.Errorf("Search = %v, want reader.go first", got)
+	if assert.NotEmpty(t, got, "Search, want reader.go first") {
+		assert.Equal(t, "/net/textproto/reader.go", got[0], "Search = %v, want reader.go first", got)
 	}
 }
 
@@ -127,22 +102,18 @@ func TestStoreWrittenByBleve(t *testing.T) {
 func TestSearchRacingClose(t *testing.T) {
 	for range 20 {
 		f, err := Open(t.Context(), temp.MustNew(storeFixture), filepath.Join(t.TempDir(), "idx"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
 				for range 20 {
-					if _, err := f.search(t.Context(), []queryTerm{{"header", 1}}, "/", 0); err != nil && !errors.Is(err, ErrClosed) {
-						t.Errorf("search: %v", err)
+					if _, err := f.search(t.Context(), []queryTerm{{"header", 1}}, "/", 0); err != nil {
+						assert.ErrorIs(t, err, ErrClosed, "search")
 					}
 				}
 			})
 		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, f.Close())
 		wg.Wait()
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -23,38 +26,24 @@ func TestUnionOfIndexedMounts(t *testing.T) {
 	}), "", index.Options{})
 	plain := temp.MustNew(map[string]string{"/header.txt": "header\n"})
 	u, err := union.New([]union.Mount{{Prefix: "/repo", FS: repo}, {Prefix: "/notes", FS: notes}, {Prefix: "/plain", FS: plain}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	under := search(t, u, vfs.SearchQuery{Query: "header", Path: "/repo"})
-	if got, want := paths(under), []string{"/repo/net/http/header.go", "/repo/net/http/server.go"}; !slices.Equal(got, want) {
-		t.Errorf("Search(header under /repo) = %v, want %v", got, want)
-	}
+	assert.Equal(t, []string{"/repo/net/http/header.go", "/repo/net/http/server.go"}, paths(under), "Search(header under /repo)")
 	direct := search(t, repo, vfs.SearchQuery{Query: "header"})
 	for i := range direct {
-		if under[i].Score != direct[i].Score || under[i].LineNumber != direct[i].LineNumber || under[i].Snippet != direct[i].Snippet {
-			t.Errorf("union hit %+v differs from the mount's %+v beyond the prefix", under[i], direct[i])
-		}
+		assert.Equal(t, direct[i].Score, under[i].Score, "union hit %+v differs from the mount's %+v beyond the prefix", under[i], direct[i])
+		assert.Equal(t, direct[i].LineNumber, under[i].LineNumber, "union hit %+v differs from the mount's %+v beyond the prefix", under[i], direct[i])
+		assert.Equal(t, direct[i].Snippet, under[i].Snippet, "union hit %+v differs from the mount's %+v beyond the prefix", under[i], direct[i])
 	}
 
 	all := search(t, u, vfs.SearchQuery{Query: "header"})
-	if len(all) != 3 {
-		t.Fatalf("Search(header at /) = %v, want the 3 indexed hits", all)
-	}
-	if !slices.IsSortedFunc(all, vfs.CompareSearchResults) {
-		t.Errorf("Search(header at /) not by score then path: %+v", all)
-	}
+	require.Len(t, all, 3, "Search(header at /), want the 3 indexed hits")
+	assert.True(t, slices.IsSortedFunc(all, vfs.CompareSearchResults), "Search(header at /) not by score then path: %+v", all)
 	top := search(t, u, vfs.SearchQuery{Query: "header", MaxResults: 2})
-	if !slices.Equal(top, all[:2]) {
-		t.Errorf("Search(header at /, max 2) = %+v, want %+v", top, all[:2])
-	}
+	assert.Equal(t, all[:2], top, "Search(header at /, max 2)")
 
 	// A write through the union reaches the mount's index.
-	if err := u.Write(t.Context(), "/notes/new.md", []byte("a quokka\n")); err != nil {
-		t.Fatal(err)
-	}
-	if got := paths(search(t, u, vfs.SearchQuery{Query: "quokka"})); !slices.Equal(got, []string{"/notes/new.md"}) {
-		t.Errorf("Search(quokka) after a union write = %v", got)
-	}
+	require.NoError(t, u.Write(t.Context(), "/notes/new.md", []byte("a quokka\n")))
+	assert.Equal(t, []string{"/notes/new.md"}, paths(search(t, u, vfs.SearchQuery{Query: "quokka"})), "Search(quokka) after a union write")
 }

@@ -3,6 +3,8 @@ package union_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/union"
@@ -37,18 +39,15 @@ func TestConformanceMixed(t *testing.T) {
 			}
 			return tempTree(t, files)
 		})
-		if _, ok := u.(vfs.Notifier); ok && (files["/src/a.ts"] != nil || files["/conc/shared"] != nil) {
-			t.Fatal("a union with a mount that is no Notifier is one")
-		}
+		_, ok := u.(vfs.Notifier)
+		require.False(t, ok && (files["/src/a.ts"] != nil || files["/conc/shared"] != nil), "a union with a mount that is no Notifier is one")
 		return u
 	}, vfstest.Options{})
 }
 
 func tempTree(t *testing.T, files map[string][]byte) vfs.FileSystem {
 	fsys, err := temp.New(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fsys
 }
 
@@ -73,12 +72,8 @@ func conformanceUnion(t *testing.T, files map[string][]byte, child func(prefix s
 	for prefix, fs := range parts {
 		ms = append(ms, union.Mount{Prefix: prefix, FS: child(prefix, fs)})
 	}
-	if len(ms) < 2 && len(files) > 3 {
-		t.Fatalf("the fixture no longer reaches a mount: %v", files)
-	}
+	require.False(t, len(ms) < 2 && len(files) > 3, "the fixture no longer reaches a mount: %v", files)
 	u, err := union.New(ms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return u
 }

@@ -2,8 +2,9 @@ package union_test
 
 import (
 	"context"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -21,22 +22,15 @@ func FuzzGlob(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern string, dirIndex uint8) {
 		dir := globDirs[int(dirIndex)%len(globDirs)]
 		if _, err := vfs.CompilePattern(pattern); err != nil {
-			if _, err := collect(t, u.Glob(ctx, pattern, dir)); err == nil {
-				t.Fatalf("Glob(%q): no error for a bad pattern", pattern)
-			}
+			_, err := collect(t, u.Glob(ctx, pattern, dir))
+			require.Error(t, err, "Glob(%q): no error for a bad pattern", pattern)
 			return
 		}
 		got, err := collect(t, u.Glob(ctx, pattern, dir))
-		if err != nil {
-			t.Fatalf("Glob(%q, %q): %v", pattern, dir, err)
-		}
+		require.NoError(t, err, "Glob(%q, %q)", pattern, dir)
 		want, err := collect(t, flat.Glob(ctx, pattern, dir))
-		if err != nil {
-			t.Fatalf("flat Glob(%q, %q): %v", pattern, dir, err)
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("Glob(%q, %q) =\n  %v\nwant\n  %v", pattern, dir, got, want)
-		}
+		require.NoError(t, err, "flat Glob(%q, %q)", pattern, dir)
+		require.Equal(t, want, got, "Glob(%q, %q)", pattern, dir)
 	})
 }
 
@@ -53,11 +47,7 @@ func FuzzGrepFilter(f *testing.F) {
 		q := vfs.GrepQuery{Pattern: "func main", Path: grepScopes[int(scopeIndex)%len(grepScopes)], Glob: glob, MaxResults: int(max % 4)}
 		want, wantErr := collect(t, flat.Grep(ctx, q))
 		got, err := collect(t, u.Grep(ctx, q))
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("Grep(%+v) error %v, flat tree's %v", q, err, wantErr)
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("Grep(%+v) =\n  %v\nwant\n  %v", q, got, want)
-		}
+		require.Equal(t, wantErr != nil, err != nil, "Grep(%+v) error %v, flat tree's %v", q, err, wantErr)
+		require.Equal(t, want, got, "Grep(%+v)", q)
 	})
 }
