@@ -2,14 +2,14 @@ package rootspec
 
 import (
 	"bufio"
-	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -17,9 +17,7 @@ import (
 func TestParseMount(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "src")
-	if err := os.Mkdir(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(src, 0o755))
 	tests := []struct {
 		value string
 		want  Mount
@@ -37,23 +35,18 @@ func TestParseMount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ParseMount(tt.value, base)
-		if err != nil {
-			t.Errorf("ParseMount(%q) error: %v", tt.value, err)
+		if !assert.NoError(t, err, "ParseMount(%q)", tt.value) {
 			continue
 		}
 		tt.want.Spec.Origin = "--mount " + tt.value
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("ParseMount(%q) = %+v, want %+v", tt.value, got, tt.want)
-		}
+		assert.Equal(t, tt.want, got, "ParseMount(%q)", tt.value)
 	}
 }
 
 func TestParseMountErrors(t *testing.T) {
 	base := t.TempDir()
 	file := filepath.Join(base, "file.txt")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
 	tests := []struct {
 		value string
 		want  string // the whole message
@@ -80,40 +73,29 @@ func TestParseMountErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := ParseMount(tt.value, base)
-		if err == nil {
-			t.Errorf("ParseMount(%q) succeeded, want error %q", tt.value, tt.want)
+		if !assert.Error(t, err, "ParseMount(%q) succeeded, want error %q", tt.value, tt.want) {
 			continue
 		}
 		var se *Error
-		if !errors.As(err, &se) {
-			t.Errorf("ParseMount(%q) error %T, want *Error", tt.value, err)
-		}
-		if err.Error() != tt.want {
-			t.Errorf("ParseMount(%q) error:\n got %s\nwant %s", tt.value, err, tt.want)
-		}
+		assert.ErrorAs(t, err, &se, "ParseMount(%q) error %T, want *Error", tt.value, err)
+		assert.EqualError(t, err, tt.want, "ParseMount(%q)", tt.value)
 	}
 }
 
 func TestParseMounts(t *testing.T) {
 	base := t.TempDir()
 	got, err := ParseMounts([]string{"/b=temp:", "/a=local:.?ro"}, base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"/b=temp:", "/a=local:" + base + "?ro"}
 	var gotS []string
 	for _, m := range got {
 		gotS = append(gotS, m.String())
 	}
-	if !slices.Equal(gotS, want) {
-		t.Errorf("ParseMounts = %q, want %q (order kept)", gotS, want)
-	}
+	assert.Equal(t, want, gotS, "ParseMounts (order kept)")
 
 	_, err = ParseMounts([]string{"/a=temp:", "/a/=local:."}, base)
 	const wantErr = `invalid --mount "/a/=local:.": prefix /a is already mounted by /a=temp:`
-	if err == nil || err.Error() != wantErr {
-		t.Errorf("ParseMounts(duplicate) error = %v, want %s", err, wantErr)
-	}
+	assert.EqualError(t, err, wantErr, "ParseMounts(duplicate)")
 }
 
 // TestMountStringRoundTrip checks that String renders the flag form, which
@@ -121,9 +103,7 @@ func TestParseMounts(t *testing.T) {
 func TestMountStringRoundTrip(t *testing.T) {
 	base := t.TempDir()
 	odd := filepath.Join(base, "a?b,c=d")
-	if err := os.Mkdir(odd, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(odd, 0o755))
 	for _, m := range []Mount{
 		{"/", Spec{Kind: KindTemp}},
 		{"/x", Spec{Kind: KindTemp, ReadOnly: true}},
@@ -132,14 +112,11 @@ func TestMountStringRoundTrip(t *testing.T) {
 	} {
 		s := m.String()
 		got, err := ParseMount(s, "/")
-		if err != nil {
-			t.Errorf("ParseMount(%q) error: %v", s, err)
+		if !assert.NoError(t, err, "ParseMount(%q)", s) {
 			continue
 		}
 		got.Spec.Origin = ""
-		if !reflect.DeepEqual(got, m) {
-			t.Errorf("ParseMount(%q) = %+v, want %+v", s, got, m)
-		}
+		assert.Equal(t, m, got, "ParseMount(%q)", s)
 	}
 }
 
@@ -158,12 +135,8 @@ func TestOverride(t *testing.T) {
 		{"/docs", Spec{Kind: KindTemp, Origin: "file"}},
 		{"/new", Spec{Kind: KindTemp, Origin: "flag"}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Override = %+v, want %+v", got, want)
-	}
-	if file[0].Spec.Origin != "file" {
-		t.Errorf("Override modified its receiver")
-	}
+	assert.Equal(t, want, got, "Override")
+	assert.Equal(t, "file", file[0].Spec.Origin, "Override modified its receiver")
 }
 
 func TestSpecMode(t *testing.T) {
@@ -178,18 +151,14 @@ func TestSpecMode(t *testing.T) {
 		{Spec{Kind: KindUnion, Mounts: Table{{"/a", Spec{Kind: KindTemp, ReadOnly: true}}, {"/b", Spec{Kind: KindTemp}}}}, "rw"},
 	}
 	for _, tt := range tests {
-		if got := tt.s.Mode(); got != tt.want {
-			t.Errorf("%v.Mode() = %s, want %s", tt.s, got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.s.Mode(), "%v.Mode()", tt.s)
 	}
 }
 
 // flagSeeds reads testdata/flags.txt, with DIR replaced by dir.
 func flagSeeds(t testing.TB, dir string) []string {
 	f, err := os.Open("testdata/flags.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	var out []string
 	sc := bufio.NewScanner(f)
@@ -216,35 +185,24 @@ func FuzzParseMount(f *testing.F) {
 		m, err := ParseMount(value, dir)
 		if err != nil {
 			var se *Error
-			if !errors.As(err, &se) {
-				t.Fatalf("ParseMount(%q) error %T, want *Error", value, err)
-			}
-			if want := "invalid --mount " + strconv.Quote(value) + ": "; !strings.HasPrefix(err.Error(), want) || se.Msg == "" {
-				t.Fatalf("ParseMount(%q) error %q, want prefix %q and a message", value, err, want)
-			}
+			require.ErrorAs(t, err, &se, "ParseMount(%q) error %T, want *Error", value, err)
+			want := "invalid --mount " + strconv.Quote(value) + ": "
+			require.True(t, strings.HasPrefix(err.Error(), want), "ParseMount(%q) error %q, want prefix %q", value, err, want)
+			require.NotEmpty(t, se.Msg, "ParseMount(%q) error %q, want a message", value, err)
 			return
 		}
-		if m.Prefix == "" || m.Prefix[0] != '/' || vfs.Clean(m.Prefix) != m.Prefix {
-			t.Fatalf("ParseMount(%q) prefix %q is not clean and absolute", value, m.Prefix)
-		}
-		if !slices.Contains(FlagKinds(), m.Spec.Kind) {
-			t.Fatalf("ParseMount(%q) kind %q is not a flag kind", value, m.Spec.Kind)
-		}
+		require.True(t, strings.HasPrefix(m.Prefix, "/"), "ParseMount(%q) prefix %q is not absolute", value, m.Prefix)
+		require.Equal(t, m.Prefix, vfs.Clean(m.Prefix), "ParseMount(%q) prefix %q is not clean", value, m.Prefix)
+		require.Contains(t, FlagKinds(), m.Spec.Kind, "ParseMount(%q) kind %q is not a flag kind", value, m.Spec.Kind)
 		if m.Spec.Kind == KindLocal {
-			if !filepath.IsAbs(m.Spec.Dir) {
-				t.Fatalf("ParseMount(%q) dir %q is not absolute", value, m.Spec.Dir)
-			}
-			if info, err := os.Stat(m.Spec.Dir); err != nil || !info.IsDir() {
-				t.Fatalf("ParseMount(%q) dir %q is not a directory", value, m.Spec.Dir)
-			}
+			require.True(t, filepath.IsAbs(m.Spec.Dir), "ParseMount(%q) dir %q is not absolute", value, m.Spec.Dir)
+			info, err := os.Stat(m.Spec.Dir)
+			require.NoError(t, err, "ParseMount(%q) dir %q is not a directory", value, m.Spec.Dir)
+			require.True(t, info.IsDir(), "ParseMount(%q) dir %q is not a directory", value, m.Spec.Dir)
 		}
 		again, err := ParseMount(m.String(), "/")
-		if err != nil {
-			t.Fatalf("ParseMount(%q) = %v, whose String %q fails: %v", value, m, m.String(), err)
-		}
+		require.NoError(t, err, "ParseMount(%q) = %v, whose String %q fails", value, m, m.String())
 		again.Spec.Origin = m.Spec.Origin
-		if !reflect.DeepEqual(again, m) {
-			t.Fatalf("round trip of %q: %+v, want %+v", value, again, m)
-		}
+		require.Equal(t, m, again, "round trip of %q", value)
 	})
 }

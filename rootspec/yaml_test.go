@@ -1,7 +1,6 @@
 package rootspec
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,9 +17,7 @@ import (
 func mkdirs(t *testing.T, base string, dirs ...string) {
 	t.Helper()
 	for _, d := range dirs {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
 	}
 }
 
@@ -47,13 +46,9 @@ mounts:
       /a: { local: ./a }
       /b: "temp:"
 `
-	if err := os.WriteFile(config, []byte(strings.ReplaceAll(text, "ABS", abs)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(config, []byte(strings.ReplaceAll(text, "ABS", abs)), 0o644))
 	got, err := LoadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := filepath.Join(base, "conf")
 	line := func(line int) string { return config + ":" + strconv.Itoa(line) }
 	want := Table{
@@ -73,9 +68,7 @@ mounts:
 	}
 	if !reflect.DeepEqual(got, want) {
 		for i := range max(len(got), len(want)) {
-			if i >= len(got) || i >= len(want) || !reflect.DeepEqual(got[i], want[i]) {
-				t.Errorf("LoadFile mount %d:\n got %#v\nwant %#v", i, at(i, got), at(i, want))
-			}
+			assert.Equal(t, at(i, want), at(i, got), "LoadFile mount %d", i)
 		}
 	}
 	var modes []string
@@ -91,9 +84,7 @@ mounts:
 		"/flagform ro local:" + c + "/src?ro",
 		"/ext ro union:[/a=local:" + c + "/a,/b=temp:]?ro",
 	}
-	if !reflect.DeepEqual(modes, wantModes) {
-		t.Errorf("modes and strings:\n got %q\nwant %q", modes, wantModes)
-	}
+	assert.Equal(t, wantModes, modes, "modes and strings")
 }
 
 // at returns t[i], or nothing past the end.
@@ -144,30 +135,22 @@ func TestLoadFileErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.text), "root.yaml", base)
-			if err == nil {
-				t.Fatalf("Parse succeeded, want error %q", tt.want)
-			}
+			require.Error(t, err, "Parse succeeded, want error %q", tt.want)
 			var se *Error
-			if !errors.As(err, &se) {
-				t.Errorf("Parse error %T, want *Error", err)
-			}
+			assert.ErrorAs(t, err, &se, "Parse error %T, want *Error", err)
 			if tt.name == "alias cycle" {
-				if !strings.HasSuffix(err.Error(), tt.want) {
-					t.Errorf("Parse error:\n got %s\nwant suffix %s", err, tt.want)
-				}
+				assert.True(t, strings.HasSuffix(err.Error(), tt.want), "Parse error:\n got %s\nwant suffix %s", err, tt.want)
 				return
 			}
-			if err.Error() != tt.want {
-				t.Errorf("Parse error:\n got %s\nwant %s", err, tt.want)
-			}
+			assert.EqualError(t, err, tt.want, "Parse error")
 		})
 	}
 }
 
 func TestLoadFileMissing(t *testing.T) {
 	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.yaml"))
-	if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "config: open ") {
-		t.Errorf("LoadFile(missing) = %v, want a not-exist error", err)
+	if assert.ErrorIs(t, err, os.ErrNotExist, "LoadFile(missing), want a not-exist error") {
+		assert.True(t, strings.HasPrefix(err.Error(), "config: open "), "LoadFile(missing) = %v, want a not-exist error", err)
 	}
 }
 
@@ -181,48 +164,34 @@ func TestDecodeMounts(t *testing.T) {
 		Root yaml.Node `yaml:"root"`
 	}
 	text := "name: x\nroot:\n  /repo: {local: ./src}\n  /tmp: 'temp:'\n"
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, yaml.Unmarshal([]byte(text), &doc))
 	got, err := DecodeMounts(&doc.Root, base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := Table{
 		{"/repo", Spec{Kind: KindLocal, Dir: filepath.Join(base, "src"), Origin: "line 3"}},
 		{"/tmp", Spec{Kind: KindTemp, Origin: "line 4"}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("DecodeMounts = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want, got, "DecodeMounts")
 
 	text = "root:\n  /repo: {local: ./nope}\n"
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, yaml.Unmarshal([]byte(text), &doc))
 	_, err = DecodeMounts(&doc.Root, base)
 	wantErr := "line 2: /repo: directory " + filepath.Join(base, "nope") + " does not exist"
-	if err == nil || err.Error() != wantErr {
-		t.Errorf("DecodeMounts error = %v, want %s", err, wantErr)
-	}
+	assert.EqualError(t, err, wantErr, "DecodeMounts error")
 	_, err = DecodeMountsFile(&doc.Root, "agent.yaml", base)
-	if err == nil || err.Error() != "agent.yaml:"+strings.TrimPrefix(wantErr, "line ") {
-		t.Errorf("DecodeMountsFile error = %v, want it to name agent.yaml", err)
-	}
+	assert.EqualError(t, err, "agent.yaml:"+strings.TrimPrefix(wantErr, "line "), "DecodeMountsFile error, want it to name agent.yaml")
 
 	var null yaml.Node
-	if got, err := DecodeMounts(&null, base); err != nil || len(got) != 0 {
-		t.Errorf("DecodeMounts(empty node) = %v, %v; want an empty table", got, err)
-	}
+	got, err = DecodeMounts(&null, base)
+	assert.NoError(t, err, "DecodeMounts(empty node)")
+	assert.Empty(t, got, "DecodeMounts(empty node), want an empty table")
 }
 
 // FuzzParse checks that any config text parses or fails with an *Error,
 // never panics, and that a parsed table has clean, unique prefixes.
 func FuzzParse(f *testing.F) {
 	base := f.TempDir()
-	if err := os.MkdirAll(filepath.Join(base, "src"), 0o755); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, os.MkdirAll(filepath.Join(base, "src"), 0o755))
 	for _, s := range []string{
 		"mounts:\n  /repo: { local: ./src }\n  /notes: { temp: {} }\n",
 		"mounts:\n  /d:\n    overlay:\n      - local: ./src\n      - temp: {/a: b}\n",
@@ -236,9 +205,7 @@ func FuzzParse(f *testing.F) {
 		tab, err := Parse([]byte(text), "f.yaml", base)
 		if err != nil {
 			var se *Error
-			if !errors.As(err, &se) {
-				t.Fatalf("Parse error %T (%v), want *Error", err, err)
-			}
+			require.ErrorAs(t, err, &se, "Parse error %T (%v), want *Error", err, err)
 			return
 		}
 		checkTable(t, tab)
@@ -248,9 +215,9 @@ func FuzzParse(f *testing.F) {
 func checkTable(t *testing.T, tab Table) {
 	seen := map[string]bool{}
 	for _, m := range tab {
-		if m.Prefix == "" || m.Prefix[0] != '/' || filepath.Clean(m.Prefix) != m.Prefix || seen[m.Prefix] {
-			t.Fatalf("bad or duplicate prefix %q in %v", m.Prefix, tab)
-		}
+		require.True(t, strings.HasPrefix(m.Prefix, "/"), "bad prefix %q in %v", m.Prefix, tab)
+		require.Equal(t, m.Prefix, filepath.Clean(m.Prefix), "bad prefix %q in %v", m.Prefix, tab)
+		require.False(t, seen[m.Prefix], "duplicate prefix %q in %v", m.Prefix, tab)
 		seen[m.Prefix] = true
 		for _, l := range m.Spec.Layers {
 			checkTable(t, Table{{"/", l}})

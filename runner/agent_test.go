@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"golang.org/x/tools/txtar"
 
@@ -21,12 +22,8 @@ func agentDir(t *testing.T, archive string) string {
 	dir := t.TempDir()
 	for _, f := range txtar.Parse([]byte(archive)).Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, f.Data, 0o644))
 	}
 	return dir
 }
@@ -34,9 +31,7 @@ func agentDir(t *testing.T, archive string) string {
 func problemsOf(t *testing.T, err error) []string {
 	t.Helper()
 	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("Load error = %v, want a *ValidationError", err)
-	}
+	require.ErrorAs(t, err, &ve, "Load error = %v, want a *ValidationError", err)
 	var out []string
 	for _, p := range ve.Problems {
 		out = append(out, p.String())
@@ -57,39 +52,30 @@ root:
 Keep notes.
 `)
 	a, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Config.Name != "notes" || a.Instructions != "Keep notes.\n" || !a.Plan.Root || a.Cwd != "" {
-		t.Errorf("Load = %+v", a)
-	}
-	if !reflect.DeepEqual(a.Plan.Served(), allEight) || !a.Plan.ScratchTmp {
-		t.Errorf("plan = %+v", a.Plan)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "notes", a.Config.Name, "Load = %+v", a)
+	assert.Equal(t, "Keep notes.\n", a.Instructions, "Load = %+v", a)
+	assert.True(t, a.Plan.Root, "Load = %+v", a)
+	assert.Empty(t, a.Cwd, "Load = %+v", a)
+	assert.Equal(t, allEight, a.Plan.Served(), "plan = %+v", a.Plan)
+	assert.True(t, a.Plan.ScratchTmp, "plan = %+v", a.Plan)
 	ctx := context.Background()
 	s, err := a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	turn, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := turn.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`)); r.IsError || r.String() != "     1\thi" {
-		t.Errorf("Read = %+v", r)
-	}
-	if r := turn.Call(ctx, "StrReplace", json.RawMessage(`{"path":"/a.txt","old_string":"hi","new_string":"yo"}`)); r.IsError || r.String() != `{"occurrencesModified":1}` {
-		t.Errorf("StrReplace = %+v", r)
-	}
+	require.NoError(t, err)
+	r := turn.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.False(t, r.IsError, "Read = %+v", r)
+	assert.Equal(t, "     1\thi", r.String(), "Read")
+	r = turn.Call(ctx, "StrReplace", json.RawMessage(`{"path":"/a.txt","old_string":"hi","new_string":"yo"}`))
+	assert.False(t, r.IsError, "StrReplace = %+v", r)
+	assert.Equal(t, `{"occurrencesModified":1}`, r.String(), "StrReplace")
 	// The session's tree is shared by its turns.
 	next, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := next.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`)); r.String() != "     1\tyo" {
-		t.Errorf("Read in the next turn = %+v", r)
-	}
+	require.NoError(t, err)
+	r = next.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.Equal(t, "     1\tyo", r.String(), "Read in the next turn = %+v", r)
 }
 
 // TestTurnScratch checks the per-turn /tmp: a fresh empty tree over the
@@ -106,41 +92,29 @@ root:
       /tmp/authored.txt: "shadowed"
 `)
 	a, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	s, err := a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	t1, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := t1.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/authored.txt"}`)); !r.IsError || r.String() != "not found: /tmp/authored.txt" {
-		t.Errorf("Read of an authored /tmp file = %+v, want it shadowed", r)
-	}
-	if r := t1.Call(ctx, "Write", json.RawMessage(`{"path":"/tmp/spill.txt","contents":"big"}`)); r.IsError {
-		t.Fatalf("Write /tmp = %+v", r)
-	}
-	if r := t1.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/spill.txt"}`)); r.String() != "     1\tbig" {
-		t.Errorf("Read /tmp in the same turn = %+v", r)
-	}
-	if r := t1.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`)); r.String() != "     1\ta" {
-		t.Errorf("Read /a.txt through the turn = %+v", r)
-	}
+	require.NoError(t, err)
+	r := t1.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/authored.txt"}`))
+	assert.True(t, r.IsError, "Read of an authored /tmp file = %+v, want it shadowed", r)
+	assert.Equal(t, "not found: /tmp/authored.txt", r.String(), "Read of an authored /tmp file, want it shadowed")
+	r = t1.Call(ctx, "Write", json.RawMessage(`{"path":"/tmp/spill.txt","contents":"big"}`))
+	require.False(t, r.IsError, "Write /tmp = %+v", r)
+	r = t1.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/spill.txt"}`))
+	assert.Equal(t, "     1\tbig", r.String(), "Read /tmp in the same turn = %+v", r)
+	r = t1.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.Equal(t, "     1\ta", r.String(), "Read /a.txt through the turn = %+v", r)
 	t2, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := t2.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/spill.txt"}`)); !r.IsError {
-		t.Errorf("next turn sees the last turn's /tmp: %+v", r)
-	}
-	if info, err := s.FS().Stat(ctx, "/tmp/spill.txt"); err != nil || info.Kind != vfs.KindMissing {
-		t.Errorf("scratch leaked into the root: %+v, %v", info, err)
-	}
+	require.NoError(t, err)
+	r = t2.Call(ctx, "Read", json.RawMessage(`{"path":"/tmp/spill.txt"}`))
+	assert.True(t, r.IsError, "next turn sees the last turn's /tmp: %+v", r)
+	info, err := s.FS().Stat(ctx, "/tmp/spill.txt")
+	assert.NoError(t, err, "scratch leaked into the root")
+	assert.Equal(t, vfs.KindMissing, info.Kind, "scratch leaked into the root: %+v", info)
 }
 
 // TestLoadFailClosed checks every fail-closed combination and reserved
@@ -212,17 +186,12 @@ func TestLoadFailClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Load(agentDir(t, tt.archive))
 			got := problemsOf(t, err)
-			if len(got) != len(tt.want) {
-				t.Fatalf("problems = %q, want %d like %q", got, len(tt.want), tt.want)
-			}
+			require.Len(t, got, len(tt.want), "problems, want like %q", tt.want)
 			for i := range got {
-				if !strings.HasPrefix(got[i], tt.want[i]) {
-					t.Errorf("problem %d = %q, want prefix %q", i, got[i], tt.want[i])
-				}
+				assert.True(t, strings.HasPrefix(got[i], tt.want[i]), "problem %d = %q, want prefix %q", i, got[i], tt.want[i])
 			}
-			if !strings.HasPrefix(err.Error(), "agent ") || !strings.Contains(err.Error(), "is invalid:\n  ") {
-				t.Errorf("Error() = %q", err)
-			}
+			assert.True(t, strings.HasPrefix(err.Error(), "agent "), "Error() = %q", err)
+			assert.Contains(t, err.Error(), "is invalid:\n  ", "Error()")
 		})
 	}
 }
@@ -236,12 +205,8 @@ func TestLoadToolsOmittedVersusEmpty(t *testing.T) {
 		{"tools: []\n", nil},
 	} {
 		a, err := Load(agentDir(t, "-- agent.yaml --\nname: x\n"+tt.yaml))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a.Plan.FileTools, tt.want) {
-			t.Errorf("%q: file tools %v, want %v", tt.yaml, a.Plan.FileTools, tt.want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, a.Plan.FileTools, "%q: file tools", tt.yaml)
 	}
 }
 
@@ -258,34 +223,26 @@ workspaceFiles:
 hi
 `)
 	a, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	work := filepath.Join(dir, "work")
-	if a.Plan.Root || a.Cwd != work || !reflect.DeepEqual(a.Plan.Served(), append(hostSeven, "Shell")) {
-		t.Fatalf("host default agent = cwd %q plan %+v", a.Cwd, a.Plan)
-	}
+	require.False(t, a.Plan.Root, "host default agent = cwd %q plan %+v", a.Cwd, a.Plan)
+	require.Equal(t, work, a.Cwd, "host default agent cwd")
+	require.Equal(t, append(hostSeven, "Shell"), a.Plan.Served(), "host default agent plan %+v", a.Plan)
 	ctx := context.Background()
 	s, err := a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	turn, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// An absolute host path under the working directory maps onto the tree.
-	if r := turn.Call(ctx, "Read", json.RawMessage(`{"path":"`+work+`/a.txt"}`)); r.String() != "     1\thi" {
-		t.Errorf("Read by host path = %+v", r)
-	}
-	if r := turn.Call(ctx, "Shell", json.RawMessage(`{"command":"cat seeded.txt a.txt"}`)); r.IsError || r.String() != "seeded\nhi" {
-		t.Errorf("Shell = %+v", r)
-	}
-	if r := turn.Call(ctx, "Write", json.RawMessage(`{"path":"b.txt","contents":"b"}`)); r.IsError {
-		t.Errorf("Write = %+v", r)
-	}
-	if data, err := os.ReadFile(filepath.Join(work, "b.txt")); err != nil || string(data) != "b" {
-		t.Errorf("host file b.txt = %q, %v", data, err)
-	}
+	r := turn.Call(ctx, "Read", json.RawMessage(`{"path":"`+work+`/a.txt"}`))
+	assert.Equal(t, "     1\thi", r.String(), "Read by host path = %+v", r)
+	r = turn.Call(ctx, "Shell", json.RawMessage(`{"command":"cat seeded.txt a.txt"}`))
+	assert.False(t, r.IsError, "Shell = %+v", r)
+	assert.Equal(t, "seeded\nhi", r.String(), "Shell")
+	r = turn.Call(ctx, "Write", json.RawMessage(`{"path":"b.txt","contents":"b"}`))
+	assert.False(t, r.IsError, "Write = %+v", r)
+	data, err := os.ReadFile(filepath.Join(work, "b.txt"))
+	assert.NoError(t, err, "host file b.txt")
+	assert.Equal(t, "b", string(data), "host file b.txt")
 }

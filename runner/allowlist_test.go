@@ -1,9 +1,9 @@
 package runner
 
 import (
-	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 var (
@@ -102,12 +102,8 @@ func TestPlanToolsTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, problems := PlanTools(tt.root, tt.tools)
-		if len(problems) > 0 {
-			t.Errorf("%s: problems %v", tt.row, problems)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s:\nPlanTools(%v, %q) = %+v\nwant %+v", tt.row, tt.root, tt.tools, got, tt.want)
-		}
+		assert.Empty(t, problems, "%s: problems", tt.row)
+		assert.Equal(t, tt.want, got, "%s: PlanTools(%v, %q)", tt.row, tt.root, tt.tools)
 	}
 }
 
@@ -130,20 +126,17 @@ func TestPlanToolsFailClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, problems := PlanTools(tt.root, tt.tools)
-		if len(problems) != len(tt.want) {
-			t.Errorf("PlanTools(%v, %q) problems = %v, want %d", tt.root, tt.tools, problems, len(tt.want))
+		if !assert.Len(t, problems, len(tt.want), "PlanTools(%v, %q) problems", tt.root, tt.tools) {
 			continue
 		}
 		for i, p := range problems {
-			if p.Field != "tools" || !strings.Contains(p.Message, tt.want[i]) {
-				t.Errorf("PlanTools(%v, %q) problem %d = %q, want tools: ...%s...", tt.root, tt.tools, i, p, tt.want[i])
-			}
+			assert.Equal(t, "tools", p.Field, "PlanTools(%v, %q) problem %d = %q", tt.root, tt.tools, i, p)
+			assert.Contains(t, p.Message, tt.want[i], "PlanTools(%v, %q) problem %d", tt.root, tt.tools, i)
 		}
 	}
 	// The same names are fine on the host default.
 	for _, name := range []string{"shell", "task", "readLints"} {
-		if _, problems := PlanTools(false, []string{name}); len(problems) > 0 {
-			t.Errorf("host default %q: %v", name, problems)
-		}
+		_, problems := PlanTools(false, []string{name})
+		assert.Empty(t, problems, "host default %q", name)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/tools/txtar"
 
@@ -19,9 +22,7 @@ func newTestDispatcher(t *testing.T, opts DispatchOptions) (*Dispatcher, *temp.F
 	t.Helper()
 	fs := temp.MustNew(map[string]string{"/a.txt": "hi\n"})
 	d, err := NewDispatcher(tools.Synthesize(fs, tools.FileToolNames(), tools.Options{}), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return d, fs
 }
 
@@ -29,31 +30,27 @@ func TestDispatcherUnknownTool(t *testing.T) {
 	d, _ := newTestDispatcher(t, DispatchOptions{})
 	r := d.Call(context.Background(), "Bash", nil)
 	want := `unknown tool "Bash"; available: Read, LS, Grep, Glob, Write, StrReplace, Delete, SemanticSearch`
-	if !r.IsError || r.String() != want || r.Tool != "Bash" {
-		t.Errorf("Call(Bash) = %+v, want error %q", r, want)
-	}
+	assert.True(t, r.IsError, "Call(Bash) = %+v, want error %q", r, want)
+	assert.Equal(t, want, r.String(), "Call(Bash)")
+	assert.Equal(t, "Bash", r.Tool, "Call(Bash)")
 	empty, err := NewDispatcher(nil, DispatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := empty.Call(context.Background(), "Read", nil); !r.IsError || r.String() != `unknown tool "Read": this agent has no tools` {
-		t.Errorf("Call on an empty dispatcher = %+v", r)
-	}
+	require.NoError(t, err)
+	r = empty.Call(context.Background(), "Read", nil)
+	assert.True(t, r.IsError, "Call on an empty dispatcher = %+v", r)
+	assert.Equal(t, `unknown tool "Read": this agent has no tools`, r.String(), "Call on an empty dispatcher")
 }
 
 func TestDispatcherEmptyArguments(t *testing.T) {
 	d, _ := newTestDispatcher(t, DispatchOptions{})
 	for _, args := range []string{"", "null", " {} ", "\n"} {
 		r := d.Call(context.Background(), "LS", json.RawMessage(args))
-		if r.IsError || !strings.HasPrefix(r.String(), "/\n  a.txt") {
-			t.Errorf("LS(%q) = %+v", args, r)
-		}
+		assert.False(t, r.IsError, "LS(%q) = %+v", args, r)
+		assert.True(t, strings.HasPrefix(r.String(), "/\n  a.txt"), "LS(%q) = %+v", args, r)
 	}
 	for _, args := range []string{"{", "[]", `"x"`, "{} {}", "1"} {
 		r := d.Call(context.Background(), "LS", json.RawMessage(args))
-		if !r.IsError || !strings.HasPrefix(r.String(), "invalid arguments for LS: ") {
-			t.Errorf("LS(%q) = %+v, want invalid arguments", args, r)
-		}
+		assert.True(t, r.IsError, "LS(%q) = %+v, want invalid arguments", args, r)
+		assert.True(t, strings.HasPrefix(r.String(), "invalid arguments for LS: "), "LS(%q) = %+v, want invalid arguments", args, r)
 	}
 }
 
@@ -67,28 +64,29 @@ func TestDispatcherDryRun(t *testing.T) {
 		{"Delete", `{"path":"/a.txt"}`},
 	} {
 		r := d.Call(ctx, c.tool, json.RawMessage(c.args))
-		if r.IsError || !r.Stubbed || r.Effect != tools.EffectWrite || r.String() != "dry run: "+c.tool+" was not run" {
-			t.Errorf("dry-run %s = %+v, want a stubbed success", c.tool, r)
-		}
+		assert.False(t, r.IsError, "dry-run %s = %+v, want a stubbed success", c.tool, r)
+		assert.True(t, r.Stubbed, "dry-run %s = %+v, want a stubbed success", c.tool, r)
+		assert.Equal(t, tools.EffectWrite, r.Effect, "dry-run %s", c.tool)
+		assert.Equal(t, "dry run: "+c.tool+" was not run", r.String(), "dry-run %s", c.tool)
 	}
 	// Invalid arguments are still refused, not stubbed.
-	if r := d.Call(ctx, "Write", json.RawMessage(`{"path":"/a.txt"}`)); !r.IsError || r.Stubbed {
-		t.Errorf("dry-run Write without contents = %+v, want an error", r)
-	}
-	if r := d.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`)); r.IsError || r.Stubbed || r.String() != "     1\thi" || r.Effect != tools.EffectRead {
-		t.Errorf("dry-run Read = %+v, want the file", r)
-	}
+	r := d.Call(ctx, "Write", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.True(t, r.IsError, "dry-run Write without contents = %+v, want an error", r)
+	assert.False(t, r.Stubbed, "dry-run Write without contents = %+v, want an error", r)
+	r = d.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.False(t, r.IsError, "dry-run Read = %+v, want the file", r)
+	assert.False(t, r.Stubbed, "dry-run Read = %+v, want the file", r)
+	assert.Equal(t, "     1\thi", r.String(), "dry-run Read")
+	assert.Equal(t, tools.EffectRead, r.Effect, "dry-run Read")
 	data, err := fs.Read(ctx, "/a.txt")
-	if err != nil || string(data) != "hi\n" {
-		t.Errorf("after dry run /a.txt = %q, %v; want unchanged", data, err)
-	}
-	if len(recs) != 5 {
-		t.Fatalf("observed %d calls, want 5", len(recs))
-	}
-	if r := recs[1]; r.Tool != "StrReplace" || r.Effect != tools.EffectWrite || !r.Stubbed ||
-		string(r.Args) != `{"newText":"yo","oldText":"hi","path":"/a.txt"}` {
-		t.Errorf("record of StrReplace = %+v (args %s)", r, r.Args)
-	}
+	assert.NoError(t, err, "after dry run /a.txt")
+	assert.Equal(t, "hi\n", string(data), "after dry run /a.txt, want unchanged")
+	require.Len(t, recs, 5, "observed calls")
+	rec := recs[1]
+	assert.Equal(t, "StrReplace", rec.Tool, "record of StrReplace = %+v", rec)
+	assert.Equal(t, tools.EffectWrite, rec.Effect, "record of StrReplace = %+v", rec)
+	assert.True(t, rec.Stubbed, "record of StrReplace = %+v", rec)
+	assert.Equal(t, `{"newText":"yo","oldText":"hi","path":"/a.txt"}`, string(rec.Args), "record of StrReplace")
 }
 
 func TestDispatcherToolFailures(t *testing.T) {
@@ -98,27 +96,24 @@ func TestDispatcherToolFailures(t *testing.T) {
 	nothing := &tools.Tool{Name: "Nothing", Schema: schema, Effect: tools.EffectRead,
 		Run: func(context.Context, json.RawMessage) (*tools.Result, error) { return nil, nil }}
 	d, err := NewDispatcher([]*tools.Tool{boom, nothing}, DispatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := d.Call(context.Background(), "Boom", nil); !r.IsError || r.String() != "internal error in Boom: kaboom" {
-		t.Errorf("panicking tool = %+v", r)
-	}
-	if r := d.Call(context.Background(), "Nothing", nil); !r.IsError || r.String() != "internal error in Nothing: no result" {
-		t.Errorf("nil-result tool = %+v", r)
-	}
-	if _, err := NewDispatcher([]*tools.Tool{boom, boom}, DispatchOptions{}); err == nil {
-		t.Error("NewDispatcher with a duplicate name succeeded")
-	}
+	require.NoError(t, err)
+	r := d.Call(context.Background(), "Boom", nil)
+	assert.True(t, r.IsError, "panicking tool = %+v", r)
+	assert.Equal(t, "internal error in Boom: kaboom", r.String(), "panicking tool")
+	r = d.Call(context.Background(), "Nothing", nil)
+	assert.True(t, r.IsError, "nil-result tool = %+v", r)
+	assert.Equal(t, "internal error in Nothing: no result", r.String(), "nil-result tool")
+	_, err = NewDispatcher([]*tools.Tool{boom, boom}, DispatchOptions{})
+	assert.Error(t, err, "NewDispatcher with a duplicate name succeeded")
 }
 
 func TestDispatcherCancelled(t *testing.T) {
 	d, _ := newTestDispatcher(t, DispatchOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if r := d.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`)); !r.IsError || r.String() != "context canceled" {
-		t.Errorf("Read with a cancelled context = %+v", r)
-	}
+	r := d.Call(ctx, "Read", json.RawMessage(`{"path":"/a.txt"}`))
+	assert.True(t, r.IsError, "Read with a cancelled context = %+v", r)
+	assert.Equal(t, "context canceled", r.String(), "Read with a cancelled context")
 }
 
 // TestDispatcherConcurrent runs reads and writes from many goroutines (for
@@ -131,8 +126,9 @@ func TestDispatcherConcurrent(t *testing.T) {
 			for range 20 {
 				if i%2 == 0 {
 					d.Call(context.Background(), "Write", json.RawMessage(`{"path":"/b.txt","contents":"x"}`))
-				} else if r := d.Call(context.Background(), "Grep", json.RawMessage(`{"pattern":"hi"}`)); r.IsError {
-					t.Errorf("Grep = %+v", r)
+				} else {
+					r := d.Call(context.Background(), "Grep", json.RawMessage(`{"pattern":"hi"}`))
+					assert.False(t, r.IsError, "Grep = %+v", r)
 				}
 			}
 		})
@@ -164,8 +160,9 @@ func FuzzDispatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, tool string, args []byte) {
 		r := d.Call(context.Background(), tool, args)
-		if r == nil || (r.IsError && r.String() == "") {
-			t.Fatalf("Call(%q, %q) = %+v", tool, args, r)
+		require.NotNil(t, r, "Call(%q, %q)", tool, args)
+		if r.IsError {
+			require.NotEmpty(t, r.String(), "Call(%q, %q) = %+v", tool, args, r)
 		}
 	})
 }

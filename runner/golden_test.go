@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"golang.org/x/tools/txtar"
 
 	"github.com/julyfs/julyfs/runner/tools"
@@ -38,9 +41,7 @@ var (
 func fixtureTree(t testing.TB) vfs.FileSystem {
 	t.Helper()
 	ar, err := txtar.ParseFile(filepath.Join("testdata", "tree.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	files := map[string][]byte{
 		"/img/dot.png":          pngBytes,
 		"/img/photo.jpg":        jpegBytes,
@@ -54,9 +55,7 @@ func fixtureTree(t testing.TB) vfs.FileSystem {
 		files[f.Name] = f.Data
 	}
 	fs, err := temp.New(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return countSearch{fs}
 }
 
@@ -110,18 +109,14 @@ func (c countSearch) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vf
 // with the case's .out section.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, file := range files {
 		tool := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		seen[tool] = true
 		t.Run(tool, func(t *testing.T) {
 			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var out []txtar.File
 			changed := false
 			for _, f := range ar.Files {
@@ -136,23 +131,19 @@ func TestGolden(t *testing.T) {
 				case *update:
 					changed = changed || !found || want != got
 				case !found:
-					t.Errorf("%s %s: no .out section (run with -update)", tool, name)
-				case want != got:
-					t.Errorf("%s %s(%s)\n got:\n%s\nwant:\n%s", tool, name, bytes.TrimSpace(f.Data), got, want)
+					assert.Fail(t, "no .out section (run with -update)", "%s %s", tool, name)
+				default:
+					assert.Equal(t, want, got, "%s %s(%s)", tool, name, bytes.TrimSpace(f.Data))
 				}
 			}
 			if *update && changed {
 				ar.Files = out
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.WriteFile(file, txtar.Format(ar), 0o644))
 			}
 		})
 	}
 	for _, name := range tools.FileToolNames() {
-		if !seen[name] {
-			t.Errorf("no golden file for %s", name)
-		}
+		assert.True(t, seen[name], "no golden file for %s", name)
 	}
 }
 
@@ -173,30 +164,21 @@ func runGolden(t *testing.T, tool string, args []byte) string {
 	d, err := NewDispatcher(tools.Synthesize(fsys, tools.FileToolNames(), goldenOptions), DispatchOptions{
 		Observe: func(r CallRecord) { rec = r },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res := d.Call(context.Background(), tool, bytes.TrimSpace(args))
-	if res.Tool != tool || rec.Tool != tool {
-		t.Errorf("%s: result names tool %q, record %q", tool, res.Tool, rec.Tool)
-	}
+	assert.Equal(t, tool, res.Tool, "%s: result names tool", tool)
+	assert.Equal(t, tool, rec.Tool, "%s: record names tool", tool)
 	out := render(res)
 	if d.Tool(tool).Effect == tools.EffectWrite && rec.Args != nil {
 		var a struct{ Path string }
-		if err := json.Unmarshal(rec.Args, &a); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(rec.Args, &a))
 		p := vfs.Clean(a.Path)
 		info, err := fsys.Stat(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out += fmt.Sprintf("--- %s afterwards (%s) ---\n", p, info.Kind)
 		if info.Kind == vfs.KindFile {
 			data, err := fsys.Read(context.Background(), p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			out += string(data)
 			if len(data) > 0 && data[len(data)-1] != '\n' {
 				out += "\n[no final newline]\n"

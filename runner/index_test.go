@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs/index"
 )
@@ -33,16 +35,12 @@ func TestLoadIndex(t *testing.T) {
 	} {
 		dir := agentDir(t, strings.Replace(indexedAgent, "%s", tc.value, 1))
 		a, err := Load(dir)
-		if err != nil {
-			t.Fatalf("index: %s: %v", tc.value, err)
-		}
+		require.NoError(t, err, "index: %s", tc.value)
 		want := ""
 		if tc.want != "" {
 			want = filepath.Join(dir, tc.want)
 		}
-		if a.IndexDir != want {
-			t.Errorf("index: %s: IndexDir = %q, want %q", tc.value, a.IndexDir, want)
-		}
+		assert.Equal(t, want, a.IndexDir, "index: %s: IndexDir", tc.value)
 	}
 }
 
@@ -57,8 +55,8 @@ func TestLoadIndexProblems(t *testing.T) {
 		dir := agentDir(t, "-- agent.yaml --\n"+tc.yaml)
 		_, err := Load(dir)
 		got := problemsOf(t, err)
-		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
-			t.Errorf("%q: problems %q, want one starting %q", tc.yaml, got, tc.want)
+		if assert.Len(t, got, 1, "%q: problems, want one starting %q", tc.yaml, tc.want) {
+			assert.True(t, strings.HasPrefix(got[0], tc.want), "%q: problems %q, want one starting %q", tc.yaml, got, tc.want)
 		}
 	}
 }
@@ -67,13 +65,9 @@ func TestLoadIndexProblems(t *testing.T) {
 func search(t *testing.T, s *Session, query string) string {
 	t.Helper()
 	turn, err := s.Turn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := turn.Call(context.Background(), "SemanticSearch", []byte(`{"query":"`+query+`"}`))
-	if r.IsError {
-		t.Fatalf("SemanticSearch %q: %s", query, r.String())
-	}
+	require.False(t, r.IsError, "SemanticSearch %q: %s", query, r.String())
 	return r.String()
 }
 
@@ -81,110 +75,74 @@ func TestSessionIndex(t *testing.T) {
 	ctx := context.Background()
 	dir := agentDir(t, strings.Replace(indexedAgent, "%s", "true", 1))
 	a, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Index() == nil {
-		t.Fatal("Index() = nil with index: true")
-	}
+	require.NoError(t, err)
+	require.NotNil(t, s.Index(), "Index() = nil with index: true")
 	want := "/net/header.go:1 (score "
-	if got := search(t, s, "parse header"); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ")\n    // ParseHeader parses an HTTP header.") {
-		t.Errorf("SemanticSearch = %q, want %q... with the snippet", got, want)
-	}
+	got := search(t, s, "parse header")
+	assert.True(t, strings.HasPrefix(got, want), "SemanticSearch = %q, want %q... with the snippet", got, want)
+	assert.True(t, strings.HasSuffix(got, ")\n    // ParseHeader parses an HTTP header."), "SemanticSearch = %q, want %q... with the snippet", got, want)
 	// A write through a turn is searchable at once.
 	turn, _ := s.Turn()
-	if r := turn.Call(ctx, "Write", []byte(`{"path":"/zebra.md","contents":"a zebra crossing"}`)); r.IsError {
-		t.Fatal(r.String())
-	}
-	if got := search(t, s, "zebra"); !strings.HasPrefix(got, "/zebra.md:1 (score ") {
-		t.Errorf("after Write, SemanticSearch zebra = %q", got)
-	}
+	r := turn.Call(ctx, "Write", []byte(`{"path":"/zebra.md","contents":"a zebra crossing"}`))
+	require.False(t, r.IsError, r.String())
+	got = search(t, s, "zebra")
+	assert.True(t, strings.HasPrefix(got, "/zebra.md:1 (score "), "after Write, SemanticSearch zebra = %q", got)
 
 	// The index is held until Close: a second open fails with ErrInUse.
 	_, err = a.Open(ctx, SessionOptions{})
-	if !errors.Is(err, index.ErrInUse) || !strings.Contains(err.Error(), "one july or julyfs at a time") {
-		t.Errorf("second Open: %v, want ErrInUse with advice", err)
+	if assert.ErrorIs(t, err, index.ErrInUse, "second Open") {
+		assert.Contains(t, err.Error(), "one july or julyfs at a time", "second Open, want ErrInUse with advice")
 	}
 	// NoIndex neither opens nor locks it.
 	s2, err := a.Open(ctx, SessionOptions{NoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s2.Index() != nil {
-		t.Error("NoIndex: Index() != nil")
-	}
-	if got := search(t, s2, "zebra"); got != "No results found." {
-		t.Errorf("NoIndex: SemanticSearch = %q", got)
-	}
+	require.NoError(t, err)
+	assert.Nil(t, s2.Index(), "NoIndex: Index() != nil")
+	assert.Equal(t, "No results found.", search(t, s2, "zebra"), "NoIndex: SemanticSearch")
 	s2.Close()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Close())
 
 	// Reopened, the index catches up with a change made without it.
 	s, err = a.Open(ctx, SessionOptions{NoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	turn, _ = s.Turn()
 	turn.Call(ctx, "Delete", []byte(`{"path":"/zebra.md"}`))
 	s.Close()
 	s, err = a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
-	if got := search(t, s, "zebra"); got != "No results found." {
-		t.Errorf("after a Delete made without the index, SemanticSearch zebra = %q", got)
-	}
+	assert.Equal(t, "No results found.", search(t, s, "zebra"), "after a Delete made without the index, SemanticSearch zebra")
 }
 
 func TestSessionIndexDirOverride(t *testing.T) {
 	ctx := context.Background()
 	dir := agentDir(t, strings.Replace(indexedAgent, "%s", "false", 1))
 	a, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := a.Open(ctx, SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := search(t, s, "header"); got != "No results found." {
-		t.Errorf("without an index, SemanticSearch = %q", got)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "No results found.", search(t, s, "header"), "without an index, SemanticSearch")
 	s.Close()
 
 	idx := filepath.Join(t.TempDir(), "idx")
 	var logs []string
 	s, err = a.Open(ctx, SessionOptions{IndexDir: idx, Index: index.Options{Log: func(m string) { logs = append(logs, m) }}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
-	if got := search(t, s, "header"); !strings.HasPrefix(got, "/net/header.go:1 ") {
-		t.Errorf("with IndexDir, SemanticSearch = %q", got)
-	}
-	if st := s.Index().Stats(); st.Indexed != 2 {
-		t.Errorf("Stats = %+v, want 2 indexed", st)
-	}
-	if logs != nil {
-		t.Errorf("logs = %q", logs)
-	}
+	got := search(t, s, "header")
+	assert.True(t, strings.HasPrefix(got, "/net/header.go:1 "), "with IndexDir, SemanticSearch = %q", got)
+	st := s.Index().Stats()
+	assert.Equal(t, 2, st.Indexed, "Stats = %+v, want 2 indexed", st)
+	assert.Nil(t, logs, "logs")
 
 	// The override is refused where no SemanticSearch is served.
 	host := agentDir(t, "-- agent.yaml --\nname: h\n")
 	ha, err := Load(host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = ha.Open(ctx, SessionOptions{IndexDir: idx})
 	want := "agent h: index " + idx + ": the host default has no SemanticSearch served by july"
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("host default with IndexDir: %v, want %q...", err, want)
+	if assert.Error(t, err, "host default with IndexDir, want %q...", want) {
+		assert.True(t, strings.HasPrefix(err.Error(), want), "host default with IndexDir: %v, want %q...", err, want)
 	}
 }

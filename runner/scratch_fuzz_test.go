@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/runner/web"
 )
 
@@ -28,22 +30,17 @@ func FuzzSpillInput(f *testing.F) {
 		p = in["path"].(string) // what JSON carries (invalid UTF-8 replaced)
 		out := o.input(args)
 		var m map[string]any
-		if err := json.Unmarshal(out, &m); err != nil {
-			t.Fatalf("input(%q) gave invalid JSON %s", p, out)
-		}
+		require.NoError(t, json.Unmarshal(out, &m), "input(%q) gave invalid JSON %s", p, out)
 		got := m["path"].(string)
 		if got == p {
 			return
 		}
 		clean := filepath.Clean(p)
-		if !filepath.IsAbs(p) || filepath.Dir(clean) != host || !strings.HasSuffix(clean, ".txt") {
-			t.Fatalf("input rewrote %q to %q", p, got)
-		}
-		if got != "/tmp/"+filepath.Base(clean) || strings.Count(got, "/") != 2 {
-			t.Fatalf("input(%q) = %q, want /tmp/%s", p, got, filepath.Base(clean))
-		}
-		if m["pattern"] != "x" {
-			t.Fatalf("other arguments changed: %v", m)
-		}
+		require.True(t, filepath.IsAbs(p), "input rewrote %q to %q", p, got)
+		require.Equal(t, host, filepath.Dir(clean), "input rewrote %q to %q", p, got)
+		require.True(t, strings.HasSuffix(clean, ".txt"), "input rewrote %q to %q", p, got)
+		require.Equal(t, "/tmp/"+filepath.Base(clean), got, "input(%q)", p)
+		require.Equal(t, 2, strings.Count(got, "/"), "input(%q) = %q, want /tmp/%s", p, got, filepath.Base(clean))
+		require.Equal(t, "x", m["pattern"], "other arguments changed: %v", m)
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -81,9 +83,7 @@ func TestReorderArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := strings.Join(ReorderArgs(app, strings.Fields(tt.in)), " ")
-		if got != tt.want {
-			t.Errorf("ReorderArgs(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		assert.Equal(t, tt.want, got, "ReorderArgs(%q)", tt.in)
 	}
 }
 
@@ -114,9 +114,9 @@ func TestRun(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		var got string
 		code := Run(context.Background(), testApp(&stdout, &stderr, &got), append([]string{"prog"}, strings.Fields(tt.args)...))
-		if code != tt.code || stderr.String() != tt.stderr || got != tt.got {
-			t.Errorf("prog %s: exit %d, stderr %q, action saw %q; want %d, %q, %q", tt.args, code, stderr.String(), got, tt.code, tt.stderr, tt.got)
-		}
+		assert.Equal(t, tt.code, code, "prog %s: exit", tt.args)
+		assert.Equal(t, tt.stderr, stderr.String(), "prog %s: stderr", tt.args)
+		assert.Equal(t, tt.got, got, "prog %s: action saw", tt.args)
 	}
 }
 
@@ -125,9 +125,9 @@ func TestRunHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	var got string
 	code := Run(context.Background(), testApp(&stdout, &stderr, &got), []string{"prog"})
-	if code != 0 || !strings.Contains(stdout.String(), "COMMANDS:") || stderr.Len() != 0 {
-		t.Errorf("prog: exit %d, stdout %q, stderr %q; want 0 and the help", code, stdout.String(), stderr.String())
-	}
+	assert.Equal(t, 0, code, "prog: exit, want 0 and the help")
+	assert.Contains(t, stdout.String(), "COMMANDS:", "prog: stdout, want the help")
+	assert.Empty(t, stderr.String(), "prog: stderr")
 }
 
 // TestRunInterrupted checks that a command ended by the cancellation of
@@ -138,10 +138,10 @@ func TestRunInterrupted(t *testing.T) {
 	cancel()
 	var stdout, stderr bytes.Buffer
 	var got string
-	if code := Run(ctx, testApp(&stdout, &stderr, &got), []string{"prog", "ls", "cancel"}); code != 130 || stderr.Len() != 0 {
-		t.Errorf("interrupted: exit %d, stderr %q; want 130 and nothing", code, stderr.String())
-	}
-	if code := Run(ctx, testApp(&stdout, &stderr, &got), []string{"prog", "ls", "fail"}); code != 1 || stderr.String() != "not found: /fail\n" {
-		t.Errorf("failed after the interrupt: exit %d, stderr %q; want 1 and the error", code, stderr.String())
-	}
+	code := Run(ctx, testApp(&stdout, &stderr, &got), []string{"prog", "ls", "cancel"})
+	assert.Equal(t, 130, code, "interrupted: exit")
+	assert.Empty(t, stderr.String(), "interrupted: stderr, want nothing")
+	code = Run(ctx, testApp(&stdout, &stderr, &got), []string{"prog", "ls", "fail"})
+	assert.Equal(t, 1, code, "failed after the interrupt: exit")
+	assert.Equal(t, "not found: /fail\n", stderr.String(), "failed after the interrupt: stderr")
 }

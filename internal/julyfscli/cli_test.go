@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -22,9 +25,7 @@ import (
 func alphaMount(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644))
 	return "--mount=/=local:" + dir
 }
 
@@ -57,9 +58,8 @@ func TestExitCodes(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"julyfs"}, tt.args...), strings.NewReader("data"), &stdout, &stderr)
 		first, _, _ := strings.Cut(stderr.String(), "\n")
-		if code != tt.code || first != tt.stderr {
-			t.Errorf("julyfs %q: exit %d, stderr %q; want exit %d, stderr %q", tt.args, code, first, tt.code, tt.stderr)
-		}
+		assert.Equal(t, tt.code, code, "julyfs %q: exit", tt.args)
+		assert.Equal(t, tt.stderr, first, "julyfs %q: stderr", tt.args)
 	}
 }
 
@@ -82,9 +82,7 @@ func (w *brokenWriter) Write(p []byte) (int, error) {
 func TestEPIPEStops(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("x\n", 200000) // 2.4 MB of grep output
-	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big), 0o644))
 	for _, args := range [][]string{
 		{"grep", "x", "/", "--mount", "/=local:" + dir},
 		{"cat", "/big.txt", "/big.txt", "--mount", "/=local:" + dir},
@@ -92,12 +90,9 @@ func TestEPIPEStops(t *testing.T) {
 		w := &brokenWriter{n: 1}
 		var stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"julyfs"}, args...), nil, w, &stderr)
-		if code != 0 || stderr.Len() != 0 {
-			t.Errorf("julyfs %q to a broken pipe: exit %d, stderr %q; want 0 and nothing", args, code, stderr.String())
-		}
-		if w.calls != 2 {
-			t.Errorf("julyfs %q to a broken pipe: %d writes, want 2 (it must stop at the first failure)", args, w.calls)
-		}
+		assert.Equal(t, 0, code, "julyfs %q to a broken pipe: exit", args)
+		assert.Empty(t, stderr.String(), "julyfs %q to a broken pipe: stderr, want nothing", args)
+		assert.Equal(t, 2, w.calls, "julyfs %q to a broken pipe: writes (it must stop at the first failure)", args)
 	}
 }
 
@@ -113,9 +108,7 @@ func TestSearchLine(t *testing.T) {
 		{vfs.SearchResult{Path: "/a.md", Score: 1.5, LineNumber: 7, Snippet: "two\r\nlines"}, "/a.md  1.50  L7: two  lines"},
 	}
 	for _, tt := range tests {
-		if got := searchLine(tt.r); got != tt.want {
-			t.Errorf("searchLine(%+v) = %q, want %q", tt.r, got, tt.want)
-		}
+		assert.Equal(t, tt.want, searchLine(tt.r), "searchLine(%+v)", tt.r)
 	}
 }
 
@@ -123,9 +116,7 @@ func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"ls": "ls", "/a/b.go": "/a/b.go", "**/*.go": "'**/*.go'", "func ": "'func '", "it's": `'it'\''s'`, "": "''",
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
+		assert.Equal(t, want, shellQuote(in), "shellQuote(%q)", in)
 	}
 }
 
@@ -134,29 +125,22 @@ func TestShellQuote(t *testing.T) {
 func TestTourSteps(t *testing.T) {
 	app := NewApp(nil, nil, nil, Heavy{})
 	for _, s := range tourSteps {
-		if app.Command(s.args[0]) == nil {
-			t.Errorf("tour step %q: no such command", s.args)
-		}
+		assert.NotNil(t, app.Command(s.args[0]), "tour step %q: no such command", s.args)
 	}
-	if !slices.ContainsFunc(tourSteps, func(s tourStep) bool { return s.args[0] == "write" }) {
-		t.Errorf("the tour does not show write")
-	}
+	assert.True(t, slices.ContainsFunc(tourSteps, func(s tourStep) bool { return s.args[0] == "write" }), "the tour does not show write")
 }
 
 // TestInterrupted checks that a cancelled context (Ctrl-C) ends a command
 // with exit 130 and no message.
 func TestInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x\n"), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"julyfs", "grep", "x", "/", "--mount", "/=local:" + dir}, nil, &stdout, &stderr)
-	if code != 130 || stderr.Len() != 0 {
-		t.Errorf("interrupted grep: exit %d, stderr %q; want 130 and nothing", code, stderr.String())
-	}
+	assert.Equal(t, 130, code, "interrupted grep: exit")
+	assert.Empty(t, stderr.String(), "interrupted grep: stderr, want nothing")
 }
 
 // run runs julyfs in-process with no heavy commands: one that would be

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -53,16 +56,14 @@ func TestDelegation(t *testing.T) {
 		}}
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"julyfs"}, tt.args...), nil, &stdout, &stderr, h)
-		switch {
-		case tt.delegated && !slices.Equal(got, tt.args):
-			t.Errorf("julyfs %q: delegated %q, want the arguments as typed", tt.args, got)
-		case !tt.delegated && got != nil:
-			t.Errorf("julyfs %q: delegated to julyfsd, want it run in-process", tt.args)
+		if tt.delegated {
+			assert.True(t, slices.Equal(got, tt.args), "julyfs %q: delegated %q, want the arguments as typed", tt.args, got)
+		} else {
+			assert.Nil(t, got, "julyfs %q: delegated to julyfsd, want it run in-process", tt.args)
 		}
-		if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
-			t.Errorf("julyfs %q: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
-				tt.args, code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
-		}
+		assert.Equal(t, tt.code, code, "julyfs %q: exit", tt.args)
+		assert.Contains(t, stdout.String(), tt.stdout, "julyfs %q: stdout", tt.args)
+		assert.Contains(t, stderr.String(), tt.stderr, "julyfs %q: stderr", tt.args)
 	}
 }
 
@@ -71,9 +72,7 @@ func TestDelegation(t *testing.T) {
 func TestFindCompanion(t *testing.T) {
 	bin := t.TempDir()
 	fake := filepath.Join(bin, Companion)
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755))
 	empty := t.TempDir()
 
 	t.Setenv("JULYFSD", "")
@@ -81,31 +80,28 @@ func TestFindCompanion(t *testing.T) {
 	_, err := FindCompanion("julyfs mount")
 	want := "julyfs mount needs julyfsd, the companion that holds FUSE and the search index: " +
 		"go install github.com/julyfs/julyfs/cmd/julyfsd@latest (or set JULYFSD to its path)"
-	if err == nil || err.Error() != want {
-		t.Errorf("no julyfsd: %v, want %q", err, want)
-	}
+	assert.EqualError(t, err, want, "no julyfsd")
 
 	t.Setenv("PATH", empty+":"+bin)
-	if p, err := FindCompanion("julyfs mount"); err != nil || p != fake {
-		t.Errorf("julyfsd on PATH: %q, %v; want %q", p, err, fake)
-	}
+	p, err := FindCompanion("julyfs mount")
+	assert.NoError(t, err, "julyfsd on PATH")
+	assert.Equal(t, fake, p, "julyfsd on PATH")
 
 	other := filepath.Join(t.TempDir(), "my-julyfsd")
-	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755))
 	t.Setenv("JULYFSD", other)
-	if p, err := FindCompanion("julyfs mount"); err != nil || p != other {
-		t.Errorf("JULYFSD=%s: %q, %v", other, p, err)
-	}
+	p, err = FindCompanion("julyfs mount")
+	assert.NoError(t, err, "JULYFSD=%s", other)
+	assert.Equal(t, other, p, "JULYFSD=%s", other)
 	t.Setenv("JULYFSD", filepath.Join(empty, "nope"))
-	if _, err := FindCompanion("julyfs index build"); err == nil ||
-		!strings.HasPrefix(err.Error(), "julyfs index build needs julyfsd: JULYFSD="+filepath.Join(empty, "nope")+": ") {
-		t.Errorf("JULYFSD naming nothing: %v", err)
+	_, err = FindCompanion("julyfs index build")
+	if assert.Error(t, err, "JULYFSD naming nothing") {
+		assert.True(t, strings.HasPrefix(err.Error(), "julyfs index build needs julyfsd: JULYFSD="+filepath.Join(empty, "nope")+": "), "JULYFSD naming nothing: %v", err)
 	}
 	t.Setenv("JULYFSD", empty)
-	if _, err := FindCompanion("julyfs mount"); err == nil || !strings.Contains(err.Error(), "is a directory") {
-		t.Errorf("JULYFSD naming a directory: %v", err)
+	_, err = FindCompanion("julyfs mount")
+	if assert.Error(t, err, "JULYFSD naming a directory") {
+		assert.Contains(t, err.Error(), "is a directory", "JULYFSD naming a directory")
 	}
 }
 
@@ -114,7 +110,7 @@ func TestFindCompanion(t *testing.T) {
 func TestExecCompanionLoop(t *testing.T) {
 	t.Setenv(delegatedEnv, "1")
 	err := ExecCompanion("julyfs mount", []string{"mount", "/mnt/x"})
-	if err == nil || !strings.Contains(err.Error(), "must be the julyfsd executable") {
-		t.Errorf("ExecCompanion with %s set: %v", delegatedEnv, err)
+	if assert.Error(t, err, "ExecCompanion with %s set", delegatedEnv) {
+		assert.Contains(t, err.Error(), "must be the julyfsd executable", "ExecCompanion with %s set", delegatedEnv)
 	}
 }

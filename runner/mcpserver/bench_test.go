@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,9 +90,9 @@ func TestNPMClientRoundTrip(t *testing.T) {
 	stdio := runClient(t, node, spec, "stdio", july, "mcp", fixtureAgent(t))
 	http := runClient(t, node, spec, "http", startHTTP(t, july, fixtureAgent(t)))
 	for name, out := range map[string]clientOutput{"stdio": stdio, "http": http} {
-		if out.Bench == nil || out.Bench.N != 200 || out.Bench.NsPerCall <= 0 {
-			t.Fatalf("%s bench = %+v", name, out.Bench)
-		}
+		require.NotNil(t, out.Bench, "%s bench", name)
+		require.Equal(t, 200, out.Bench.N, "%s bench = %+v", name, out.Bench)
+		require.Positive(t, out.Bench.NsPerCall, "%s bench = %+v", name, out.Bench)
 		t.Logf("npm client Read round trip over %s: %.0f µs/call (n=%d)", name, out.Bench.NsPerCall/1e3, out.Bench.N)
 	}
 }

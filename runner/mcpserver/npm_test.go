@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The npm client lives in runner/testdata/mcpclient; scripts/test installs
@@ -29,9 +32,8 @@ func nodeClient(t testing.TB) string {
 	if err != nil {
 		t.Skip("node is not installed: the MCP test with the npm client (@modelcontextprotocol/sdk) needs node and npm; scripts/test installs the client")
 	}
-	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		t.Fatalf("the npm MCP client is not installed: run `npm ci` in %s (scripts/test does): %v", clientDir, err)
-	}
+	_, err = os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	require.NoError(t, err, "the npm MCP client is not installed: run `npm ci` in %s (scripts/test does)", clientDir)
 	return node
 }
 
@@ -64,9 +66,7 @@ func buildJuly(t testing.TB) string {
 			buildErr = fmt.Errorf("go build cmd/july: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	require.NoError(t, buildErr)
 	return filepath.Join(binDir, "july")
 }
 
@@ -88,12 +88,8 @@ func runClient(t testing.TB, node string, spec any, args ...string) clientOutput
 	t.Helper()
 	calls := filepath.Join(t.TempDir(), "calls.json")
 	js, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(calls, js, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(calls, js, 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"client.mjs", args[0], calls}, args[1:]...)...)
@@ -101,25 +97,18 @@ func runClient(t testing.TB, node string, spec any, args ...string) clientOutput
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node client.mjs %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
-	}
+	require.NoError(t, cmd.Run(), "node client.mjs %s\nstderr:\n%s", strings.Join(args, " "), stderr.String())
 	var out clientOutput
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("client output: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "client output:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	return out
 }
 
 func checkClientOutput(t *testing.T, out clientOutput) {
 	t.Helper()
-	if out.Server["name"] != "july/fixture" || out.Instructions != "Fixture instructions.\n" {
-		t.Errorf("server %v, instructions %q", out.Server, out.Instructions)
-	}
+	assert.Equal(t, "july/fixture", out.Server["name"], "server %v", out.Server)
+	assert.Equal(t, "Fixture instructions.\n", out.Instructions, "instructions")
 	checkTools(t, out.Tools)
-	if len(out.Results) != len(wantCalls) {
-		t.Fatalf("%d results, want %d", len(out.Results), len(wantCalls))
-	}
+	require.Len(t, out.Results, len(wantCalls), "results")
 	for i, w := range wantCalls {
 		checkResult(t, i, w, out.Results[i]["result"].(map[string]any))
 	}
@@ -149,12 +138,8 @@ func startHTTP(t testing.TB, july, dir string) string {
 	t.Helper()
 	cmd := exec.Command(july, "mcp", "--http", "127.0.0.1:0", dir)
 	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -163,7 +148,7 @@ func startHTTP(t testing.TB, july, dir string) string {
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 			<-exited
-			t.Error("july mcp --http did not stop on SIGTERM")
+			assert.Fail(t, "july mcp --http did not stop on SIGTERM")
 		}
 	})
 	urls := make(chan string, 1)
@@ -183,9 +168,9 @@ func startHTTP(t testing.TB, july, dir string) string {
 		return url
 	case err := <-exited:
 		exited <- err
-		t.Fatalf("july mcp --http exited: %v", err)
+		require.FailNow(t, "july mcp --http exited", "%v", err)
 	case <-time.After(time.Minute):
-		t.Fatal("july mcp --http printed no address within a minute")
+		require.FailNow(t, "july mcp --http printed no address within a minute")
 	}
 	return ""
 }

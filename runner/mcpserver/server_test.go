@@ -1,15 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,12 +39,8 @@ root:
 	}
 	for name, data := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
 	}
 	return dir
 }
@@ -91,47 +88,36 @@ var wantTools = []string{"Delete", "Glob", "Grep", "LS", "Read", "SemanticSearch
 // client saw it, with w.
 func checkResult(t *testing.T, i int, w wantCall, got map[string]any) {
 	t.Helper()
-	if _, thrown := got["thrown"]; thrown != w.thrown {
-		t.Errorf("call %d %s: thrown = %v (%v), want %v", i, w.Name, thrown, got["thrown"], w.thrown)
+	if _, thrown := got["thrown"]; !assert.Equal(t, w.thrown, thrown, "call %d %s: thrown (%v)", i, w.Name, got["thrown"]) {
 		return
 	}
 	if w.thrown {
 		return
 	}
 	isError, _ := got["isError"].(bool)
-	if isError != w.isError {
-		t.Errorf("call %d %s: isError = %v, want %v (%v)", i, w.Name, isError, w.isError, got)
-	}
+	assert.Equal(t, w.isError, isError, "call %d %s: isError (%v)", i, w.Name, got)
 	content, _ := got["content"].([]any)
-	if len(content) != 1 {
-		t.Fatalf("call %d %s: content = %v, want one part", i, w.Name, got["content"])
-	}
+	require.Len(t, content, 1, "call %d %s: content, want one part", i, w.Name)
 	part := content[0].(map[string]any)
 	if w.image != nil {
-		if part["type"] != "image" || part["mimeType"] != "image/png" {
-			t.Errorf("call %d %s: part = %v, want a png image", i, w.Name, part)
-		}
+		assert.Equal(t, "image", part["type"], "call %d %s: part = %v, want a png image", i, w.Name, part)
+		assert.Equal(t, "image/png", part["mimeType"], "call %d %s: part = %v, want a png image", i, w.Name, part)
 		var data []byte
 		if s, ok := part["data"].(string); ok {
 			json.Unmarshal([]byte(`"`+s+`"`), &data) // base64
 		}
-		if !bytes.Equal(data, w.image) {
-			t.Errorf("call %d %s: image bytes = %q, want %q", i, w.Name, data, w.image)
-		}
+		assert.Equal(t, w.image, data, "call %d %s: image bytes", i, w.Name)
 		return
 	}
-	if part["type"] != "text" || part["text"] != w.text {
-		t.Errorf("call %d %s(%v): text = %q, want %q", i, w.Name, w.Arguments, part["text"], w.text)
-	}
+	assert.Equal(t, "text", part["type"], "call %d %s(%v): part type", i, w.Name, w.Arguments)
+	assert.Equal(t, w.text, part["text"], "call %d %s(%v): text", i, w.Name, w.Arguments)
 	sc, has := got["structuredContent"]
 	switch {
 	case w.structured == "" && has:
-		t.Errorf("call %d %s: unexpected structuredContent %v", i, w.Name, sc)
+		assert.Fail(t, "unexpected structuredContent", "call %d %s: %v", i, w.Name, sc)
 	case w.structured != "":
 		js, _ := json.Marshal(sc)
-		if string(js) != w.structured {
-			t.Errorf("call %d %s: structuredContent = %s, want %s", i, w.Name, js, w.structured)
-		}
+		assert.Equal(t, w.structured, string(js), "call %d %s: structuredContent", i, w.Name)
 	}
 }
 
@@ -148,51 +134,40 @@ func checkTools(t *testing.T, listed []any) {
 		readOnly, _ := ann["readOnlyHint"].(bool)
 		destructive, hasDestructive := ann["destructiveHint"].(bool)
 		wantRead := slices.Contains([]string{"Read", "LS", "Grep", "Glob", "SemanticSearch"}, name)
-		if readOnly != wantRead || (!wantRead && (!hasDestructive || !destructive)) || (wantRead && hasDestructive) {
-			t.Errorf("%s annotations = %v, want readOnlyHint %v and destructiveHint only on writes", name, ann, wantRead)
+		assert.Equal(t, wantRead, readOnly, "%s annotations = %v, want readOnlyHint %v", name, ann, wantRead)
+		if wantRead {
+			assert.False(t, hasDestructive, "%s annotations = %v, want destructiveHint only on writes", name, ann)
+		} else {
+			assert.True(t, hasDestructive && destructive, "%s annotations = %v, want destructiveHint on writes", name, ann)
 		}
 		schema, _ := tool["inputSchema"].(map[string]any)
-		if schema["type"] != "object" || schema["additionalProperties"] != false {
-			t.Errorf("%s inputSchema = %v", name, schema)
-		}
-		if _, has := tool["outputSchema"]; has != (name == "StrReplace") {
-			t.Errorf("%s outputSchema present = %v", name, has)
-		}
+		assert.Equal(t, "object", schema["type"], "%s inputSchema = %v", name, schema)
+		assert.Equal(t, false, schema["additionalProperties"], "%s inputSchema = %v", name, schema)
+		_, has := tool["outputSchema"]
+		assert.Equal(t, name == "StrReplace", has, "%s outputSchema present", name)
 	}
 	slices.Sort(names)
-	if !reflect.DeepEqual(names, wantTools) {
-		t.Errorf("tools = %v, want %v", names, wantTools)
-	}
+	assert.Equal(t, wantTools, names, "tools")
 }
 
 func toJSONMap(t *testing.T, v any) map[string]any {
 	t.Helper()
 	js, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var m map[string]any
-	if err := json.Unmarshal(js, &m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(js, &m))
 	return m
 }
 
 func openServer(t testing.TB, dir string) *Server {
 	t.Helper()
 	a, err := runner.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := a.Open(context.Background(), runner.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	srv, err := New(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return srv
 }
 
@@ -207,7 +182,7 @@ func connect(t testing.TB, srv *Server) *mcp.ClientSession {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		cancel()
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	t.Cleanup(func() {
 		cs.Close()
@@ -215,7 +190,7 @@ func connect(t testing.TB, srv *Server) *mcp.ClientSession {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
+			assert.Fail(t, "server did not stop")
 		}
 	})
 	return cs
@@ -227,13 +202,9 @@ func TestServerGoClient(t *testing.T) {
 	srv := openServer(t, fixtureAgent(t))
 	cs := connect(t, srv)
 	ctx := context.Background()
-	if got := cs.InitializeResult().Instructions; got != "Fixture instructions.\n" {
-		t.Errorf("instructions = %q", got)
-	}
+	assert.Equal(t, "Fixture instructions.\n", cs.InitializeResult().Instructions, "instructions")
 	lt, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkTools(t, toJSONMap(t, lt)["tools"].([]any))
 	for i, w := range wantCalls {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: w.Name, Arguments: w.Arguments})
@@ -256,21 +227,19 @@ func TestServerSessionScratch(t *testing.T) {
 	call := func(cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return r
 	}
 	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
 	call(one, "Write", map[string]any{"path": "/tmp/x.txt", "contents": "one's"})
 	call(one, "Write", map[string]any{"path": "/shared.txt", "contents": "shared"})
-	if r := call(two, "Read", map[string]any{"path": "/tmp/x.txt"}); !r.IsError || text(r) != "not found: /tmp/x.txt" {
-		t.Errorf("session two reads session one's /tmp: %v", text(r))
-	}
-	if r := call(two, "Read", map[string]any{"path": "/shared.txt"}); r.IsError || text(r) != "     1\tshared" {
-		t.Errorf("session two does not see the shared root: %v", text(r))
-	}
-	if r := call(one, "Read", map[string]any{"path": "/tmp/x.txt"}); r.IsError || text(r) != "     1\tone's" {
-		t.Errorf("session one lost its /tmp: %v", text(r))
-	}
+	r := call(two, "Read", map[string]any{"path": "/tmp/x.txt"})
+	assert.True(t, r.IsError, "session two reads session one's /tmp: %v", text(r))
+	assert.Equal(t, "not found: /tmp/x.txt", text(r), "session two reads session one's /tmp")
+	r = call(two, "Read", map[string]any{"path": "/shared.txt"})
+	assert.False(t, r.IsError, "session two does not see the shared root: %v", text(r))
+	assert.Equal(t, "     1\tshared", text(r), "session two does not see the shared root")
+	r = call(one, "Read", map[string]any{"path": "/tmp/x.txt"})
+	assert.False(t, r.IsError, "session one lost its /tmp: %v", text(r))
+	assert.Equal(t, "     1\tone's", text(r), "session one lost its /tmp")
 }

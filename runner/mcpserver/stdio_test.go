@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/runner"
 )
 
@@ -17,18 +20,12 @@ import (
 // it are still served.
 func TestStdioTransportSurvivesBadLines(t *testing.T) {
 	a, err := runner.Load(fixtureAgent(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := a.Open(context.Background(), runner.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	srv, err := New(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inR, inW := io.Pipe()
@@ -40,7 +37,7 @@ func TestStdioTransportSurvivesBadLines(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Error("the server did not end after stdin closed")
+			assert.Fail(t, "the server did not end after stdin closed")
 		}
 	})
 	lines := bufio.NewScanner(outR)
@@ -48,25 +45,20 @@ func TestStdioTransportSurvivesBadLines(t *testing.T) {
 	// next returns the next response line, decoded.
 	next := func() map[string]any {
 		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("no response: %v", lines.Err())
-		}
+		require.True(t, lines.Scan(), "no response: %v", lines.Err())
 		var m map[string]any
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
-			t.Fatalf("response %q: %v", lines.Text(), err)
-		}
+		require.NoError(t, json.Unmarshal(lines.Bytes(), &m), "response %q", lines.Text())
 		return m
 	}
 	send := func(line string) {
 		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := io.WriteString(inW, line+"\n")
+		require.NoError(t, err)
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if m := next(); m["id"] != 1.0 || m["result"] == nil {
-		t.Fatalf("initialize: %v", m)
-	}
+	resp := next()
+	require.Equal(t, 1.0, resp["id"], "initialize: %v", resp)
+	require.NotNil(t, resp["result"], "initialize: %v", resp)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
 	for _, tc := range []struct {
@@ -84,15 +76,18 @@ func TestStdioTransportSurvivesBadLines(t *testing.T) {
 		send(tc.line)
 		m := next()
 		e, _ := m["error"].(map[string]any)
-		if m["id"] != tc.id || e == nil || e["code"] != tc.code || !strings.HasPrefix(e["message"].(string), tc.message) {
-			t.Errorf("%s: response %v, want id %v, code %v, message %q...", tc.line, m, tc.id, tc.code, tc.message)
+		assert.Equal(t, tc.id, m["id"], "%s: response %v", tc.line, m)
+		if assert.NotNil(t, e, "%s: response %v, want an error", tc.line, m) {
+			assert.Equal(t, tc.code, e["code"], "%s: response %v", tc.line, m)
+			msg, _ := e["message"].(string)
+			assert.True(t, strings.HasPrefix(msg, tc.message), "%s: response %v, want message %q...", tc.line, m, tc.message)
 		}
 	}
 	send("") // blank lines are skipped
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"path":"/a.txt"}}}`)
 	m := next()
 	want := `{"content":[{"text":"     1\thi","type":"text"}]}`
-	if got, _ := json.Marshal(m["result"]); m["id"] != 2.0 || string(got) != want {
-		t.Errorf("Read after bad lines: %v, want id 2 and %s", m, want)
-	}
+	got, _ := json.Marshal(m["result"])
+	assert.Equal(t, 2.0, m["id"], "Read after bad lines: %v", m)
+	assert.Equal(t, want, string(got), "Read after bad lines")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // refNumberLines is Read's rendering as it was before streaming (the
@@ -78,11 +80,7 @@ func FuzzNumberLines(f *testing.F) {
 		}
 		want := refNumberLines("/f", data, offset, limit, opts)
 		got, err := numberLines("/f", bufio.NewReaderSize(bytes.NewReader(data), 16), offset, limit, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Fatalf("numberLines(%q, %d, %d, max %d) =\n%q\nwant\n%q", data, offset, limit, opts.MaxLineLength, got, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, want, got, "numberLines(%q, %d, %d, max %d)", data, offset, limit, opts.MaxLineLength)
 	})
 }

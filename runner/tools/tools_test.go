@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -40,18 +42,14 @@ func TestImageType(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := ImageType([]byte(tt.data)); got != tt.want {
-			t.Errorf("ImageType(%q) = %q, want %q", tt.data, got, tt.want)
-		}
+		assert.Equal(t, tt.want, ImageType([]byte(tt.data)), "ImageType(%q)", tt.data)
 	}
 }
 
 func TestCutLineKeepsUTF8(t *testing.T) {
 	line := strings.Repeat("é", 10) // 20 bytes
 	got := cutLine(line, 5)
-	if want := "éé... [line cut: 20 bytes]"; got != want {
-		t.Errorf("cutLine = %q, want %q", got, want)
-	}
+	assert.Equal(t, "éé... [line cut: 20 bytes]", got, "cutLine")
 }
 
 // TestHostPaths checks that a host-default tool accepts absolute host
@@ -61,18 +59,17 @@ func TestHostPaths(t *testing.T) {
 	opts := Options{HostDir: "/home/me/proj"}
 	read := NewRead(fs, opts)
 	for _, p := range []string{"/home/me/proj/a.txt", "a.txt", "/a.txt", "./a.txt"} {
-		if r := call(t, read, `{"path":"`+p+`"}`); r.IsError || r.String() != "     1\thi" {
-			t.Errorf("Read(%q) = %v", p, r)
-		}
+		r := call(t, read, `{"path":"`+p+`"}`)
+		assert.False(t, r.IsError, "Read(%q) = %v", p, r)
+		assert.Equal(t, "     1\thi", r.String(), "Read(%q)", p)
 	}
 	// A sibling directory sharing the prefix is not under HostDir.
-	if r := call(t, read, `{"path":"/home/me/project2/a.txt"}`); !r.IsError || r.String() != "not found: /home/me/project2/a.txt" {
-		t.Errorf("Read outside HostDir = %v", r)
-	}
+	r := call(t, read, `{"path":"/home/me/project2/a.txt"}`)
+	assert.True(t, r.IsError, "Read outside HostDir = %v", r)
+	assert.Equal(t, "not found: /home/me/project2/a.txt", r.String(), "Read outside HostDir")
 	w := NewWrite(fs, opts)
-	if r := call(t, w, `{"path":"/home/me/proj","contents":"x"}`); !r.IsError {
-		t.Errorf("Write to HostDir itself (the root) = %v, want an error", r)
-	}
+	r = call(t, w, `{"path":"/home/me/proj","contents":"x"}`)
+	assert.True(t, r.IsError, "Write to HostDir itself (the root) = %v, want an error", r)
 }
 
 // conflictFS is a tree whose conditional writes always conflict and whose
@@ -90,20 +87,18 @@ func (failingWriteFS) Write(context.Context, string, []byte) error { return sysc
 func TestStrReplaceWriteBack(t *testing.T) {
 	ctx := context.Background()
 	base := temp.MustNew(map[string]string{"/a.txt": "hi\n"})
-	if _, err := StrReplace(ctx, conflictFS{base}, "/a.txt", "hi", "yo", false); err == nil || err.Error() != "conflict: /a.txt" {
-		t.Errorf("StrReplace on a conflicting CAS tree = %v, want conflict: /a.txt", err)
-	}
-	_, err := StrReplace(ctx, failingWriteFS{base}, "/a.txt", "hi", "yo", false)
-	if err == nil || err.Error() != "write failed: /a.txt: no space left on device" || !errors.Is(err, vfs.ErrWriteFailed) || !errors.Is(err, syscall.ENOSPC) {
-		t.Errorf("StrReplace with a failing write = %v, want write failed: /a.txt: no space left on device", err)
-	}
+	_, err := StrReplace(ctx, conflictFS{base}, "/a.txt", "hi", "yo", false)
+	assert.EqualError(t, err, "conflict: /a.txt", "StrReplace on a conflicting CAS tree")
+	_, err = StrReplace(ctx, failingWriteFS{base}, "/a.txt", "hi", "yo", false)
+	assert.EqualError(t, err, "write failed: /a.txt: no space left on device", "StrReplace with a failing write")
+	assert.ErrorIs(t, err, vfs.ErrWriteFailed, "StrReplace with a failing write")
+	assert.ErrorIs(t, err, syscall.ENOSPC, "StrReplace with a failing write")
 	// A CAS tree that does not conflict: the edit lands.
-	if n, err := StrReplace(ctx, base, "/a.txt", "hi", "yo", false); err != nil || n != 1 {
-		t.Errorf("StrReplace on temp = %d, %v", n, err)
-	}
-	if data, _ := base.Read(ctx, "/a.txt"); string(data) != "yo\n" {
-		t.Errorf("after edit /a.txt = %q", data)
-	}
+	n, err := StrReplace(ctx, base, "/a.txt", "hi", "yo", false)
+	assert.NoError(t, err, "StrReplace on temp")
+	assert.Equal(t, 1, n, "StrReplace on temp")
+	data, _ := base.Read(ctx, "/a.txt")
+	assert.Equal(t, "yo\n", string(data), "after edit /a.txt")
 }
 
 func TestShell(t *testing.T) {
@@ -111,27 +106,23 @@ func TestShell(t *testing.T) {
 		t.Skip("no bash")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content\n"), 0o644))
 	sh := NewShell(dir, Options{MaxShellOutput: 64})
-	if sh.Effect != EffectWrite || !sh.OpenWorld {
-		t.Errorf("Shell effect %v open-world %v", sh.Effect, sh.OpenWorld)
-	}
-	if r := call(t, sh, `{"command":"cat f.txt; pwd"}`); r.IsError || r.String() != "content\n"+dir {
-		t.Errorf("cat = %+v", r)
-	}
-	if r := call(t, sh, `{"command":"echo oops >&2; exit 3"}`); !r.IsError || r.String() != "oops\n\n[Exit status 3.]" {
-		t.Errorf("exit 3 = %q", r.String())
-	}
-	if r := call(t, sh, `{"command":"true"}`); r.IsError || r.String() != "(no output)" {
-		t.Errorf("true = %+v", r)
-	}
-	r := call(t, sh, `{"command":"head -c 1000 /dev/zero | tr '\\0' x"}`)
-	if r.IsError || !strings.HasSuffix(r.String(), "[Output cut: showing the first 64 of 1000 bytes.]") ||
-		!strings.HasPrefix(r.String(), strings.Repeat("x", 64)+"\n\n") {
-		t.Errorf("long output = %q", r.String())
-	}
+	assert.Equal(t, EffectWrite, sh.Effect, "Shell effect")
+	assert.True(t, sh.OpenWorld, "Shell open-world")
+	r := call(t, sh, `{"command":"cat f.txt; pwd"}`)
+	assert.False(t, r.IsError, "cat = %+v", r)
+	assert.Equal(t, "content\n"+dir, r.String(), "cat")
+	r = call(t, sh, `{"command":"echo oops >&2; exit 3"}`)
+	assert.True(t, r.IsError, "exit 3 = %q", r.String())
+	assert.Equal(t, "oops\n\n[Exit status 3.]", r.String(), "exit 3")
+	r = call(t, sh, `{"command":"true"}`)
+	assert.False(t, r.IsError, "true = %+v", r)
+	assert.Equal(t, "(no output)", r.String(), "true")
+	r = call(t, sh, `{"command":"head -c 1000 /dev/zero | tr '\\0' x"}`)
+	assert.False(t, r.IsError, "long output = %q", r.String())
+	assert.True(t, strings.HasSuffix(r.String(), "[Output cut: showing the first 64 of 1000 bytes.]"), "long output = %q", r.String())
+	assert.True(t, strings.HasPrefix(r.String(), strings.Repeat("x", 64)+"\n\n"), "long output = %q", r.String())
 }
 
 // TestShellTimeoutKillsGroup checks that a timed-out command's whole
@@ -143,17 +134,12 @@ func TestShellTimeoutKillsGroup(t *testing.T) {
 	dir := t.TempDir()
 	sh := NewShell(dir, Options{})
 	r := call(t, sh, `{"command":"sleep 60 & echo $! > child.pid; wait","timeout":300}`)
-	if !r.IsError || !strings.Contains(r.String(), "[Command timed out after 300ms and was killed.]") {
-		t.Fatalf("timeout = %q", r.String())
-	}
+	require.True(t, r.IsError, "timeout = %q", r.String())
+	require.Contains(t, r.String(), "[Command timed out after 300ms and was killed.]", "timeout")
 	data, err := os.ReadFile(filepath.Join(dir, "child.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The grandchild was SIGKILLed with the group. Wait, bounded, until it
 	// is gone or a zombie (an init that does not reap leaves it so).
 	alive := func() bool {
@@ -168,7 +154,7 @@ func TestShellTimeoutKillsGroup(t *testing.T) {
 	for alive() {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("background child %d still alive after the timeout", pid)
+			require.FailNow(t, "background child still alive after the timeout", "pid %d", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

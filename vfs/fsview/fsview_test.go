@@ -2,7 +2,6 @@ package fsview_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +9,9 @@ import (
 	"slices"
 	"testing"
 	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/fsview"
@@ -41,9 +43,7 @@ func expected() []string {
 }
 
 func TestFSTestTemp(t *testing.T) {
-	if err := fstest.TestFS(fsview.New(t.Context(), temp.MustNew(files)), expected()...); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, fstest.TestFS(fsview.New(t.Context(), temp.MustNew(files)), expected()...))
 }
 
 // noRange hides the tree's RangeReader so the view's whole-file path runs.
@@ -51,12 +51,9 @@ type noRange struct{ vfs.FileSystem }
 
 func TestFSTestWithoutRangeReader(t *testing.T) {
 	tree := noRange{temp.MustNew(files)}
-	if _, ok := vfs.FileSystem(tree).(vfs.RangeReader); ok {
-		t.Fatal("noRange still has ReadAt")
-	}
-	if err := fstest.TestFS(fsview.New(t.Context(), tree), expected()...); err != nil {
-		t.Error(err)
-	}
+	_, ok := vfs.FileSystem(tree).(vfs.RangeReader)
+	require.False(t, ok, "noRange still has ReadAt")
+	assert.NoError(t, fstest.TestFS(fsview.New(t.Context(), tree), expected()...))
 }
 
 func TestFSTestReference(t *testing.T) {
@@ -64,35 +61,23 @@ func TestFSTestReference(t *testing.T) {
 	for p, s := range files {
 		m[p] = []byte(s)
 	}
-	if err := fstest.TestFS(fsview.New(t.Context(), vfstest.NewReference(m)), expected()...); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, fstest.TestFS(fsview.New(t.Context(), vfstest.NewReference(m)), expected()...))
 }
 
 func TestFSTestLocal(t *testing.T) {
 	dir := t.TempDir()
 	for p, s := range files {
 		host := filepath.Join(dir, filepath.FromSlash(p[1:]))
-		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(host, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(host), 0o755))
+		require.NoError(t, os.WriteFile(host, []byte(s), 0o644))
 	}
 	tree, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fstest.TestFS(fsview.New(t.Context(), tree), expected()...); err != nil {
-		t.Error(err)
-	}
+	require.NoError(t, err)
+	assert.NoError(t, fstest.TestFS(fsview.New(t.Context(), tree), expected()...))
 }
 
 func TestFSTestEmpty(t *testing.T) {
-	if err := fstest.TestFS(fsview.New(t.Context(), temp.Empty())); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, fstest.TestFS(fsview.New(t.Context(), temp.Empty())))
 }
 
 func TestErrors(t *testing.T) {
@@ -116,21 +101,14 @@ func TestErrors(t *testing.T) {
 		{"ReadFile empty name", func() error { _, err := view.ReadFile(""); return err }, []error{fs.ErrInvalid}, "open : invalid argument"},
 	} {
 		err := c.call()
-		if err == nil {
-			t.Errorf("%s = nil error, want %q", c.name, c.msg)
+		if !assert.Error(t, err, "%s = nil error, want %q", c.name, c.msg) {
 			continue
 		}
-		if err.Error() != c.msg {
-			t.Errorf("%s = %q, want %q", c.name, err, c.msg)
-		}
+		assert.EqualError(t, err, c.msg, c.name)
 		var pe *fs.PathError
-		if !errors.As(err, &pe) {
-			t.Errorf("%s = %T, want *fs.PathError", c.name, err)
-		}
+		assert.ErrorAs(t, err, &pe, "%s = %T, want *fs.PathError", c.name, err)
 		for _, target := range c.is {
-			if !errors.Is(err, target) {
-				t.Errorf("%s = %q, not errors.Is %v", c.name, err, target)
-			}
+			assert.ErrorIs(t, err, target, c.name)
 		}
 	}
 }
@@ -142,85 +120,73 @@ func TestReadsAndSeeks(t *testing.T) {
 	}{{"range", temp.MustNew(files)}, {"whole", noRange{temp.MustNew(files)}}} {
 		view := fsview.New(t.Context(), c.tree)
 		f, err := view.Open("README.md")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf := make([]byte, 4)
-		if n, err := f.Read(buf); n != 4 || err != nil || string(buf) != "# ju" {
-			t.Errorf("%s: Read = %d, %v, %q; want 4, nil, %q", c.name, n, err, buf[:n], "# ju")
-		}
+		n, err := f.Read(buf)
+		assert.NoError(t, err, "%s: Read", c.name)
+		assert.Equal(t, 4, n, "%s: Read", c.name)
+		assert.Equal(t, "# ju", string(buf), "%s: Read", c.name)
 		rs := f.(io.ReadSeeker)
-		if off, err := rs.Seek(-3, io.SeekEnd); off != 6 || err != nil {
-			t.Errorf("%s: Seek(-3, end) = %d, %v; want 6, nil", c.name, off, err)
-		}
+		off, err := rs.Seek(-3, io.SeekEnd)
+		assert.NoError(t, err, "%s: Seek(-3, end)", c.name)
+		assert.Equal(t, int64(6), off, "%s: Seek(-3, end)", c.name)
 		rest, err := io.ReadAll(f)
-		if string(rest) != "fs\n" || err != nil {
-			t.Errorf("%s: ReadAll after Seek = %q, %v; want %q", c.name, rest, err, "fs\n")
-		}
-		if n, err := f.(io.ReaderAt).ReadAt(buf, 7); n != 2 || err != io.EOF || string(buf[:n]) != "s\n" {
-			t.Errorf("%s: ReadAt(4 bytes, 7) = %d, %v, %q; want 2, EOF, %q", c.name, n, err, buf[:n], "s\n")
-		}
-		if err := f.Close(); err != nil {
-			t.Errorf("%s: Close = %v", c.name, err)
-		}
-		if _, err := f.Read(buf); !errors.Is(err, fs.ErrClosed) {
-			t.Errorf("%s: Read after Close = %v, want fs.ErrClosed", c.name, err)
-		}
+		assert.NoError(t, err, "%s: ReadAll after Seek", c.name)
+		assert.Equal(t, "fs\n", string(rest), "%s: ReadAll after Seek", c.name)
+		n, err = f.(io.ReaderAt).ReadAt(buf, 7)
+		assert.Same(t, io.EOF, err, "%s: ReadAt(4 bytes, 7)", c.name)
+		assert.Equal(t, 2, n, "%s: ReadAt(4 bytes, 7)", c.name)
+		assert.Equal(t, "s\n", string(buf[:n]), "%s: ReadAt(4 bytes, 7)", c.name)
+		assert.NoError(t, f.Close(), "%s: Close", c.name)
+		_, err = f.Read(buf)
+		assert.ErrorIs(t, err, fs.ErrClosed, "%s: Read after Close", c.name)
 	}
 }
 
 func TestDirectories(t *testing.T) {
 	view := fsview.New(t.Context(), temp.MustNew(files))
 	es, err := view.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var got []string
 	for _, e := range es {
 		got = append(got, fs.FormatDirEntry(e))
 	}
 	want := []string{"- README.md", "d docs/", "d src/", "d src-old/", "- src.bak"}
-	if !slices.Equal(got, want) {
-		t.Errorf("ReadDir(\".\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, want, got, "ReadDir(\".\")")
 	var walked []string
 	err = fs.WalkDir(view, "src", func(p string, d fs.DirEntry, err error) error {
 		walked = append(walked, p)
 		return err
 	})
-	if want := []string{"src", "src/a.ts", "src/b.js", "src/nested", "src/nested/c.ts", "src/nested/deep", "src/nested/deep/d.ts"}; err != nil || !slices.Equal(walked, want) {
-		t.Errorf("WalkDir(\"src\") = %q, %v; want %q", walked, err, want)
-	}
+	assert.NoError(t, err, "WalkDir(\"src\")")
+	assert.Equal(t, []string{"src", "src/a.ts", "src/b.js", "src/nested", "src/nested/c.ts", "src/nested/deep", "src/nested/deep/d.ts"}, walked, "WalkDir(\"src\")")
 	info, err := view.Stat(".")
-	if err != nil || info.Name() != "." || !info.IsDir() || info.Mode() != fs.ModeDir|0o555 {
-		t.Errorf("Stat(\".\") = %v, %v; want a directory named \".\"", info, err)
-	}
-	if vi, ok := info.Sys().(vfs.FileInfo); !ok || vi.Path != "/" {
-		t.Errorf("Stat(\".\").Sys() = %#v, want the vfs.FileInfo of /", info.Sys())
+	require.NoError(t, err, "Stat(\".\")")
+	assert.Equal(t, ".", info.Name(), "Stat(\".\")")
+	assert.True(t, info.IsDir(), "Stat(\".\") = %v, want a directory", info)
+	assert.Equal(t, fs.ModeDir|0o555, info.Mode(), "Stat(\".\")")
+	if vi, ok := info.Sys().(vfs.FileInfo); assert.True(t, ok, "Stat(\".\").Sys() = %#v, want the vfs.FileInfo of /", info.Sys()) {
+		assert.Equal(t, "/", vi.Path, "Stat(\".\").Sys()")
 	}
 }
 
 func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	view := fsview.New(ctx, temp.MustNew(files))
-	if _, err := view.ReadFile("README.md"); err != nil {
-		t.Fatalf("ReadFile before cancel: %v", err)
-	}
+	_, err := view.ReadFile("README.md")
+	require.NoError(t, err, "ReadFile before cancel")
 	cancel()
-	if _, err := view.ReadFile("README.md"); !errors.Is(err, context.Canceled) {
-		t.Errorf("ReadFile after cancel = %v, want context.Canceled", err)
-	}
-	if _, err := view.Stat("src"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stat after cancel = %v, want context.Canceled", err)
-	}
+	_, err = view.ReadFile("README.md")
+	assert.ErrorIs(t, err, context.Canceled, "ReadFile after cancel")
+	_, err = view.Stat("src")
+	assert.ErrorIs(t, err, context.Canceled, "Stat after cancel")
 }
 
 func TestPathsStayInside(t *testing.T) {
 	// io/fs names cannot climb; the view refuses rather than cleaning.
 	view := fsview.New(t.Context(), temp.MustNew(files))
 	for _, name := range []string{"..", "../etc/passwd", "src/../..", "./src", "src//a.ts"} {
-		if _, err := view.Open(name); !errors.Is(err, fs.ErrInvalid) {
-			t.Errorf("Open(%q) = %v, want fs.ErrInvalid", name, err)
-		}
+		_, err := view.Open(name)
+		assert.ErrorIs(t, err, fs.ErrInvalid, "Open(%q)", name)
 	}
 }
