@@ -75,6 +75,17 @@ type Options struct {
 	// on too (for `julyfs mount`; `julyfs mount --passthrough`).
 	Passthrough bool
 
+	// WriteInPlace (with Passthrough) lets a writer opening an existing
+	// file of a local: tree without O_TRUNC, while no other handle has
+	// it open, write the host file in place through the kernel instead of
+	// a staging: no copy of the file at open, and writes at the host's
+	// speed, but none of the staging's guarantees (docs/mount.md, "In-place
+	// writes": readers see writes in progress, a crash or a full disk
+	// leaves the file partly written, no compare-and-swap). The
+	// environment variable JULYFS_PASSTHROUGH=inplace turns it on, with
+	// Passthrough.
+	WriteInPlace bool
+
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
 	// Logger receives one line per backend failure (and the trace when
@@ -136,4 +147,10 @@ func (o Options) fsName() string {
 		return o.FsName
 	}
 	return "julyfs"
+}
+
+// inPlace reports whether writers may write host files in place
+// (WriteInPlace).
+func (o Options) inPlace() bool {
+	return o.WriteInPlace || os.Getenv("JULYFS_PASSTHROUGH") == "inplace"
 }
