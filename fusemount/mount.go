@@ -66,7 +66,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 			MaxWrite:           DefaultMaxIO,
 			MaxReadAhead:       DefaultMaxIO,
 			DisableXAttrs:      true,
-			DisableReadDirPlus: !opts.ReadDirPlus,
+			DisableReadDirPlus: !opts.readDirPlus(fsys),
 			Debug:              opts.Debug,
 			Logger:             m.log,
 			// The kernel hands O_TRUNC to OPEN instead of truncating

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/fuse/seq.sh: sequential write and read only, on go-fuse's loopback
-# with passthrough, julyfs with passthrough and julyfs without it
-# (the default; julyfs runs with --passthrough), over one tmpfs, in alternating rounds so that a
+# with passthrough, julyfs with passthrough, julyfs with passthrough and
+# in-place writes (JULYFS_PASSTHROUGH=inplace) and julyfs without
+# passthrough (the default), over one tmpfs, in alternating rounds so that a
 # shared machine's load falls on every target alike. Two write patterns:
 # fio's (lay the file out, then the job reopens it O_RDWR and writes it:
 # julyfs copies it into its staging at that open) and a fresh file written
@@ -10,19 +11,19 @@
 # copies it into its staging at that open, as fio's layout is a hole julyfs
 # copies for nothing). Needs root, fio.
 #
-#   bench/fuse/seq.sh [ROUNDS]
+#   [TARGETS="loopback julyfs ..."] bench/fuse/seq.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/seq.sh: run as root" >&2; exit 1; }
 ROUNDS=${1:-3}
 W=$(mktemp -d /tmp/julyfs-seq.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
-mkdir -p "$BIN" "$T" "$W/loopback" "$W/julyfs" "$W/julyfs-nopt"
+mkdir -p "$BIN" "$T" "$W/loopback" "$W/julyfs" "$W/julyfs-inplace" "$W/julyfs-nopt"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 1
-  for m in "$W/loopback" "$W/julyfs" "$W/julyfs-nopt" "$T"; do
+  for m in "$W/loopback" "$W/julyfs" "$W/julyfs-inplace" "$W/julyfs-nopt" "$T"; do
     mountpoint -q "$m" && umount -l "$m"
   done
   rm -rf "$W"
@@ -39,8 +40,10 @@ waitmount() {
 }
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+JULYFS_PASSTHROUGH=inplace "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs-inplace" 2>"$W/julyfs-inplace.log" & pids+=($!)
 "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
-for m in loopback julyfs julyfs-nopt; do waitmount "$W/$m"; done
+TARGETS=${TARGETS:-loopback julyfs julyfs-inplace julyfs-nopt}
+for m in loopback julyfs julyfs-inplace julyfs-nopt; do waitmount "$W/$m"; done
 FIOPY='
 import json, sys
 j = json.load(sys.stdin)["jobs"][0]
@@ -57,7 +60,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "| round | target | fio seq write MiB/s | fio seq read MiB/s | dd new file write MiB/s | dd rewrite in place MiB/s |"
 echo "|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
-  for name in loopback julyfs julyfs-nopt; do
+  for name in $TARGETS; do
     D=$W/$name
     read -r _ sw < <(fiojson --name=seq --directory="$D" --filename=seq.dat --rw=write --bs=1M --size=1G --end_fsync=1)
     read -r sr _ < <(fiojson --name=seq --directory="$D" --filename=seq.dat --rw=read --bs=1M --size=1G)
