@@ -7,8 +7,10 @@
 //
 // Lookup and getattr come from Stat (open reuses a lookup's answer within
 // the attribute timeout); readdir from List, in its order, after "." and
-// ".." (plain readdir unless Options.ReadDirPlus, so listing a directory
-// costs no Stat per entry); open and read from Read, or, for files above
+// ".." (readdirplus, a Stat per entry with the listing, for local: trees
+// and unions of them, where it saves rm -r and grep -r a LOOKUP round trip
+// per name; plain readdir, which costs no Stat per entry, for other
+// trees; Options.ReadDirPlus, Options.PlainReadDir); open and read from Read, or, for files above
 // Options.WholeFileLimit, range by range through a reader each handle opens
 // once (vfs.OpenFile: one host descriptor for a local: tree), so reading a
 // large file holds only a request's worth of it. Inode numbers are a hash

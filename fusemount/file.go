@@ -11,6 +11,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -144,6 +146,13 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	keep := false
 	ptFd, ptNew := 0, false // the backing set up for a first reader
 	switch {
+	case trunc && pt == ptInPlace:
+		// Written in place by another handle: truncated in place.
+		fd, _ := n.ptInPlaceFd()
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			return opened{}, m.errno("truncate", p, err)
+		}
+		n.version = ""
 	case trunc && created == "":
 		if errno := n.stageEmpty(); errno != 0 {
 			return opened{}, errno
@@ -194,6 +203,8 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	case pt == ptStage:
 		fd, _ := vfs.Fd(n.ptStage)
 		o.ptFd, h.pt = int(fd), true
+	case pt == ptInPlace:
+		o.ptFd, h.pt = n.ptInPlaceFd()
 	}
 	if h.pt {
 		n.ptOpen++
@@ -222,9 +233,14 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 // open made one already. It returns the descriptor, and false when the
 // handle does not pass through. Callers hold n.mu.
 func (n *node) ptFirst(p, created string, size int64) (int, bool) {
+	if created == "" {
+		if fd, ok := n.ptInPlaceSetup(p); ok {
+			return fd, true
+		}
+	}
 	fresh := false
 	if n.stage == nil {
-		if _, ok := n.m.fsys.(vfs.Stager); !ok || n.m.ptNoStageFd.Load() || (created == "" && size > ptMaxCopy) {
+		if _, ok := n.m.fsys.(vfs.Stager); !ok || n.ptNoFd(true) || (created == "" && size > ptMaxCopy) {
 			return 0, false
 		}
 		var errno syscall.Errno
@@ -522,6 +538,9 @@ func (n *node) truncate(size int64, h *handle) syscall.Errno {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if fd, ok := n.ptInPlaceFd(); ok {
+		return n.m.errno("truncate", n.path(), unix.Ftruncate(fd, size))
+	}
 	onHandle := h != nil
 	if onHandle {
 		h.wrote = true
@@ -678,11 +697,15 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	return errno
 }
 
-// Fsync commits; it succeeds only once the tree has the data.
+// Fsync commits; it succeeds only once the tree has the data. A file
+// written in place is synced on the host.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if fd, ok := n.ptInPlaceFd(); ok {
+		return n.m.errno("fsync", n.path(), unix.Fsync(fd))
+	}
 	if h.err != 0 {
 		errno := h.err
 		h.err = 0
@@ -748,9 +771,10 @@ const (
 	fallocZeroRange = 0x10
 )
 
-// Allocate answers fallocate. Files have no holes and no preallocation, so
-// reserving space is growing the file (or nothing, with KEEP_SIZE), and
-// punching a hole or zeroing a range writes zeros.
+// Allocate answers fallocate. A staging with a host descriptor (local:)
+// reserves the space on the host; elsewhere files have no preallocation,
+// so reserving space is growing the file (or nothing, with KEEP_SIZE).
+// Punching a hole or zeroing a range writes zeros.
 func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
 	if mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0 {
 		return syscall.EOPNOTSUPP
@@ -762,6 +786,9 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if fd, ok := n.ptInPlaceFd(); ok {
+		return n.m.errno("fallocate", n.path(), unix.Fallocate(fd, mode, int64(off), int64(size)))
+	}
 	h.wrote = true
 	if n.poison != 0 {
 		return n.poison
@@ -770,6 +797,23 @@ func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) sy
 		return n.fail(errno)
 	}
 	p := n.path()
+	if mode&(fallocPunchHole|fallocZeroRange) == 0 {
+		// Reserving space: on a staging with a host descriptor (local:)
+		// the host reserves it, so the writes that follow, by the daemon
+		// or by the kernel passing through, do not run out of space
+		// (nor allocate as they go), and the commit keeps it (copyFile
+		// copies a file's reservation with it).
+		if fd, ok := vfs.Fd(n.stage); ok {
+			err := unix.Fallocate(int(fd), mode, int64(off), int64(size))
+			if err == nil {
+				n.touch()
+				return 0
+			}
+			if err != unix.EOPNOTSUPP && err != unix.ENOSYS {
+				return n.fail(n.m.errno("fallocate", p, err))
+			}
+		}
+	}
 	cur := n.stage.Size()
 	if mode&fallocKeepSize == 0 && end > cur {
 		if err := n.stage.Truncate(end); err != nil {

@@ -66,7 +66,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 			MaxWrite:           DefaultMaxIO,
 			MaxReadAhead:       DefaultMaxIO,
 			DisableXAttrs:      true,
-			DisableReadDirPlus: !opts.ReadDirPlus,
+			DisableReadDirPlus: !opts.readDirPlus(fsys),
 			Debug:              opts.Debug,
 			Logger:             m.log,
 			// The kernel hands O_TRUNC to OPEN instead of truncating
@@ -107,15 +107,17 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	switch ok, why := probePassthrough(srv); {
-	case !opts.Passthrough && os.Getenv("JULYFS_PASSTHROUGH") != "on":
+	case !opts.Passthrough && !opts.inPlace() && os.Getenv("JULYFS_PASSTHROUGH") != "on":
 		m.debugf("passthrough: off (the default; --passthrough or JULYFS_PASSTHROUGH=on turns it on)")
 	case opts.ReadOnly:
 		m.debugf("passthrough: off (read-only mount: no open)")
 	case !ok:
 		m.debugf("passthrough: off, files are read and written through the daemon: %s", why)
 	default:
+		_, mixed := fsys.(multiMount)
+		m.ptMixed.Store(mixed)
 		m.pt.Store(true)
-		m.debugf("passthrough: on for trees with host descriptors (local:)")
+		m.debugf("passthrough: on for trees with host descriptors (local:, and the local: mounts of a union)")
 	}
 	s.inv = newInvalidator(m, root.EmbeddedInode())
 	m.mu.Lock()

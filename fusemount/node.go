@@ -48,6 +48,8 @@ type node struct {
 	ptStage     vfs.StagedFile // ptStage: the staging the backing is
 	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
 	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
+	ptNoReader  bool           // in a tree of several mounts: the file's readers have no host descriptor
+	ptNoStage   bool           // in a tree of several mounts: the file's stagings have no host descriptor
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.

@@ -4,6 +4,9 @@ import (
 	"log"
 	"os"
 	"time"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // Default values of the Options fields left zero.
@@ -58,10 +61,15 @@ type Options struct {
 
 	// ReadDirPlus lets the kernel ask for every entry's attributes with
 	// the listing (READDIRPLUS), which costs one Stat per entry at every
-	// readdir. Off (the default), a listing is List alone and the kernel
-	// looks up only the names a program then uses: `find` costs a Stat
-	// per directory instead of one per entry.
+	// readdir, and saves a LOOKUP round trip per name a program then
+	// uses (rm -r, grep -r, ls -l). It is on for trees whose Stat is a
+	// host call (a local: tree, a union of local: trees) unless
+	// PlainReadDir; ReadDirPlus turns it on for any tree. Off, a listing
+	// is List alone and the kernel looks up only the names a program then
+	// uses: `find` costs a Stat per directory instead of one per entry.
 	ReadDirPlus bool
+	// PlainReadDir turns readdirplus off for local: trees too.
+	PlainReadDir bool
 
 	// Passthrough turns FUSE passthrough on: a file of a tree that opens
 	// host descriptors (local:; vfs.FileDescriptor) is then read and
@@ -74,6 +82,17 @@ type Options struct {
 	// in place). The environment variable JULYFS_PASSTHROUGH=on turns it
 	// on too (for `julyfs mount`; `julyfs mount --passthrough`).
 	Passthrough bool
+
+	// WriteInPlace (with Passthrough) lets a writer opening an existing
+	// file of a local: tree without O_TRUNC, while no other handle has
+	// it open, write the host file in place through the kernel instead of
+	// a staging: no copy of the file at open, and writes at the host's
+	// speed, but none of the staging's guarantees (docs/mount.md, "In-place
+	// writes": readers see writes in progress, a crash or a full disk
+	// leaves the file partly written, no compare-and-swap). The
+	// environment variable JULYFS_PASSTHROUGH=inplace turns it on, with
+	// Passthrough.
+	WriteInPlace bool
 
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
@@ -136,4 +155,33 @@ func (o Options) fsName() string {
 		return o.FsName
 	}
 	return "julyfs"
+}
+
+// inPlace reports whether writers may write host files in place
+// (WriteInPlace).
+func (o Options) inPlace() bool {
+	return o.WriteInPlace || os.Getenv("JULYFS_PASSTHROUGH") == "inplace"
+}
+
+// readDirPlus reports whether the mount of fsys answers READDIRPLUS:
+// asked for, or on by default for a tree of local: trees, whose Stat is
+// one host call (a remote tree's is a round trip per entry).
+func (o Options) readDirPlus(fsys vfs.FileSystem) bool {
+	return o.ReadDirPlus || !o.PlainReadDir && hostTree(fsys)
+}
+
+// hostTree reports whether fsys is a local: tree or a union of them.
+func hostTree(fsys vfs.FileSystem) bool {
+	switch t := fsys.(type) {
+	case *local.FS:
+		return true
+	case multiMount:
+		for _, m := range t.Mounts() {
+			if !hostTree(m.FS) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // FUSE passthrough: a handle whose file is one host descriptor (a
@@ -50,6 +51,7 @@ const (
 	ptNone ptMode = iota
 	ptRead
 	ptStage
+	ptInPlace
 )
 
 // ptWait bounds how long an open waits for the passthrough handles that
@@ -152,6 +154,8 @@ func (m ptMode) String() string {
 		return "reading the host file"
 	case ptStage:
 		return "writing a staging"
+	case ptInPlace:
+		return "writing the host file in place"
 	}
 	return "none"
 }
@@ -165,6 +169,8 @@ func (m ptMode) String() string {
 // reported as done). Callers hold n.mu.
 func (n *node) ptShareable(write bool) bool {
 	switch n.ptMode {
+	case ptInPlace:
+		return true
 	case ptRead:
 		return !write
 	case ptStage:
@@ -190,7 +196,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	if write {
 		fd, ok := vfs.Fd(n.stage)
 		if !ok {
-			n.m.ptNoStageFd.Store(true)
+			n.ptMissFd(true)
 			return 0, false
 		}
 		var st unix.Statfs_t
@@ -205,7 +211,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 		n.touch()
 		return int(fd), true
 	}
-	if _, ok := n.m.fsys.(vfs.FileOpener); !ok || n.m.ptNoReaderFd.Load() {
+	if _, ok := n.m.fsys.(vfs.FileOpener); !ok || n.ptNoFd(false) {
 		return 0, false
 	}
 	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
@@ -214,12 +220,59 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	}
 	fd, ok := vfs.Fd(r)
 	if !ok {
-		n.m.ptNoReaderFd.Store(true)
+		n.ptMissFd(false)
 		r.Close()
 		return 0, false
 	}
 	n.ptMode, n.ptFile = ptRead, r
 	return int(fd), true
+}
+
+// inPlaceOpener is a tree that opens its files for writing in place
+// (local:).
+type inPlaceOpener interface {
+	OpenInPlace(ctx context.Context, path string) (*os.File, error)
+}
+
+// hostFile is a host file a node writes in place (ptInPlace), as n.ptFile.
+type hostFile struct{ f *os.File }
+
+func (h hostFile) ReadAt(b []byte, off int64) (int, error) { return h.f.ReadAt(b, off) }
+func (h hostFile) Fd() uintptr                             { return h.f.Fd() }
+func (h hostFile) Close() error                            { return h.f.Close() }
+func (h hostFile) Size() int64 {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// ptInPlaceSetup makes n's backing the host file at p opened for writing
+// in place, for a writer opening it without O_TRUNC with no other handle
+// open (Options.WriteInPlace): no staging, no copy, no commit. ok false
+// means the writer stages as usual. Callers hold n.mu.
+func (n *node) ptInPlaceSetup(p string) (int, bool) {
+	o, ok := n.m.fsys.(inPlaceOpener)
+	if !ok || !n.m.opts.inPlace() || n.stage != nil || n.opens > 0 {
+		return 0, false
+	}
+	f, err := o.OpenInPlace(n.m.ctx, p)
+	if err != nil {
+		return 0, false // staged as usual, which reports the error
+	}
+	n.ptMode, n.ptFile = ptInPlace, hostFile{f}
+	return int(f.Fd()), true
+}
+
+// ptInPlaceFd is the host descriptor n is written through in place, if
+// it is. Callers hold n.mu.
+func (n *node) ptInPlaceFd() (int, bool) {
+	if n.ptMode != ptInPlace || n.ptFile == nil {
+		return 0, false
+	}
+	fd, ok := vfs.Fd(n.ptFile)
+	return int(fd), ok
 }
 
 // ptCheck is called before a commit of n's staging while the kernel
@@ -339,14 +392,46 @@ func (n *node) ptRelease(ctx context.Context) {
 	n.ptReleased()
 }
 
+// ptNoFd reports whether the tree's readers (write: stagings) of n's file
+// are known to come without a host descriptor. Callers hold n.mu.
+func (n *node) ptNoFd(write bool) bool {
+	if write {
+		return n.m.ptNoStageFd.Load() || n.ptNoStage
+	}
+	return n.m.ptNoReaderFd.Load() || n.ptNoReader
+}
+
+// ptMissFd records that a reader (write: a staging) of n's file came
+// without a host descriptor: for the whole tree, or for n alone in a tree
+// of several mounts. Callers hold n.mu.
+func (n *node) ptMissFd(write bool) {
+	switch {
+	case n.m.ptMixed.Load() && write:
+		n.ptNoStage = true
+	case n.m.ptMixed.Load():
+		n.ptNoReader = true
+	case write:
+		n.m.ptNoStageFd.Store(true)
+	default:
+		n.m.ptNoReaderFd.Store(true)
+	}
+}
+
+// multiMount is a tree of several mounts (vfs/union's), some of which may
+// have host descriptors and others not.
+type multiMount interface{ Mounts() []union.Mount }
+
 // ptState is the passthrough state of a mount.
 type ptState struct {
 	pt    atomic.Bool  // handles may pass through
 	ptFds atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
 	// The tree's readers (stagings) came without a descriptor once: it
-	// is not asked again (a union wraps them, temp: has none), as a
-	// writer's open would stage a copy of the file for nothing.
+	// is not asked again (temp: has none), as a writer's open would stage
+	// a copy of the file for nothing. In a tree of several mounts
+	// (ptMixed: a union, whose files of local: mounts have descriptors
+	// and of others not) that is remembered per node instead.
 	ptNoReaderFd, ptNoStageFd atomic.Bool
+	ptMixed                   atomic.Bool
 	ptMu                      sync.Mutex
 	ptReleasing               map[<-chan struct{}]*node // by RELEASE request: see rawFS
 }

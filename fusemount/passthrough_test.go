@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // The passthrough tests: on a local: mount the kernel reads and writes
@@ -188,7 +190,7 @@ func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
 	fsys, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
-	s := mountT(t, fsys, Options{})
+	s := mountT(t, fsys, Options{Passthrough: true})
 	env := []string{"M=" + s.Dir(), "BIG=" + big}
 
 	_, errOut, err := shErr(t, `cp "$BIG" "$M/old.txt"`, env...)
@@ -198,7 +200,7 @@ func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "old\n", string(got), "host file after a failed cp")
 	assert.Equal(t, "old\n", sh(t, `cat "$M/old.txt"`, env...), "the file through the mount")
-	checkPassthrough(t, s, Options{})
+	checkPassthrough(t, s, Options{Passthrough: true})
 
 	// Nothing is left taking the space: a write of 32 MiB goes through.
 	sh(t, `head -c 32M "$BIG" > "$M/old.txt"`, env...)
@@ -212,7 +214,7 @@ func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
 // fails with ETXTBSY while it stays open; once the reader is gone it opens.
 func TestPassthroughWriterWaitsForReader(t *testing.T) {
 	requireFUSE(t)
-	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{})
+	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{Passthrough: true})
 	if !s.m.pt.Load() {
 		t.Skip("passthrough unavailable here: " + fuseReason())
 	}
@@ -221,4 +223,84 @@ func TestPassthroughWriterWaitsForReader(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(root, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, "one\nthree\n", string(got))
+}
+
+// TestPassthroughUnion: a tree of several mounts (a local: mount at /, a
+// temp: one at /notes) passes through for the local: files, also after
+// files of the temp: mount (no descriptors) were read and written first.
+func TestPassthroughUnion(t *testing.T) {
+	requireFUSE(t)
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host\n"), 0o644))
+	repo, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { repo.Close() })
+	notes := temp.MustNew(map[string]string{"/n": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/", FS: repo}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{Passthrough: true})
+	if !s.m.pt.Load() {
+		t.Skip("passthrough unavailable here: " + fuseReason())
+	}
+	env := "M=" + s.Dir()
+
+	assert.Equal(t, "note\n", sh(t, `cat "$M/notes/n"; echo more >> "$M/notes/n"; cat "$M/notes/n" > /dev/null`, env))
+	got, err := notes.Read(t.Context(), "/n")
+	require.NoError(t, err)
+	assert.Equal(t, "note\nmore\n", string(got), "the temp: file written through the mount")
+	before := s.m.ptFds.Load()
+
+	assert.Equal(t, "host\n", sh(t, `cat "$M/f"`, env))
+	afterRead := s.m.ptFds.Load()
+	assert.Greater(t, afterRead, before, "a reader of a local: file in a union did not pass through")
+	sh(t, `echo appended >> "$M/f"; printf new > "$M/g"`, env)
+	assert.Greater(t, s.m.ptFds.Load(), afterRead, "a writer of a local: file in a union did not pass through")
+	for name, want := range map[string]string{"f": "host\nappended\n", "g": "new"} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(data), "%s on the host", name)
+	}
+	assert.Equal(t, "host\nappended\nnew", sh(t, `cat "$M/f" "$M/g"`, env))
+}
+
+// TestPassthroughInPlace: with WriteInPlace, a writer opening an existing
+// file without O_TRUNC writes the host file itself (same inode, no
+// staging); fio verifies what it wrote; ftruncate and fallocate act on
+// the host file; a reader opening meanwhile shares it (no ETXTBSY); a
+// rewrite with O_TRUNC still stages and renames into place.
+func TestPassthroughInPlace(t *testing.T) {
+	requireFUSE(t)
+	requireTool(t, "fio")
+	root, s := localMount(t, map[string]string{"f": "0123456789\n"}, Options{Passthrough: true, WriteInPlace: true})
+	if !s.m.pt.Load() {
+		t.Skip("passthrough unavailable here: " + fuseReason())
+	}
+	env := "M=" + s.Dir()
+	host := filepath.Join(root, "f")
+	ino := hostIno(t, host)
+
+	out := sh(t, `printf XY | dd of="$M/f" bs=1 seek=2 conv=notrunc status=none
+exec 3<>"$M/f"; cat "$M/f"; printf Z >&3; exec 3>&-
+truncate -s 6 "$M/f"; cat "$M/f"; echo
+fallocate -l 64K "$M/f"; stat -c %s "$M/f"`, env)
+	assert.Equal(t, "01XY456789\nZ1XY45\n65536\n", out)
+	assert.Equal(t, ino, hostIno(t, host), "the file written in place keeps its inode")
+	data, err := os.ReadFile(host)
+	require.NoError(t, err)
+	require.Len(t, data, 65536)
+	assert.Equal(t, "Z1XY45", string(data[:6]), "the host file written in place")
+	assert.Equal(t, make([]byte, 65536-6), data[6:], "fallocate's new space reads as zeros")
+
+	// fio lays its file out, then reopens it O_RDWR and writes it in place.
+	fout := sh(t, `fio --name=w --directory="$M" --rw=write --bs=64k --size=16M --verify=crc32c --do_verify=1 --output-format=terse --terse-version=3`, env)
+	if f := strings.Split(strings.TrimSpace(fout), ";"); len(f) < 5 || f[4] != "0" {
+		t.Errorf("fio: %s", fout)
+	}
+
+	sh(t, `echo new > "$M/f"`, env)
+	assert.NotEqual(t, ino, hostIno(t, host), "a rewrite with O_TRUNC is staged and renamed into place")
+	data, err = os.ReadFile(host)
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(data))
+	checkPassthrough(t, s, Options{Passthrough: true})
 }

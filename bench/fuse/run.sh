@@ -8,7 +8,10 @@
 # Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
 # mounts a tmpfs), fio, python3 and about 6 GiB of free memory.
 #
-#   bench/fuse/run.sh [N_META_FILES]
+#   [TARGETS="native loopback ..."] bench/fuse/run.sh [N_META_FILES]
+#
+# TARGETS (default: all six) runs some targets only, so that a run can be
+# split to stay short on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/run.sh: run as root" >&2; exit 1; }
@@ -90,7 +93,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 NRM=${NRM:-30000}
 echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s | stat/s | cached stat/s | readdir entries/s | find s | grep -r s | rm -rf ${NRM} files s | mv 1 GiB ms |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for name in native loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do
+for name in ${TARGETS:-native loopback loopback-nopt julyfs julyfs-nopt julyfs-ro}; do
   if [ $name = native ]; then D=$T/data; else D=$W/$name; fi
   if [ $name = julyfs-ro ]; then
     # read-only: the read workloads only, on files made on the tmpfs

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -64,4 +65,45 @@ func (o *openFile) Close() error {
 		return otherError(o.path, err)
 	}
 	return nil
+}
+
+// OpenInPlace opens the file at path (following links inside the root)
+// for reading and writing on one host descriptor, for a caller that
+// writes the file in place: what it writes is in the tree's file at once,
+// with none of Write's and Stage's guarantees (a reader sees a write in
+// progress, a crash leaves the file partly written, no compare-and-swap,
+// no change reported to watchers). The caller closes the file. It is for
+// a FUSE mount's opt-in in-place writes (docs/mount.md, "FUSE
+// passthrough"); nothing else in julyfs writes this way.
+func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p == "/" {
+		return nil, vfs.IsDir(p)
+	}
+	f, err := fsys.openFile(rel(p), os.O_RDWR|syscall.O_NONBLOCK)
+	if err != nil {
+		if isMissing(err) {
+			return nil, vfs.NotFound(p)
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, vfs.IsDir(p)
+		}
+		return nil, otherError(p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, otherError(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		if fi.IsDir() {
+			return nil, vfs.IsDir(p)
+		}
+		return nil, vfs.NewError(vfs.KindOther, p, errors.New("not a regular file"))
+	}
+	return f, nil
 }

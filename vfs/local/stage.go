@@ -26,8 +26,9 @@ var (
 // existing ancestor), invisible to List and gone without a trace if the
 // process dies; elsewhere, or on a filesystem without O_TMPFILE, it is a
 // named temporary file in the target's directory, as Write uses. With keep
-// the staging starts as a copy of the current file (copy_file_range where
-// the kernel has it).
+// the staging starts as a copy of the current file: a clone where the host
+// filesystem shares extents, else its data ranges with copy_file_range,
+// holes left holes (copyFile).
 //
 // Commit does what Write does: sync the data, give it a temporary name in
 // the target's directory, rename it over the target under the FS's write
@@ -83,16 +84,13 @@ func (fsys *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFi
 			return nil, err
 		default:
 			s.base = etag(fi) // the very version copied: a write makes a new inode
-			_, err := io.Copy(f, src)
+			n, err := copyFile(f, src)
 			src.Close()
 			if err != nil {
 				s.Abort()
 				return nil, vfs.WriteFailed(p, errno(err))
 			}
-			s.size.Store(fi.Size())
-			if n, err := f.Seek(0, io.SeekCurrent); err == nil {
-				s.size.Store(n) // what was copied, if the file changed meanwhile
-			}
+			s.size.Store(n) // what was copied, if the file changed meanwhile
 		}
 	}
 	return s, nil

@@ -288,20 +288,20 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 	defer w.close()
 	fsys.mu.Lock()
 	w.lock()
-	st, err := fsys.Stat(ctx, p)
-	if err == nil {
+	// A file, or a link itself (whatever it points at): one unlinkat in
+	// the directory, which refuses a directory (EISDIR on Linux, EPERM
+	// elsewhere) and says when the name is missing.
+	err = nil
+	if uerr := unix.Unlinkat(w.fd, vfs.Base(p), 0); uerr != nil {
+		var st unix.Stat_t
 		switch {
-		case st.Kind == vfs.KindMissing && !st.Link:
+		case isMissing(uerr):
 			err = vfs.NotFound(p)
-		case st.Kind == vfs.KindDir && !st.Link:
+		case (uerr == unix.EISDIR || uerr == unix.EPERM) &&
+			unix.Fstatat(w.fd, vfs.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 			err = vfs.IsDir(p)
-		default: // a file, or a link itself (whatever it points at)
-			if uerr := unix.Unlinkat(w.fd, vfs.Base(p), 0); uerr != nil {
-				err = otherError(p, uerr)
-				if isMissing(uerr) {
-					err = vfs.NotFound(p)
-				}
-			}
+		default:
+			err = otherError(p, uerr)
 		}
 	}
 	w.unlock()

@@ -9,13 +9,18 @@ import (
 )
 
 var (
-	_ vfs.FileOpener = (*FS)(nil)
-	_ vfs.Stager     = (*FS)(nil)
+	_ vfs.FileOpener           = (*FS)(nil)
+	_ vfs.Stager               = (*FS)(nil)
+	_ vfs.FileDescriptor       = fdFileReader{}
+	_ vfs.FileDescriptor       = fdStagedFile{}
+	_ vfs.ConditionalCommitter = fdStagedFile{}
 )
 
 // OpenFile opens the file at path in the mount serving it, through the
 // mount's FileOpener or its fallback. The reader's errors name the union
-// path.
+// path; it has the mount's reader's host descriptor (vfs.FileDescriptor)
+// when that has one, so a FUSE mount of a union passes through for the
+// files of its local: mounts.
 func (u *FS) OpenFile(ctx context.Context, path string) (vfs.FileReader, error) {
 	m, cp, err := u.target(path)
 	if err != nil {
@@ -25,8 +30,18 @@ func (u *FS) OpenFile(ctx context.Context, path string) (vfs.FileReader, error) 
 	if err != nil {
 		return nil, m.fixErr(err, cp)
 	}
-	return &fileReader{FileReader: r, m: m, cp: cp}, nil
+	fr := &fileReader{FileReader: r, m: m, cp: cp}
+	if _, ok := r.(vfs.FileDescriptor); ok {
+		return fdFileReader{fr}, nil
+	}
+	return fr, nil
 }
+
+// fdFileReader is a fileReader whose mount's reader has a host descriptor.
+type fdFileReader struct{ *fileReader }
+
+// Fd is the mount's reader's host descriptor (vfs.FileDescriptor).
+func (r fdFileReader) Fd() uintptr { return r.FileReader.(vfs.FileDescriptor).Fd() }
 
 // fileReader is a mount's reader with errors in the union's namespace.
 type fileReader struct {
@@ -47,7 +62,9 @@ func (r *fileReader) Close() error { return r.m.fixErr(r.FileReader.Close(), r.c
 
 // Stage opens a staging for the file at path in the mount serving it,
 // through the mount's Stager or its fallback; "no mount for path" where no
-// mount covers path. The staging's errors name the union path.
+// mount covers path. The staging's errors name the union path; it has the
+// mount's staging's host descriptor (vfs.FileDescriptor) when that has
+// one.
 func (u *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFile, error) {
 	m, cp, err := u.target(path)
 	if err != nil {
@@ -57,8 +74,20 @@ func (u *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFile,
 	if err != nil {
 		return nil, m.fixErr(err, cp)
 	}
-	return &stagedFile{StagedFile: s, m: m, cp: cp}, nil
+	sf := &stagedFile{StagedFile: s, m: m, cp: cp}
+	if _, ok := s.(vfs.FileDescriptor); ok {
+		return fdStagedFile{sf}, nil
+	}
+	return sf, nil
 }
+
+// fdStagedFile is a stagedFile whose mount's staging has a host
+// descriptor.
+type fdStagedFile struct{ *stagedFile }
+
+// Fd is the mount's staging's host descriptor (vfs.FileDescriptor): writes
+// on it are staged, as the mount's staging says.
+func (s fdStagedFile) Fd() uintptr { return s.StagedFile.(vfs.FileDescriptor).Fd() }
 
 // stagedFile is a mount's staging with errors in the union's namespace.
 type stagedFile struct {
