@@ -59,7 +59,7 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 		start:     time.Now(),
 		dirty:     map[*node]bool{},
 		displaced: map[uint64]bool{},
-		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}},
+		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}, ptDecided: make(chan struct{})},
 	}
 }
 

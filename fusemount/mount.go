@@ -119,6 +119,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		m.pt.Store(true)
 		m.debugf("passthrough: on for trees with host descriptors (local:, and the local: mounts of a union)")
 	}
+	close(m.ptDecided)
 	s.inv = newInvalidator(m, root.EmbeddedInode())
 	m.mu.Lock()
 	m.inv = s.inv

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/vfs"
-	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // Default values of the Options fields left zero.
@@ -170,10 +169,11 @@ func (o Options) readDirPlus(fsys vfs.FileSystem) bool {
 	return o.ReadDirPlus || !o.PlainReadDir && hostTree(fsys)
 }
 
-// hostTree reports whether fsys is a local: tree or a union of them.
+// hostTree reports whether fsys is a tree of host files (it opens them in
+// place: local:) or a union of such trees.
 func hostTree(fsys vfs.FileSystem) bool {
 	switch t := fsys.(type) {
-	case *local.FS:
+	case inPlaceOpener:
 		return true
 	case multiMount:
 		for _, m := range t.Mounts() {

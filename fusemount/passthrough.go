@@ -125,6 +125,17 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // handle, -1: the caller sets a backing up. It may wait (see ptWait),
 // unlocking n.mu meanwhile. Callers hold n.mu.
 func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
+	select {
+	case <-n.m.ptDecided:
+	default:
+		// An open that came as soon as the directory was mounted, while
+		// Mount still probes the kernel: it waits for the answer, so
+		// the first handles pass through (and write in place) as later
+		// ones do.
+		n.mu.Unlock()
+		<-n.m.ptDecided
+		n.mu.Lock()
+	}
 	if !n.m.pt.Load() || n.deleted {
 		return ptNone, 0
 	}
@@ -423,8 +434,10 @@ type multiMount interface{ Mounts() []union.Mount }
 
 // ptState is the passthrough state of a mount.
 type ptState struct {
-	pt    atomic.Bool  // handles may pass through
-	ptFds atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
+	pt atomic.Bool // handles may pass through
+	// ptDecided is closed once Mount has probed the kernel and set pt.
+	ptDecided chan struct{}
+	ptFds     atomic.Int64 // descriptors handed to go-fuse to register (PassthroughFd)
 	// The tree's readers (stagings) came without a descriptor once: it
 	// is not asked again (temp: has none), as a writer's open would stage
 	// a copy of the file for nothing. In a tree of several mounts

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -247,4 +248,54 @@ func TestMountAllowOther(t *testing.T) {
 	assert.Error(t, err)
 	assert.Contains(t, out, "Permission denied")
 	assert.NoFileExists(t, filepath.Join(src, "new"))
+}
+
+// TestMountWriteInPlace: with --passthrough --write-in-place, a writer
+// opening an existing host file without O_TRUNC writes the host file
+// itself (its bytes are on the host before close, same inode); without
+// --write-in-place the same writer goes through a staging, so the host
+// file is untouched until close.
+func TestMountWriteInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		before string // the host file while the writer still has it open
+	}{
+		{"in place", []string{"--passthrough", "--write-in-place"}, "XY23456789"},
+		{"staged", []string{"--passthrough"}, "0123456789"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			host := filepath.Join(src, "f")
+			require.NoError(t, os.WriteFile(host, []byte("0123456789"), 0o644))
+			var st0 syscall.Stat_t
+			require.NoError(t, syscall.Stat(host, &st0))
+			dir := filepath.Join(t.TempDir(), "mnt")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			r := startMount(t, dir, append(tc.args, "--debug", "--mount", "/=local:"+src)...)
+			if strings.Contains(r.stderr.String(), "passthrough: off") {
+				t.Skip("passthrough unavailable here: " + r.stderr.String())
+			}
+			// The writer is this process (a shell would flush at every
+			// redirection, and a flush commits a staging).
+			f, err := os.OpenFile(filepath.Join(dir, "f"), os.O_RDWR, 0)
+			require.NoError(t, err)
+			_, err = f.Write([]byte("XY"))
+			require.NoError(t, err)
+			during, err := os.ReadFile(host)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			assert.Equal(t, tc.before, string(during))
+			after, err := os.ReadFile(host)
+			require.NoError(t, err)
+			assert.Equal(t, "XY23456789", string(after))
+			var st1 syscall.Stat_t
+			require.NoError(t, syscall.Stat(host, &st1))
+			if tc.name == "in place" {
+				assert.Equal(t, st0.Ino, st1.Ino, "written in place: same host inode")
+			} else {
+				assert.NotEqual(t, st0.Ino, st1.Ino, "staged: the commit renamed a new file into place")
+			}
+		})
+	}
 }

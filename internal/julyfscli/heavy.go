@@ -190,6 +190,7 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 			&cli.DurationFlag{Name: "negative-timeout", Usage: "how long the kernel caches that a name does not exist"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users see the mount (non-root needs user_allow_other in /etc/fuse.conf)"},
 			&cli.BoolFlag{Name: "passthrough", Usage: "let the kernel read and write local: host files itself (FUSE passthrough, root on Linux 6.9+): host speed, but a writer while a reader has the file open fails with ETXTBSY (docs/mount.md)"},
+			&cli.BoolFlag{Name: "write-in-place", Usage: "with passthrough, let a writer that opens an existing local: file without O_TRUNC write the host file itself: host speed, but no atomic commit, no compare-and-swap, a crash leaves it partly written (docs/mount.md, In-place writes)"},
 			indexFlags()[0], indexFlags()[1], indexFlags()[2],
 		),
 		Action: func(c *cli.Context) error {

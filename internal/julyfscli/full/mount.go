@@ -46,6 +46,7 @@ func mount(c *cli.Context, dir string) error {
 		NegativeTimeout: c.Duration("negative-timeout"),
 		AllowOther:      c.Bool("allow-other"),
 		Passthrough:     c.Bool("passthrough"),
+		WriteInPlace:    c.Bool("write-in-place"),
 	}
 	return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
 		mode := "read-write"
