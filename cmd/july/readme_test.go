@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/internal/mdsh"
 )
 
@@ -16,9 +19,7 @@ import (
 // that serves until stopped (july mcp --http) goes in a text block.
 func TestREADME(t *testing.T) {
 	cmds, err := mdsh.ReadFile("../../README.md", "july")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Chdir("../..")
 	// july run keeps its sessions in the agent's .july: remove what the
 	// README's runs leave there.
@@ -30,11 +31,8 @@ func TestREADME(t *testing.T) {
 	}
 	for _, c := range cmds {
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), c.Args, strings.NewReader(c.Stdin), &stdout, &stderr); code != 0 {
-			t.Errorf("README: %s\n  exit %d, stderr %q", c.Line, code, stderr.String())
-		}
+		code := run(context.Background(), c.Args, strings.NewReader(c.Stdin), &stdout, &stderr)
+		assert.Equal(t, 0, code, "README: %s\n  exit; stderr %q", c.Line, stderr.String())
 	}
-	if len(cmds) < 3 {
-		t.Errorf("ran %d README july commands, want at least 3 (validate, tools, call)", len(cmds))
-	}
+	assert.GreaterOrEqual(t, len(cmds), 3, "README july commands ran, want at least 3 (validate, tools, call)")
 }

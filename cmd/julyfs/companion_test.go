@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/fusemount"
 )
 
@@ -23,18 +26,12 @@ func TestDeps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", "list", "-deps", "github.com/julyfs/julyfs/cmd/julyfs").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
+	require.NoError(t, err, "go list -deps")
 	deps := strings.Fields(string(out))
-	if len(deps) < 10 {
-		t.Fatalf("go list -deps printed %d packages", len(deps))
-	}
+	require.GreaterOrEqual(t, len(deps), 10, "go list -deps printed too few packages")
 	for _, p := range deps {
 		for _, heavy := range []string{"github.com/blevesearch/", "github.com/hanwen/go-fuse", "github.com/julyfs/julyfs/vfs/index", "github.com/julyfs/julyfs/fusemount", "github.com/julyfs/julyfs/internal/julyfscli/full"} {
-			if strings.HasPrefix(p, heavy) {
-				t.Errorf("cmd/julyfs links %s; only cmd/julyfsd may", p)
-			}
+			assert.False(t, strings.HasPrefix(p, heavy), "cmd/julyfs links %s; only cmd/julyfsd may", p)
 		}
 	}
 }
@@ -61,8 +58,8 @@ func runBuilt(t *testing.T, bin, dir string, env []string, stdin string, args ..
 	switch {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("julyfs %q: %v", args, err)
+	default:
+		require.NoError(t, err, "julyfs %q", args)
 	}
 	return julyfsRun{code, stdout.String(), stderr.String()}
 }
@@ -78,12 +75,8 @@ func smallTree(t *testing.T) string {
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
 	return dir
 }
@@ -101,12 +94,8 @@ func TestDelegateToJulyfsd(t *testing.T) {
 	for _, bin := range []string{julyfs, julyfsd} {
 		if err := os.Link(bin, filepath.Join(side, filepath.Base(bin))); err != nil {
 			data, err := os.ReadFile(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(side, filepath.Base(bin)), data, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(side, filepath.Base(bin)), data, 0o755))
 		}
 	}
 
@@ -122,18 +111,19 @@ func TestDelegateToJulyfsd(t *testing.T) {
 		t.Run(setup.name, func(t *testing.T) {
 			idx := filepath.Join(t.TempDir(), "idx")
 			r := runBuilt(t, setup.julyfs, tree, setup.env, "", "index", "build", "--mount", "/repo=local:.", "--index", idx)
-			if r.code != 0 || !strings.HasPrefix(r.stdout, "3 files: 3 indexed ") || r.stderr != "" {
-				t.Errorf("julyfs index build: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-			}
+			assert.Equal(t, 0, r.code, "julyfs index build: exit; stderr %q", r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, "3 files: 3 indexed "), "julyfs index build: stdout %q", r.stdout)
+			assert.Empty(t, r.stderr, "julyfs index build: stderr")
 			r = runBuilt(t, setup.julyfs, tree, setup.env, "", "search", "merge sorted streams", "--mount", "/repo=local:.", "--index", idx, "--max", "1")
-			if r.code != 0 || !strings.HasPrefix(r.stdout, "/repo/src/merge.go  ") || strings.Count(r.stdout, "\n") != 1 || r.stderr != "" {
-				t.Errorf("julyfs search --index: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-			}
+			assert.Equal(t, 0, r.code, "julyfs search --index: exit; stderr %q", r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, "/repo/src/merge.go  "), "julyfs search --index: stdout %q", r.stdout)
+			assert.Equal(t, 1, strings.Count(r.stdout, "\n"), "julyfs search --index: lines of stdout %q", r.stdout)
+			assert.Empty(t, r.stderr, "julyfs search --index: stderr")
 			// julyfsd's errors and exit status come through as they are.
 			r = runBuilt(t, setup.julyfs, tree, setup.env, "", "search", "x", "--mount", "/repo=local:.", "--index", tree)
-			if r.code != 1 || !strings.Contains(r.stderr, "is not a julyfs index") || r.stdout != "" {
-				t.Errorf("julyfs search --index on a non-index: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-			}
+			assert.Equal(t, 1, r.code, "julyfs search --index on a non-index: exit; stderr %q", r.stderr)
+			assert.Contains(t, r.stderr, "is not a julyfs index", "julyfs search --index on a non-index: stderr")
+			assert.Empty(t, r.stdout, "julyfs search --index on a non-index: stdout")
 		})
 	}
 }
@@ -156,27 +146,25 @@ func TestNoJulyfsd(t *testing.T) {
 		{"julyfs unmount", []string{"unmount", "mnt"}},
 	} {
 		r := runBuilt(t, julyfs, tree, env, "", tt.args...)
-		if r.code != 1 || r.stderr != tt.what+want || r.stdout != "" {
-			t.Errorf("julyfs %q without julyfsd: exit %d, stdout %q, stderr %q; want exit 1 and %q", tt.args, r.code, r.stdout, r.stderr, tt.what+want)
-		}
+		assert.Equal(t, 1, r.code, "julyfs %q without julyfsd: exit; stderr %q", tt.args, r.stderr)
+		assert.Equal(t, tt.what+want, r.stderr, "julyfs %q without julyfsd: stderr", tt.args)
+		assert.Empty(t, r.stdout, "julyfs %q without julyfsd: stdout", tt.args)
 	}
 	r := runBuilt(t, julyfs, tree, append(env, "JULYFSD=/nonexistent/julyfsd"), "", "index", "build", "--mount", "/=local:.", "--index", "idx")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "julyfs index build needs julyfsd: JULYFSD=/nonexistent/julyfsd: ") {
-		t.Errorf("julyfs index build with JULYFSD naming nothing: exit %d, stderr %q", r.code, r.stderr)
-	}
+	assert.Equal(t, 1, r.code, "julyfs index build with JULYFSD naming nothing: exit; stderr %q", r.stderr)
+	assert.True(t, strings.HasPrefix(r.stderr, "julyfs index build needs julyfsd: JULYFSD=/nonexistent/julyfsd: "), "julyfs index build with JULYFSD naming nothing: stderr %q", r.stderr)
 	// A julyfs that julyfs would hand a command to again refuses.
 	r = runBuilt(t, julyfs, tree, append(env, "JULYFSD="+julyfs), "", "index", "build", "--mount", "/=local:.", "--index", "idx")
-	if r.code != 1 || !strings.Contains(r.stderr, "must be the julyfsd executable, not julyfs") {
-		t.Errorf("julyfs index build with JULYFSD=julyfs: exit %d, stderr %q", r.code, r.stderr)
-	}
+	assert.Equal(t, 1, r.code, "julyfs index build with JULYFSD=julyfs: exit; stderr %q", r.stderr)
+	assert.Contains(t, r.stderr, "must be the julyfsd executable, not julyfs", "julyfs index build with JULYFSD=julyfs: stderr")
 	for _, args := range [][]string{
 		{"--help"}, {"mount", "--help"}, {"index", "--help"}, {"index", "build", "--help"}, {"unmount", "--help"},
 		{"search", "merge", "--mount", "/=local:."}, // no index: no results, exit 0
 		{"grep", "Merge", "/src", "--mount", "/=local:."},
 	} {
-		if r := runBuilt(t, julyfs, tree, env, "", args...); r.code != 0 || r.stderr != "" {
-			t.Errorf("julyfs %q without julyfsd: exit %d, stderr %q", args, r.code, r.stderr)
-		}
+		r := runBuilt(t, julyfs, tree, env, "", args...)
+		assert.Equal(t, 0, r.code, "julyfs %q without julyfsd: exit; stderr %q", args, r.stderr)
+		assert.Empty(t, r.stderr, "julyfs %q without julyfsd: stderr", args)
 	}
 }
 
@@ -192,16 +180,12 @@ func TestMountSignal(t *testing.T) {
 	}
 	julyfs, julyfsd := built(t)
 	dir := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(dir, 0o755))
 	cmd := exec.Command(julyfs, "mount", "--mount", "/=temp:", dir)
 	cmd.Env = append(os.Environ(), "JULYFSD="+julyfsd)
 	var stderr bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &stderr, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
@@ -209,7 +193,7 @@ func TestMountSignal(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			t.Errorf("julyfs mount did not exit 30s after kill")
+			assert.Fail(t, "julyfs mount did not exit 30s after kill")
 		}
 		if isMounted(dir) {
 			exec.Command("umount", "-l", dir).Run()
@@ -220,32 +204,26 @@ func TestMountSignal(t *testing.T) {
 		select {
 		case err := <-done:
 			done <- err
-			t.Fatalf("julyfs mount exited before mounting: %v: %s", err, stderr.String())
+			require.Fail(t, "julyfs mount exited before mounting", "%v: %s", err, stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not mounted after 30s: %s", stderr.String())
+			require.Fail(t, "not mounted after 30s", "%s", stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/comm"); err != nil || strings.TrimSpace(string(comm)) != "julyfsd" {
-		t.Errorf("the julyfs mount process runs %q (%v), want julyfsd in its place", comm, err)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/comm")
+	assert.NoError(t, err, "reading the julyfs mount process's comm")
+	assert.Equal(t, "julyfsd", strings.TrimSpace(string(comm)), "the julyfs mount process runs this, want julyfsd in its place")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
 	case err := <-done:
 		done <- err
-		if err != nil {
-			t.Errorf("julyfs mount after SIGINT: %v: %s", err, stderr.String())
-		}
+		assert.NoError(t, err, "julyfs mount after SIGINT: %s", stderr.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("julyfs mount still running 30s after SIGINT")
+		require.Fail(t, "julyfs mount still running 30s after SIGINT")
 	}
-	if isMounted(dir) {
-		t.Errorf("%s still mounted after SIGINT", dir)
-	}
+	assert.False(t, isMounted(dir), "%s still mounted after SIGINT", dir)
 }
 
 // isMounted reports whether dir is a mountpoint, from the mount table

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/internal/clirun"
@@ -66,9 +67,7 @@ func built(t *testing.T) (julyfs, julyfsd string) {
 			}
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	require.NoError(t, buildErr)
 	return filepath.Join(binDir, "julyfs", "julyfs"), filepath.Join(binDir, "julyfsd", "julyfsd")
 }
 

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPipeToHead runs julyfs as a process whose stdout is a pipe closed
@@ -23,25 +26,18 @@ func TestPipeToHead(t *testing.T) {
 		t.Skipf("julyfs not on PATH: %v", err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat("x\n", 200000)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat("x\n", 200000)), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "grep", "x", "/", "--mount", "/=local:"+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "/big.txt:1:x\n" {
-		t.Errorf("first line = %q, %v", line, err)
-	}
+	assert.NoError(t, err, "first line")
+	assert.Equal(t, "/big.txt:1:x\n", line, "first line")
 	out.Close()
 	err = cmd.Wait()
 	var ee *exec.ExitError
@@ -49,13 +45,9 @@ func TestPipeToHead(t *testing.T) {
 	case err == nil:
 	case errors.As(err, &ee):
 		ws, ok := ee.Sys().(syscall.WaitStatus)
-		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
-			t.Errorf("julyfs grep | head: %v, want exit 0 or SIGPIPE", err)
-		}
+		assert.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGPIPE, "julyfs grep | head: %v, want exit 0 or SIGPIPE", err)
 	default:
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
-	if stderr.Len() != 0 {
-		t.Errorf("julyfs grep | head printed %q on stderr", stderr.String())
-	}
+	assert.Empty(t, stderr.String(), "julyfs grep | head printed on stderr")
 }

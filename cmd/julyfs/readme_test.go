@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/julyfs/julyfs/internal/mdsh"
 )
 
@@ -18,9 +21,7 @@ import (
 // for the test, as julyfs hands them on.
 func TestREADME(t *testing.T) {
 	cmds, err := mdsh.ReadFile("../../README.md", "julyfs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	scratch := t.TempDir()
 	delegations.Store(0)
 	t.Chdir("../..")
@@ -37,17 +38,13 @@ func TestREADME(t *testing.T) {
 				wantErr = c.Comment
 			}
 		}
-		switch {
-		case wantErr != "" && (code != 1 || strings.TrimSpace(stderr.String()) != wantErr):
-			t.Errorf("README: %s\n  exit %d, stderr %q; want exit 1 and %q", c.Line, code, stderr.String(), wantErr)
-		case wantErr == "" && code != 0:
-			t.Errorf("README: %s\n  exit %d, stderr %q", c.Line, code, stderr.String())
+		if wantErr != "" {
+			assert.Equal(t, 1, code, "README: %s\n  exit; stderr %q", c.Line, stderr.String())
+			assert.Equal(t, wantErr, strings.TrimSpace(stderr.String()), "README: %s\n  stderr", c.Line)
+		} else {
+			assert.Equal(t, 0, code, "README: %s\n  exit; stderr %q", c.Line, stderr.String())
 		}
 	}
-	if delegations.Load() == 0 {
-		t.Errorf("no README command was handed to julyfsd; index build and search --index should be")
-	}
-	if len(cmds) < 10 {
-		t.Errorf("ran %d README commands; the README's sh blocks were not found", len(cmds))
-	}
+	assert.NotZero(t, delegations.Load(), "no README command was handed to julyfsd; index build and search --index should be")
+	assert.GreaterOrEqual(t, len(cmds), 10, "too few README commands ran; the README's sh blocks were not found")
 }

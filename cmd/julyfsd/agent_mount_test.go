@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMountAgent mounts an agent's root from its agent.yaml: the same
@@ -28,17 +31,14 @@ func TestMountAgent(t *testing.T) {
 	out, err := shell(t, `ls "$M"; cat "$M/docs/guide.md"; grep -rn alpha "$M"; echo beta > "$M/b.txt"
 if (echo x > "$M/docs/new.md") 2>/dev/null; then echo wrote to the read-only docs; fi`, "M="+dir)
 	want := "a.txt\ndocs\nread the guide\n" + dir + "/a.txt:1:alpha\n"
-	if err != nil || out != want {
-		t.Errorf("shell: %v\n%s\nwant\n%s", err, out, want)
-	}
-	if data, err := os.ReadFile(filepath.Join(agent, "tree", "b.txt")); err != nil || string(data) != "beta\n" {
-		t.Errorf("write through the mount reached the host as %q, %v", data, err)
-	}
+	assert.NoError(t, err, "shell: %s", out)
+	assert.Equal(t, want, out, "shell")
+	data, err := os.ReadFile(filepath.Join(agent, "tree", "b.txt"))
+	assert.NoError(t, err, "write through the mount reaching the host")
+	assert.Equal(t, "beta\n", string(data), "write through the mount reached the host as")
 	var ustderr bytes.Buffer
-	if c := run(context.Background(), []string{"julyfs", "unmount", dir}, nil, &bytes.Buffer{}, &ustderr); c != 0 {
-		t.Fatalf("julyfs unmount = %d: %s", c, ustderr.String())
-	}
-	if c := r.wait(t, "julyfs unmount"); c != 0 {
-		t.Errorf("julyfs mount exited %d after unmount: %s", c, r.stderr.String())
-	}
+	c := run(context.Background(), []string{"julyfs", "unmount", dir}, nil, &bytes.Buffer{}, &ustderr)
+	require.Equal(t, 0, c, "julyfs unmount: %s", ustderr.String())
+	c = r.wait(t, "julyfs unmount")
+	assert.Equal(t, 0, c, "julyfs mount exit after unmount: %s", r.stderr.String())
 }
