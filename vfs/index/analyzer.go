@@ -61,13 +61,9 @@ func (codeAnalyzer) Analyze(input []byte) analysis.TokenStream {
 		out   = make(analysis.TokenStream, 0, len(input)/6)
 		slab  []analysis.Token
 		arena []byte
-		parts [][2]int
-		pos   = 0
 	)
-	add := func(start, end int, term []byte) {
-		if len(term) < minTermLen || len(term) > maxTermLen {
-			return
-		}
+	codeTokens(input, func(start, end, pos int) {
+		term := input[start:end]
 		if len(arena)+len(term) > cap(arena) {
 			arena = make([]byte, 0, max(4096, len(term)))
 		}
@@ -81,8 +77,20 @@ func (codeAnalyzer) Analyze(input []byte) analysis.TokenStream {
 			Term: arena[n:len(arena):len(arena)], Position: pos, Type: analysis.AlphaNumeric,
 		})
 		out = append(out, &slab[len(slab)-1])
-	}
-	word := func(start, end int) {
+	})
+	return out
+}
+
+// codeTokens calls fn with the bounds and position of each token the code
+// analyzer makes of input, in order: each word (leading and trailing
+// underscores dropped), then, for an identifier of several parts, each
+// part at the word's position. Terms are lowercased by the caller; those
+// shorter than minTermLen or longer than maxTermLen bytes (before
+// lowercasing) are not emitted. The one scan of codeAnalyzer and codeField.
+func codeTokens(input []byte, fn func(start, end, pos int)) {
+	var parts [][2]int
+	pos := 0
+	wordRuns(input, func(start, end int) {
 		for start < end && input[start] == '_' {
 			start++
 		}
@@ -93,18 +101,18 @@ func (codeAnalyzer) Analyze(input []byte) analysis.TokenStream {
 			return
 		}
 		pos++
+		fn(start, end, pos)
 		w := input[start:end]
-		add(start, end, w)
 		parts = splitParts(w, parts[:0])
 		if len(parts) < 2 {
 			return
 		}
 		for _, p := range parts {
-			add(start+p[0], start+p[1], w[p[0]:p[1]])
+			if n := p[1] - p[0]; n >= minTermLen && n <= maxTermLen {
+				fn(start+p[0], start+p[1], pos)
+			}
 		}
-	}
-	wordRuns(input, word)
-	return out
+	})
 }
 
 // wordTokenizer emits the runs of word characters (letters, digits, '_') of

@@ -5,9 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/document"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,4 +77,78 @@ func BenchmarkAnalyze(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestCodeFieldSame: codeField gives the index what bleve's TextField with
+// the code analyzer gives it: the same terms, frequencies and length, with
+// and without frequencies (SkipFreqNorm).
+func TestCodeFieldSame(t *testing.T) {
+	inputs := []string{
+		"", "a", "__", "parseHTTPHeader parse_http_header ParseHTTPHeader parse", "ÉtéCafé étécafé ÉTÉ",
+		"x := foo.BarBaz(qux_1, QUUX2x) // HTTPServer2Go\n\tµs_µs ÀÉÎ İstanbul",
+		"\xff\xfeabc\xc3(déf_GhI", "a_b_c aa_bb_cc", strings.Repeat("word Word WORD ", 500),
+	}
+	n := 0
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || n >= 100 {
+			return nil
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			inputs = append(inputs, string(data))
+			n++
+		}
+		return nil
+	})
+	for _, opts := range []bleveindex.FieldIndexingOptions{bleveindex.IndexField, bleveindex.IndexField | bleveindex.SkipFreqNorm} {
+		for _, in := range inputs {
+			want := document.NewTextFieldCustom("content", nil, []byte(in), opts, codeAnalyzer{})
+			got := newCodeField("content", []byte(in), opts)
+			want.Analyze()
+			got.Analyze()
+			require.Equal(t, want.AnalyzedLength(), got.AnalyzedLength(), "%.60q", in)
+			wf, gf := want.AnalyzedTokenFrequencies(), got.AnalyzedTokenFrequencies()
+			require.Equal(t, len(wf), len(gf), "%.60q", in)
+			for term, w := range wf {
+				g, ok := gf[term]
+				require.True(t, ok, "%.60q: term %q missing", in, term)
+				assert.Equal(t, string(w.Term), string(g.Term), "%.60q", in)
+				assert.Equal(t, w.Frequency(), g.Frequency(), "%.60q: term %q", in, term)
+				assert.Empty(t, g.Locations)
+			}
+		}
+	}
+}
+
+// BenchmarkCodeField compares bleve's TextField with the code analyzer and
+// codeField over GOROOT/src/net/http's files.
+func BenchmarkCodeField(b *testing.B) {
+	var files [][]byte
+	var size int64
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, err := os.ReadFile(p); err == nil {
+				files = append(files, data)
+				size += int64(len(data))
+			}
+		}
+		return nil
+	})
+	b.Run("TextField", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range files {
+				document.NewTextFieldCustom("content", nil, data, bleveindex.IndexField, codeAnalyzer{}).Analyze()
+			}
+		}
+	})
+	b.Run("codeField", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range files {
+				newCodeField("content", data, bleveindex.IndexField).Analyze()
+			}
+		}
+	})
 }

@@ -155,8 +155,8 @@ func (f *FS) newDocument(p string, info vfs.FileInfo, data []byte) (*document.Do
 	if isSecondary(p) {
 		prefix = auxPrefix
 	}
-	doc.AddField(document.NewTextFieldCustom(prefix+fieldContent, nil, data, text, f.analyzer))
-	doc.AddField(document.NewTextFieldCustom(prefix+fieldPath, nil, []byte(p), text, f.analyzer))
+	doc.AddField(newCodeField(prefix+fieldContent, data, text))
+	doc.AddField(newCodeField(prefix+fieldPath, []byte(p), text))
 	i := uint64(0)
 	for d := p; d != "/"; d = vfs.Parent(d) {
 		doc.AddField(document.NewTextFieldCustom(fieldScope, []uint64{i}, []byte(d), bleveindex.IndexField|bleveindex.SkipFreqNorm, nil))

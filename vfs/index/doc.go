@@ -92,7 +92,10 @@
 // the events, one applies them; Close stops both). A build or resync
 // reads Options.Parallelism files at once and commits Options.Committers
 // batches at once (scorch builds each batch's segment in the committing
-// goroutine). One index directory can be open in one process at a time;
+// goroutine; its merger, one goroutine, merges the segments 8 at a time
+// from a first tier of one batch, and a large sync ends by merging down to
+// ~10 segments). A file's text is analysed straight into term counts
+// (codeField), never into a token per occurrence. One index directory can be open in one process at a time;
 // a following process answers each asker's search on its own goroutine.
 //
 // # Errors
