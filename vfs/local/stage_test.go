@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -32,22 +33,16 @@ func TestOpenFileKeepsVersion(t *testing.T) {
 	fsys, _ := newTree(t, map[string][]byte{"/d/f": []byte("version one")})
 	ctx := t.Context()
 	f, err := fsys.OpenFile(ctx, "/d/../d/f")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if err := fsys.Write(ctx, "/d/f", []byte("2")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fsys.Write(ctx, "/d/f", []byte("2")))
 	buf := make([]byte, 20)
 	n, _ := f.ReadAt(buf, 0)
-	if got := string(buf[:n]); got != "version one" || f.Size() != 11 {
-		t.Errorf("reader opened before a Write reads %q (size %d), want the version it opened", got, f.Size())
-	}
+	assert.Equal(t, "version one", string(buf[:n]), "reader opened before a Write, want the version it opened")
+	assert.Equal(t, int64(11), f.Size(), "size of a reader opened before a Write")
 	for p, want := range map[string]string{"/d": "is a directory: /d", "/nope": "not found: /nope"} {
-		if _, err := fsys.OpenFile(ctx, p); err == nil || err.Error() != want {
-			t.Errorf("OpenFile(%q) = %v, want %s", p, err, want)
-		}
+		_, err := fsys.OpenFile(ctx, p)
+		assert.EqualError(t, err, want, "OpenFile(%q)", p)
 	}
 }
 
@@ -61,45 +56,29 @@ func TestStageConfined(t *testing.T) {
 
 	// keep through a link out of the root starts empty: the file is missing.
 	s, err := fsys.Stage(ctx, "/out/secret", true)
-	if err != nil {
-		t.Fatalf("Stage(/out/secret): %v", err)
-	}
-	if s.Size() != 0 {
-		t.Errorf("Stage(/out/secret, keep) copied %d bytes from outside the root", s.Size())
-	}
+	require.NoError(t, err, "Stage(/out/secret)")
+	assert.Equal(t, int64(0), s.Size(), "Stage(/out/secret, keep) copied bytes from outside the root")
 	s.WriteAt([]byte("pwned"), 0)
-	if err := s.Commit(ctx); err == nil {
-		t.Error("Commit through a directory link out of the root succeeded")
-	}
+	assert.Error(t, s.Commit(ctx), "Commit through a directory link out of the root succeeded")
 	s.Abort()
 	for _, p := range []string{"/../../secret", "/secretlink"} {
 		s, err := fsys.Stage(ctx, p, true)
-		if err != nil {
-			t.Fatalf("Stage(%q): %v", p, err)
-		}
-		if s.Size() != 0 {
-			t.Errorf("Stage(%q, keep) copied %d bytes from outside the root", p, s.Size())
-		}
+		require.NoError(t, err, "Stage(%q)", p)
+		assert.Equal(t, int64(0), s.Size(), "Stage(%q, keep) copied bytes from outside the root", p)
 		s.WriteAt([]byte("pwned"), 0)
-		if err := s.Commit(ctx); err != nil {
-			t.Errorf("Commit(%q): %v", p, err)
-		}
+		assert.NoError(t, s.Commit(ctx), "Commit(%q)", p)
 	}
-	if data, _ := os.ReadFile(filepath.Join(outside, "secret")); string(data) != "outside" {
-		t.Errorf("file outside the root = %q, want it untouched", data)
-	}
-	if names := hostNames(t, outside); !slices.Equal(names, []string{"secret"}) {
-		t.Errorf("outside the root: %q, want only secret", names)
-	}
+	data, _ := os.ReadFile(filepath.Join(outside, "secret"))
+	assert.Equal(t, "outside", string(data), "file outside the root, want it untouched")
+	assert.Equal(t, []string{"secret"}, hostNames(t, outside), "outside the root, want only secret")
 	// /../../secret is /secret; the link at /secretlink is replaced, not
 	// written through.
 	for p, want := range map[string]string{"/secret": "pwned", "/secretlink": "pwned"} {
-		if data, err := fsys.Read(ctx, p); string(data) != want {
-			t.Errorf("Read(%q) = %q, %v; want %q", p, data, err, want)
-		}
+		data, err := fsys.Read(ctx, p)
+		assert.Equal(t, want, string(data), "Read(%q) (err %v)", p, err)
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, "secretlink")); err != nil || !fi.Mode().IsRegular() {
-		t.Errorf("/secretlink after Commit: %v, %v; want a regular file", fi, err)
+	if fi, err := os.Lstat(filepath.Join(dir, "secretlink")); assert.NoError(t, err, "/secretlink after Commit") {
+		assert.True(t, fi.Mode().IsRegular(), "/secretlink after Commit: %v, want a regular file", fi.Mode())
 	}
 }
 
@@ -114,44 +93,35 @@ func TestStageAtomic(t *testing.T) {
 	defer cancel()
 
 	s, err := fsys.Stage(ctx, "/d/f", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	newData := bytes.Repeat([]byte("n"), 3<<20)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for !stop.Load() {
 			data, err := fsys.Read(ctx, "/d/f")
-			if err != nil || !(bytes.Equal(data, old) || bytes.Equal(data, newData)) {
-				t.Errorf("a reader saw %d bytes (%v): neither the old nor the new file", len(data), err)
+			if !assert.NoError(t, err, "a reader") ||
+				!assert.True(t, bytes.Equal(data, old) || bytes.Equal(data, newData), "a reader saw %d bytes: neither the old nor the new file", len(data)) {
 				return
 			}
 			runtime.Gosched()
 		}
 	})
 	for off := 0; off < len(newData); off += 64 << 10 {
-		if _, err := s.WriteAt(newData[off:off+64<<10], int64(off)); err != nil {
-			t.Fatal(err)
-		}
+		_, err := s.WriteAt(newData[off:off+64<<10], int64(off))
+		require.NoError(t, err)
 	}
-	if names := hostNames(t, dir); runtime.GOOS == "linux" && !slices.Equal(names, []string{"d", "d/f"}) {
-		t.Errorf("host tree while staging: %q, want no temporary file", names)
+	if names := hostNames(t, dir); runtime.GOOS == "linux" {
+		assert.Equal(t, []string{"d", "d/f"}, names, "host tree while staging, want no temporary file")
 	}
-	if got := collect(t, fsys.List(ctx, "/d")); len(got) != 1 {
-		t.Errorf("List(/d) while staging = %v, want only /d/f", got)
-	}
-	if err := s.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	assert.Len(t, collect(t, fsys.List(ctx, "/d")), 1, "List(/d) while staging, want only /d/f")
+	require.NoError(t, s.Commit(ctx))
 	stop.Store(true)
 	wg.Wait()
-	if data, _ := fsys.Read(ctx, "/d/f"); !bytes.Equal(data, newData) {
-		t.Errorf("after Commit: %d bytes, want the 3 MiB staged", len(data))
-	}
-	if fi, _ := os.Stat(filepath.Join(dir, "d/f")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode after Commit = %v, want 0600 kept", fi.Mode().Perm())
-	}
+	data, _ := fsys.Read(ctx, "/d/f")
+	assert.True(t, bytes.Equal(data, newData), "after Commit: %d bytes, want the 3 MiB staged", len(data))
+	fi, _ := os.Stat(filepath.Join(dir, "d/f"))
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "mode after Commit, want 0600 kept")
 
 	// Abort leaves nothing; a staging under missing directories makes
 	// them only at Commit.
@@ -159,29 +129,17 @@ func TestStageAtomic(t *testing.T) {
 	s.WriteAt([]byte("dropped"), 0)
 	s.Abort()
 	s2, err := fsys.Stage(ctx, "/new/sub/g", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s2.WriteAt([]byte("g"), 0)
-	if names := hostNames(t, dir); !slices.Equal(names, []string{"d", "d/f"}) {
-		t.Errorf("host tree after Abort and a pending staging: %q, want d, d/f only", names)
-	}
-	if err := s2.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if names := hostNames(t, dir); !slices.Equal(names, []string{"d", "d/f", "new", "new/sub", "new/sub/g"}) {
-		t.Errorf("host tree after Commit: %q", names)
-	}
+	assert.Equal(t, []string{"d", "d/f"}, hostNames(t, dir), "host tree after Abort and a pending staging, want d, d/f only")
+	require.NoError(t, s2.Commit(ctx))
+	assert.Equal(t, []string{"d", "d/f", "new", "new/sub", "new/sub/g"}, hostNames(t, dir), "host tree after Commit")
 	for _, n := range hostNames(t, dir) {
-		if strings.Contains(n, ".julyfs-tmp-") {
-			t.Errorf("temporary file left: %s", n)
-		}
+		assert.NotContains(t, n, ".julyfs-tmp-", "temporary file left")
 	}
 	mu.Lock()
 	want := []vfs.Change{{Path: "/d/f", Op: vfs.ChangeWrite}, {Path: "/new/sub/g", Op: vfs.ChangeWrite}}
-	if !slices.Equal(changes, want) {
-		t.Errorf("Watch saw %v, want %v (one per Commit, none for Abort)", changes, want)
-	}
+	assert.Equal(t, want, changes, "Watch events (one per Commit, none for Abort)")
 	mu.Unlock()
 }
 
@@ -189,25 +147,15 @@ func TestStageCommitOverDir(t *testing.T) {
 	fsys, dir := newTree(t, nil)
 	ctx := t.Context()
 	s, err := fsys.Stage(ctx, "/x", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s.WriteAt([]byte("data"), 0)
 	os.Mkdir(filepath.Join(dir, "x"), 0o755)
-	if err := s.Commit(ctx); err == nil || err.Error() != "is a directory: /x" {
-		t.Errorf("Commit over a directory = %v, want is a directory: /x", err)
-	}
+	assert.EqualError(t, s.Commit(ctx), "is a directory: /x", "Commit over a directory")
 	os.Remove(filepath.Join(dir, "x"))
-	if err := s.Commit(ctx); err != nil {
-		t.Errorf("Commit retried: %v", err)
-	}
-	if data, _ := fsys.Read(ctx, "/x"); string(data) != "data" {
-		t.Errorf("Read(/x) = %q, want data", data)
-	}
-	if names := hostNames(t, dir); !slices.Equal(names, []string{"x"}) {
-		t.Errorf("host tree: %q, want x only", names)
-	}
-	if _, err := fsys.Stage(ctx, "/", false); err == nil || err.Error() != "is a directory: /" {
-		t.Errorf("Stage(/) = %v", err)
-	}
+	assert.NoError(t, s.Commit(ctx), "Commit retried")
+	data, _ := fsys.Read(ctx, "/x")
+	assert.Equal(t, "data", string(data), "Read(/x)")
+	assert.Equal(t, []string{"x"}, hostNames(t, dir), "host tree, want x only")
+	_, err = fsys.Stage(ctx, "/", false)
+	assert.EqualError(t, err, "is a directory: /", "Stage(/)")
 }
