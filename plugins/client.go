@@ -375,10 +375,14 @@ type Client struct {
 	nextStart  time.Time
 
 	watchers vfs.Watchers
-	noShared atomic.Bool     // set when a memory file could not be opened
-	noDirect atomic.Bool     // set when process_vm_readv failed on the plugin
-	noFile   atomic.Bool     // set when a file the plugin has open could not be read
-	ways     [4]atomic.Int64 // Reads by the way the contents came (way*)
+	noShared atomic.Bool // set when a memory file could not be opened
+	noDirect atomic.Bool // set when process_vm_readv failed on the plugin
+	noFile   atomic.Bool // set when a file the plugin has open could not be read
+	// noReadFile is set when the plugin's tree turned out not to hand out
+	// host files: Reads stop trying ReadFile.
+	noReadFile atomic.Bool
+	held       hostFiles       // the host's descriptors of files ReadFile handed over
+	ways       [4]atomic.Int64 // Reads by the way the contents came (way*)
 }
 
 // The ways a Read's contents come, for Client.ways.
@@ -397,6 +401,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	c.held.closeAll()
 	if c.pc != nil {
 		c.pc.Kill()
 		c.pc = nil
@@ -554,8 +559,19 @@ func (c *Client) startError(err error) error {
 
 // conn returns the live connection, restarting a crashed plugin.
 func (c *Client) conn(ctx context.Context) (pluginpb.FileSystemClient, uint32, error) {
+	stub, tree, _, err := c.connPid(ctx)
+	return stub, tree, err
+}
+
+// connPid is conn, with the id of the process at the other end.
+func (c *Client) connPid(ctx context.Context) (pluginpb.FileSystemClient, uint32, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	stub, tree, err := c.connLocked(ctx)
+	return stub, tree, c.pid, err
+}
+
+func (c *Client) connLocked(ctx context.Context) (pluginpb.FileSystemClient, uint32, error) {
 	if c.closed {
 		return nil, 0, c.fail(errors.New("closed"))
 	}
@@ -798,6 +814,17 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
 	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
 	file := shared && hostFile && !c.cfg.NoHostFile && !c.noFile.Load()
+	if file && !c.noReadFile.Load() && c.hasCap(capHostFile) {
+		data, done, err := c.readFile(ctx, path)
+		if done {
+			return data, err
+		}
+		if errors.Is(err, errFile) {
+			// This host may not open the files its plugin has open.
+			c.noFile.Store(true)
+			file = false
+		}
+	}
 	data, err := c.read(ctx, path, readWays{shared, direct, file})
 	if file && errors.Is(err, errFile) {
 		// This host may not open the files its plugin has open: the
@@ -818,6 +845,13 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 		return c.read(ctx, path, readWays{})
 	}
 	return data, err
+}
+
+// hasCap reports whether the plugin's tree announced capability k.
+func (c *Client) hasCap(k string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps[k]
 }
 
 // readWays are the ways a Read of a large file may take besides chunks:
