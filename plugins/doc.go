@@ -57,8 +57,13 @@
 // plugin that cannot start does not fail the open: the tree is returned,
 // its calls answer the start error (also matching vfs.ErrUnavailable)
 // and retry the start after a backoff, and [Client.StartErr] says why it
-// has not started. [Check] checks a configuration without running the
-// plugin (binary, digest).
+// has not started. Such a tree is bound before the plugin's optional
+// capabilities are known, so it offers vfs.RangeReader and
+// vfs.ConditionalWriter, whose helpers answer for every path (ReadAt is
+// the plugin's own once it announces one, else vfs.ReadAt's fallback;
+// WriteIf is vfs.WriteIf run by the plugin on its tree), and never
+// vfs.Notifier, which has no answer per path. [Check] checks a
+// configuration without running the plugin (binary, digest).
 //
 // # Life cycle
 //
