@@ -132,6 +132,11 @@ func TestHostFileHeld(t *testing.T) {
 			tmp := filepath.Join(dir, ".tmp")
 			return errors.Join(os.WriteFile(tmp, data(1<<20+1, 5), 0o644), os.Rename(tmp, p))
 		}},
+		{"replaced by a large one", func() error { // held, read after the plugin's answer
+			tmp := filepath.Join(dir, ".tmp")
+			return errors.Join(os.WriteFile(tmp, data(17<<20, 9), 0o644), os.Rename(tmp, p))
+		}},
+		{"large one truncated", func() error { return os.Truncate(p, 16<<20+1) }},
 		{"shrunk small", func() error { return os.Truncate(p, 100) }},
 		{"large again", func() error { return os.WriteFile(p, data(512<<10, 6), 0o644) }},
 		{"deleted", func() error { return os.Remove(p) }},
@@ -154,7 +159,7 @@ func TestHostFileHeld(t *testing.T) {
 		}
 	}
 	_, _, _, hostFile := plugins.Ways(fsys)
-	assert.Equal(t, int64(20), hostFile, "reads from a descriptor of the file") // 10 large steps, twice each
+	assert.Equal(t, int64(24), hostFile, "reads from a descriptor of the file") // 12 large steps, twice each
 	assert.False(t, plugins.NoHostFile(fsys))
 }
 

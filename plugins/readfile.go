@@ -184,6 +184,9 @@ func (s *server) handFile(req *pluginpb.ReadFileRequest, r vfs.FileReader) (repl
 const (
 	heldMax  = 64              // descriptors the host keeps per plugin tree
 	heldIdle = 5 * time.Second // and how long one unused stays open
+	// speculateMax is the largest held file read while the plugin checks
+	// it is still the one (readFile).
+	speculateMax = 16 << 20
 )
 
 // hostFiles are the host's descriptors of files a plugin handed over,
@@ -201,8 +204,9 @@ type hostFiles struct {
 type heldFile struct {
 	f        *os.File
 	dev, ino uint64
-	refs     int  // Reads using it
-	gone     bool // out of the cache: closed when refs reach 0
+	size     int64 // its size when handed over
+	refs     int   // Reads using it
+	gone     bool  // out of the cache: closed when refs reach 0
 	used     time.Time
 }
 
@@ -251,8 +255,8 @@ func (h *hostFiles) dropLocked(path string) {
 
 // hold caches f for path, replacing what was held, and returns it with a
 // reference.
-func (h *hostFiles) hold(path string, f *os.File, dev, ino uint64) *heldFile {
-	hf := &heldFile{f: f, dev: dev, ino: ino, refs: 1, used: time.Now()}
+func (h *hostFiles) hold(path string, f *os.File, dev, ino uint64, size int64) *heldFile {
+	hf := &heldFile{f: f, dev: dev, ino: ino, size: size, refs: 1, used: time.Now()}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.disabled {
@@ -357,9 +361,11 @@ func (c *Client) readFile(ctx context.Context, path string) (data []byte, done b
 		eerr  error
 		asked = make(chan struct{})
 	)
-	if held != nil {
+	if held != nil && held.size <= speculateMax {
 		// The reply is most likely "same": read the held file meanwhile,
-		// so the call costs the longer of the two, not their sum.
+		// so the call costs the longer of the two, not their sum. (Not
+		// for large files, where the call is a small part of the read and
+		// a wasted read would double the memory the call holds.)
 		go func() {
 			defer close(asked)
 			r, err = stub.ReadFile(ctx, req)
@@ -428,7 +434,7 @@ func (c *Client) readFile(ctx context.Context, path string) (data []byte, done b
 			f.Close()
 			return nil, false, nil
 		}
-		nh := c.held.hold(key, f, r.Dev, r.Ino)
+		nh := c.held.hold(key, f, r.Dev, r.Ino, r.Size)
 		defer c.held.put(nh)
 		data, err := readOpenFile(f, r.Size)
 		if err != nil {
