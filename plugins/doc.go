@@ -34,7 +34,12 @@
 // vfs.FileOpener readers are [OSFile]s (files of the host's disk) hands
 // the host the open descriptor, and the host reads the file itself, one
 // copy as in process (Config.NoHostFile turns it off; a host that cannot
-// open it falls back for good). The optional capabilities vfs.RangeReader,
+// open it falls back for good). For such a tree (announced "host_file") a
+// Read is one unary ReadFile call: small files inline, large ones as the
+// descriptor, which the host keeps (its one cache: up to 64 descriptors
+// per tree, closed after 5 s unused) so that a later Read of the path
+// only asks whether the path still names that file (st_dev, st_ino),
+// reading the held file meanwhile; a replaced file is handed over anew. The optional capabilities vfs.RangeReader,
 // vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
 // Open reply and the host's tree implements exactly those (Watch reports
 // the changes made through the host's tree). One plugin process can hold
