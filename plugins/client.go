@@ -132,10 +132,17 @@ type Config struct {
 	// error on one line and tries to start the plugin again, at most
 	// once per backoff (doubling from 50ms to 2s between failed
 	// starts); calls in between answer the error at once.
-	// [Client.StartErr] reports it. A tree started late has the eight
-	// verbs only: its optional capabilities were unknown when it was
-	// bound. A malformed SHA256 and the cancelled context of the open
-	// still fail OpenConfig.
+	// [Client.StartErr] reports it. A tree bound before its plugin ran
+	// cannot know the plugin's optional capabilities, so it offers what
+	// it can honour for every path whatever they turn out to be (the rule
+	// of vfs's "Capabilities of wrappers"): vfs.RangeReader and
+	// vfs.ConditionalWriter, whose vfs helpers answer for a tree without
+	// them (ReadAt goes to the plugin's ReadAt when its tree has one,
+	// else it is vfs.ReadAt's answer from a whole Read; WriteIf goes to
+	// the plugin, which runs vfs.WriteIf on its tree), and not
+	// vfs.Notifier, which has no answer per path: a tree that may turn
+	// out deaf to changes must not promise to hear them. A malformed
+	// SHA256 and the cancelled context of the open still fail OpenConfig.
 	Deferred bool
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
@@ -178,7 +185,7 @@ func OpenConfig(ctx context.Context, cfg Config) (FS, error) {
 			return nil, err // the open was cancelled
 		}
 		if c.startErr != nil {
-			return c, nil
+			return c.unknown(), nil
 		}
 		return c.negotiated(), nil
 	}
@@ -375,10 +382,14 @@ type Client struct {
 	nextStart  time.Time
 
 	watchers vfs.Watchers
-	noShared atomic.Bool     // set when a memory file could not be opened
-	noDirect atomic.Bool     // set when process_vm_readv failed on the plugin
-	noFile   atomic.Bool     // set when a file the plugin has open could not be read
-	ways     [4]atomic.Int64 // Reads by the way the contents came (way*)
+	noShared atomic.Bool // set when a memory file could not be opened
+	noDirect atomic.Bool // set when process_vm_readv failed on the plugin
+	noFile   atomic.Bool // set when a file the plugin has open could not be read
+	// noReadFile is set when the plugin's tree turned out not to hand out
+	// host files: Reads stop trying ReadFile.
+	noReadFile atomic.Bool
+	held       hostFiles       // the host's descriptors of files ReadFile handed over
+	ways       [4]atomic.Int64 // Reads by the way the contents came (way*)
 }
 
 // The ways a Read's contents come, for Client.ways.
@@ -397,6 +408,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	c.held.closeAll()
 	if c.pc != nil {
 		c.pc.Kill()
 		c.pc = nil
@@ -554,8 +566,19 @@ func (c *Client) startError(err error) error {
 
 // conn returns the live connection, restarting a crashed plugin.
 func (c *Client) conn(ctx context.Context) (pluginpb.FileSystemClient, uint32, error) {
+	stub, tree, _, err := c.connPid(ctx)
+	return stub, tree, err
+}
+
+// connPid is conn, with the id of the process at the other end.
+func (c *Client) connPid(ctx context.Context) (pluginpb.FileSystemClient, uint32, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	stub, tree, err := c.connLocked(ctx)
+	return stub, tree, c.pid, err
+}
+
+func (c *Client) connLocked(ctx context.Context) (pluginpb.FileSystemClient, uint32, error) {
 	if c.closed {
 		return nil, 0, c.fail(errors.New("closed"))
 	}
@@ -798,6 +821,17 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
 	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
 	file := shared && hostFile && !c.cfg.NoHostFile && !c.noFile.Load()
+	if file && !c.noReadFile.Load() && c.hasCap(capHostFile) {
+		data, done, err := c.readFile(ctx, path)
+		if done {
+			return data, err
+		}
+		if errors.Is(err, errFile) {
+			// This host may not open the files its plugin has open.
+			c.noFile.Store(true)
+			file = false
+		}
+	}
 	data, err := c.read(ctx, path, readWays{shared, direct, file})
 	if file && errors.Is(err, errFile) {
 		// This host may not open the files its plugin has open: the
@@ -818,6 +852,13 @@ func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
 		return c.read(ctx, path, readWays{})
 	}
 	return data, err
+}
+
+// hasCap reports whether the plugin's tree announced capability k.
+func (c *Client) hasCap(k string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps[k]
 }
 
 // readWays are the ways a Read of a large file may take besides chunks:
@@ -1030,12 +1071,23 @@ func (c *Client) readAt(ctx context.Context, path string, p []byte, off int64) (
 
 type rangeReader struct{ c *Client }
 
+// ReadAt reads through the plugin's ReadAt when its tree has one, else
+// (a tree bound before its plugin ran, see unknown) it is vfs.ReadAt's
+// answer for a tree without it: a whole Read, cut.
 func (r rangeReader) ReadAt(ctx context.Context, path string, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, vfs.NewError(vfs.KindOther, vfs.Clean(path), errors.New("negative offset"))
+	}
+	if !r.c.hasCap(capReadAt) {
+		return vfs.ReadAt(ctx, r.c, path, p, off) // r.c itself has no ReadAt: the helper's fallback
+	}
 	return r.c.readAt(ctx, path, p, off)
 }
 
 type condWriter struct{ c *Client }
 
+// WriteIf sends a conditional write; the plugin runs vfs.WriteIf on its
+// tree (its own WriteIf, or the helper's answer for a tree without one).
 func (w condWriter) WriteIf(ctx context.Context, path string, data []byte, cond vfs.Precondition) (string, error) {
 	return w.c.write(ctx, path, data, &cond)
 }
@@ -1046,6 +1098,17 @@ type notifier struct{ c *Client }
 // deletes that went through the plugin from here), before the verb
 // returns. Changes the plugin's tree sees from elsewhere are not reported.
 func (n notifier) Watch(fn func(vfs.Change)) (cancel func()) { return n.c.watchers.Watch(fn) }
+
+// unknown returns c as the FS of a plugin not started yet (Config.Deferred),
+// whose capabilities are unknown: the two whose helpers answer per path,
+// routed by what the plugin announces once it runs, and no Notifier.
+func (c *Client) unknown() FS {
+	return struct {
+		*Client
+		vfs.RangeReader
+		vfs.ConditionalWriter
+	}{c, rangeReader{c}, condWriter{c}}
+}
 
 // negotiated returns c as an FS with exactly the optional capabilities its
 // plugin's tree announced.

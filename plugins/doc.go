@@ -34,7 +34,12 @@
 // vfs.FileOpener readers are [OSFile]s (files of the host's disk) hands
 // the host the open descriptor, and the host reads the file itself, one
 // copy as in process (Config.NoHostFile turns it off; a host that cannot
-// open it falls back for good). The optional capabilities vfs.RangeReader,
+// open it falls back for good). For such a tree (announced "host_file") a
+// Read is one unary ReadFile call: small files inline, large ones as the
+// descriptor, which the host keeps (its one cache: up to 64 descriptors
+// per tree, closed after 5 s unused) so that a later Read of the path
+// only asks whether the path still names that file (st_dev, st_ino),
+// reading the held file meanwhile; a replaced file is handed over anew. The optional capabilities vfs.RangeReader,
 // vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
 // Open reply and the host's tree implements exactly those (Watch reports
 // the changes made through the host's tree). One plugin process can hold
@@ -57,8 +62,13 @@
 // plugin that cannot start does not fail the open: the tree is returned,
 // its calls answer the start error (also matching vfs.ErrUnavailable)
 // and retry the start after a backoff, and [Client.StartErr] says why it
-// has not started. [Check] checks a configuration without running the
-// plugin (binary, digest).
+// has not started. Such a tree is bound before the plugin's optional
+// capabilities are known, so it offers vfs.RangeReader and
+// vfs.ConditionalWriter, whose helpers answer for every path (ReadAt is
+// the plugin's own once it announces one, else vfs.ReadAt's fallback;
+// WriteIf is vfs.WriteIf run by the plugin on its tree), and never
+// vfs.Notifier, which has no answer per path. [Check] checks a
+// configuration without running the plugin (binary, digest).
 //
 // # Life cycle
 //

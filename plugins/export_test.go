@@ -20,3 +20,7 @@ func Ways(fsys FS) (chunks, memoryFile, processMemory, hostFile int64) {
 func NoHostFile(fsys FS) bool {
 	return fsys.(interface{ client() *Client }).client().noFile.Load()
 }
+
+// HeldMax is how many descriptors of handed-over files the host keeps per
+// tree.
+const HeldMax = heldMax

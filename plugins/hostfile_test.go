@@ -2,10 +2,16 @@ package plugins_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,4 +89,161 @@ func TestHostFileReplaced(t *testing.T) {
 	}
 	_, _, _, hostFile := plugins.Ways(fsys)
 	assert.Equal(t, int64(3), hostFile)
+}
+
+// TestHostFileHeld: the host keeps the descriptor of a large file it read
+// and reads it again when the plugin says the path still names that file;
+// every answer equals vfs/local's in process, whatever happened to the
+// file between two reads: rewritten in place (same inode, other bytes,
+// longer or shorter), truncated, replaced by a rename, shrunk under
+// 256 KiB, deleted, turned into a directory.
+func TestHostFileHeld(t *testing.T) {
+	dir := t.TempDir()
+	in, err := local.New(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { in.Close() })
+	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	p := filepath.Join(dir, "f.bin")
+	data := func(n int, seed byte) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = seed + byte(i%251)
+		}
+		return b
+	}
+	steps := []struct {
+		name   string
+		change func() error
+	}{
+		{"first", func() error { return os.WriteFile(p, data(1<<20, 1), 0o644) }},
+		{"again", func() error { return nil }},
+		{"rewritten in place", func() error { return os.WriteFile(p, data(1<<20, 2), 0o644) }},
+		{"rewritten longer", func() error { return os.WriteFile(p, data(2<<20+5, 3), 0o644) }},
+		{"truncated", func() error { return os.Truncate(p, 300<<10) }},
+		{"appended", func() error {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.Write(data(100<<10, 4))
+			return errors.Join(err, f.Close())
+		}},
+		{"replaced", func() error {
+			tmp := filepath.Join(dir, ".tmp")
+			return errors.Join(os.WriteFile(tmp, data(1<<20+1, 5), 0o644), os.Rename(tmp, p))
+		}},
+		{"replaced by a large one", func() error { // held, read after the plugin's answer
+			tmp := filepath.Join(dir, ".tmp")
+			return errors.Join(os.WriteFile(tmp, data(17<<20, 9), 0o644), os.Rename(tmp, p))
+		}},
+		{"large one truncated", func() error { return os.Truncate(p, 16<<20+1) }},
+		{"shrunk small", func() error { return os.Truncate(p, 100) }},
+		{"large again", func() error { return os.WriteFile(p, data(512<<10, 6), 0o644) }},
+		{"deleted", func() error { return os.Remove(p) }},
+		{"a directory", func() error { return os.Mkdir(p, 0o755) }},
+		{"a file again", func() error { return errors.Join(os.Remove(p), os.WriteFile(p, data(1<<20, 7), 0o644)) }},
+		{"written through the tree", func() error { return fsys.Write(t.Context(), "/f.bin", data(700<<10, 8)) }},
+	}
+	for _, s := range steps {
+		require.NoError(t, s.change(), s.name)
+		want, wantErr := in.Read(t.Context(), "/f.bin")
+		for range 2 {
+			got, err := fsys.Read(t.Context(), "/f.bin")
+			if wantErr != nil {
+				assert.EqualError(t, err, wantErr.Error(), s.name)
+				continue
+			}
+			if assert.NoError(t, err, s.name) {
+				assert.True(t, bytes.Equal(want, got), "%s: %d bytes, want %d", s.name, len(got), len(want))
+			}
+		}
+	}
+	_, _, _, hostFile := plugins.Ways(fsys)
+	assert.Equal(t, int64(24), hostFile, "reads from a descriptor of the file") // 12 large steps, twice each
+	assert.False(t, plugins.NoHostFile(fsys))
+}
+
+// TestHostFileDescriptorsBounded: reading many large files leaves the
+// plugin holding no more than the descriptors of the last call (the host
+// releases each in its next request) and the host holding at most its
+// cache's worth; closing the tree closes the host's.
+func TestHostFileDescriptorsBounded(t *testing.T) {
+	dir := t.TempDir()
+	const files = 80 // more than the host keeps
+	content := bytes.Repeat([]byte("x"), 256<<10)
+	for i := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.bin", i)), content, 0o644))
+	}
+	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	for round := range 2 {
+		for i := range files {
+			got, err := fsys.Read(t.Context(), fmt.Sprintf("/f%02d.bin", i))
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(content, got), "round %d file %d", round, i)
+		}
+	}
+	pid := plugins.Unwrap(fsys).Pid()
+	require.NotZero(t, pid)
+	assert.LessOrEqual(t, openIn(t, pid, dir), 1, "descriptors of the tree's files the plugin still holds")
+	held := openIn(t, os.Getpid(), dir)
+	assert.Positive(t, held)
+	assert.LessOrEqual(t, held, plugins.HeldMax, "descriptors the host holds")
+	require.NoError(t, fsys.Close())
+	assert.Zero(t, openIn(t, os.Getpid(), dir), "descriptors the host holds after Close")
+}
+
+// openIn counts the descriptors of process pid open on files under dir.
+func openIn(t *testing.T, pid int, dir string) int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	require.NoError(t, err)
+	n := 0
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHostFileConcurrent: reads of the same large files from many
+// goroutines while the files are replaced: every read answers one whole
+// version.
+func TestHostFileConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	version := func(v int) []byte { return bytes.Repeat([]byte{byte('a' + v%26)}, 300<<10+v) }
+	for _, name := range []string{"a.bin", "b.bin"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), version(0), 0o644))
+	}
+	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for v := 1; v <= 30; v++ {
+			for _, name := range []string{"a.bin", "b.bin"} {
+				tmp := filepath.Join(dir, ".tmp-"+name)
+				if !assert.NoError(t, os.WriteFile(tmp, version(v), 0o644)) || !assert.NoError(t, os.Rename(tmp, filepath.Join(dir, name))) {
+					return
+				}
+			}
+		}
+	})
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				name := []string{"/a.bin", "/b.bin"}[(g+i)%2]
+				got, err := fsys.Read(ctx, name)
+				if !assert.NoError(t, err) {
+					return
+				}
+				v := len(got) - 300<<10
+				if assert.True(t, v >= 0 && v <= 30, "%s: %d bytes", name, len(got)) {
+					assert.True(t, bytes.Equal(version(v), got), "%s: not one whole version", name)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

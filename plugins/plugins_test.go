@@ -25,6 +25,7 @@ import (
 
 	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
 
@@ -578,4 +579,113 @@ func TestDeferredStartFaults(t *testing.T) {
 	// A malformed digest is the configuration's fault: it still fails.
 	_, err := plugins.OpenConfig(ctx, plugins.Config{Path: bins.plugin, SHA256: "xyz", Deferred: true})
 	assert.EqualError(t, err, "plugin testplugin: sha256=xyz is not a hex SHA-256 digest")
+}
+
+// TestDeferredCapabilities: a tree bound before its plugin could start
+// offers ReadAt and WriteIf (their helpers answer for every path) and not
+// Watch (no answer per path), before and after the plugin starts late;
+// each answers what the same tree answers in process: for a plugin tree
+// with both capabilities (temp) and for one with neither (faults), whose
+// ReadAt is vfs.ReadAt's fallback and whose WriteIf the plugin answers
+// with vfs.WriteIf's.
+func TestDeferredCapabilities(t *testing.T) {
+	for _, mode := range []string{"temp", "faults"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "late")
+			fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: path, Args: map[string]string{"mode": mode}, Deferred: true, Logger: quiet})
+			require.NoError(t, err)
+			t.Cleanup(func() { fsys.Close() })
+			rr, ok := fsys.(vfs.RangeReader)
+			require.True(t, ok, "a deferred tree offers ReadAt")
+			cw, ok := fsys.(vfs.ConditionalWriter)
+			require.True(t, ok, "a deferred tree offers WriteIf")
+			_, ok = fsys.(vfs.Notifier)
+			assert.False(t, ok, "a deferred tree does not offer Watch")
+
+			// Not started: both answer the start error.
+			want := "plugin late: " + path + " does not exist"
+			_, err = rr.ReadAt(ctx, "/a.txt", make([]byte, 1), 0)
+			assert.EqualError(t, err, want)
+			_, err = cw.WriteIf(ctx, "/a.txt", []byte("x"), vfs.Precondition{IfNoneMatch: true})
+			assert.EqualError(t, err, want)
+
+			// The binary appears.
+			data, err := os.ReadFile(bins.plugin)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path+".tmp", data, 0o755))
+			require.NoError(t, os.Rename(path+".tmp", path))
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				_, err = fsys.Stat(ctx, "/")
+				if err == nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			require.NoError(t, err, "the plugin never started")
+
+			// The same calls on the same tree in process.
+			var in vfs.FileSystem
+			in, err = temp.New(nil)
+			require.NoError(t, err)
+			if mode == "faults" {
+				in, err = temp.New(map[string][]byte{"/a.txt": []byte("a\n")})
+				require.NoError(t, err)
+				in = struct{ vfs.FileSystem }{in} // neither capability, as the plugin's faults tree
+			}
+			type answer struct {
+				N    int
+				Data string
+				Err  string
+			}
+			errStr := func(err error) string {
+				if err == nil {
+					return ""
+				}
+				return err.Error()
+			}
+			etags := map[vfs.FileSystem]string{}
+			for i, step := range []func(f vfs.FileSystem) answer{
+				func(f vfs.FileSystem) answer {
+					etag, err := vfs.WriteIf(ctx, f, "/b.txt", []byte("hello, world"), vfs.Precondition{IfNoneMatch: true})
+					etags[f] = etag
+					return answer{Err: errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					_, err := vfs.WriteIf(ctx, f, "/b.txt", []byte("again"), vfs.Precondition{IfNoneMatch: true})
+					return answer{Err: errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					_, err := vfs.WriteIf(ctx, f, "/b.txt", []byte("stale"), vfs.Precondition{IfMatch: "not-the-etag"})
+					return answer{Err: errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					etag, err := vfs.WriteIf(ctx, f, "/b.txt", []byte("hello, julyfs"), vfs.Precondition{IfMatch: etags[f]})
+					return answer{N: len(etag), Err: errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					p := make([]byte, 5)
+					n, err := vfs.ReadAt(ctx, f, "/b.txt", p, 7)
+					return answer{n, string(p[:n]), errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					p := make([]byte, 10)
+					n, err := vfs.ReadAt(ctx, f, "/b.txt", p, 9)
+					return answer{n, string(p[:n]), errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					n, err := vfs.ReadAt(ctx, f, "/b.txt", make([]byte, 3), 100)
+					return answer{N: n, Err: errStr(err)}
+				},
+				func(f vfs.FileSystem) answer {
+					n, err := vfs.ReadAt(ctx, f, "/missing.txt", make([]byte, 3), 0)
+					return answer{N: n, Err: errStr(err)}
+				},
+			} {
+				want, got := step(in), step(fsys)
+				assert.Equal(t, want, got, "step %d", i)
+			}
+		})
+	}
 }

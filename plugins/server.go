@@ -155,6 +155,8 @@ type server struct {
 	// noOSFile holds the ids of trees whose vfs.FileOpener readers are
 	// not OSFiles (or that have none): Reads stop trying to open them.
 	noOSFile sync.Map
+	// handed holds the descriptors ReadFile handed to the host.
+	handed handedFiles
 }
 
 func (s *server) tree(id uint32) (vfs.FileSystem, error) {
@@ -197,6 +199,9 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	if _, ok := fsys.(vfs.Notifier); ok {
 		caps = append(caps, capWatch)
 	}
+	if _, ok := fsys.(vfs.FileOpener); ok && hostFile {
+		caps = append(caps, capHostFile)
+	}
 	return &pluginpb.OpenReply{Tree: id, Capabilities: caps}, nil
 }
 
@@ -205,6 +210,9 @@ const (
 	capReadAt  = "read_at"
 	capWriteIf = "write_if"
 	capWatch   = "watch"
+	// capHostFile: the plugin answers ReadFile for the tree (not a
+	// capability of the host's tree, a way its Reads may take).
+	capHostFile = "host_file"
 )
 
 // pump sends seq in batches through send, the error (if any) in the last

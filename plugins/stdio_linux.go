@@ -72,37 +72,68 @@ const hostFile = true
 
 // readHostFile reads at most size bytes of the regular file open as fd in
 // process pid, through /proc/PID/fd/N (a new open file description of the
-// same file, whatever its name is now). O_NONBLOCK keeps a descriptor
-// that is not a regular file from blocking the open; it is refused.
+// same file, whatever its name is now).
 func readHostFile(pid int, fd, size int64) ([]byte, error) {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	f, err := openHostFile(pid, fd)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpenFile(f, size)
+}
+
+// openHostFile opens the file open as fd in process pid through
+// /proc/PID/fd/N, refusing anything but a regular file. O_NONBLOCK keeps a
+// descriptor that is not a regular file from blocking the open.
+func openHostFile(pid int, fd int64) (*os.File, error) {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if !alive(pid) {
 			return nil, errGone
 		}
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if _, _, regular, err := fileID(f); err != nil || !regular {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("descriptor %d of the plugin is not a regular file", fd)
+		}
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("descriptor %d of the plugin is not a regular file (%v)", fd, fi.Mode().Type())
+	return f, nil
+}
+
+// readOpenFile reads at most size bytes of the regular file f from its
+// start: no more than it holds now, so a file that shrank is read as it
+// is, as Read does.
+func readOpenFile(f *os.File, size int64) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, err
 	}
-	data := make([]byte, max(0, min(size, fi.Size()))) // no more than the file holds now
+	data := make([]byte, max(0, min(size, st.Size)))
 	n := 0
 	for n < len(data) {
 		m, err := f.ReadAt(data[n:], int64(n))
 		n += m
 		if err == io.EOF {
-			break // it shrank since the plugin opened it: read as it is, as Read does
+			break // it shrank meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return data[:n], nil
+}
+
+// fileID returns the identity of the open file f (st_dev, st_ino) and
+// whether it is a regular file.
+func fileID(f *os.File) (dev, ino uint64, regular bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, 0, false, err
+	}
+	return uint64(st.Dev), st.Ino, st.Mode&unix.S_IFMT == unix.S_IFREG, nil
 }
 
 // alive reports whether process pid runs (exists and is not a zombie).

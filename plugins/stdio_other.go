@@ -21,6 +21,14 @@ const hostFile = false
 
 func readHostFile(int, int64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 
+func openHostFile(int, int64) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+func readOpenFile(*os.File, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+func fileID(*os.File) (dev, ino uint64, regular bool, err error) {
+	return 0, 0, false, errors.ErrUnsupported
+}
+
 func readProcess(int, uint64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 // dieWithParent has no kernel help off Linux; Serve watches its parent.

@@ -6,7 +6,15 @@
 //	go build -o /tmp/localplugin ./bench/plugins/localplugin
 //	go run ./bench/plugins -plugin /tmp/localplugin -n 5
 //
-// -cpuprofile FILE writes this process's CPU profile; the plugin writes
+// -beside measures the in-process side while an idle plugin of the same
+// tree runs in this process, as in a host serving both kinds of trees
+// (the plugin's connection and goroutines change the host's garbage
+// collection; see docs/perf/plugins.md). -gcstats prints this process's
+// GC cycles, GC CPU and page faults per operation of each measure.
+//
+// -cpuprofile FILE writes this process's CPU profile while it runs the
+// first measured verb through the plugin (nothing of the set-up or of the
+// in-process side; pick the verb with -only); the plugin writes
 // its own when $LOCALPLUGIN_CPUPROFILE is set (see localplugin). -only
 // REGEXP picks verbs. CPU time is shown for both processes: "CPU" is
 // their sum, "host + plugin" its parts.
@@ -25,6 +33,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
 	"syscall"
@@ -42,6 +51,8 @@ func main() {
 	n := flag.Int("n", 5, "operations per measure")
 	flag.BoolVar(&noShared, "no-shared", false, "move file contents in gRPC chunks, never through memory files")
 	cpuprofile := flag.String("cpuprofile", "", "write this process's CPU profile to `file`")
+	flag.BoolVar(&gcStats, "gcstats", false, "print this process's GC cycles, GC CPU and page faults per operation of each measure (to standard error)")
+	beside := flag.Bool("beside", false, "measure the in-process side while an idle plugin of the same tree runs in this process, as in a host serving both")
 	only := flag.String("only", "", "measure only the verbs matching `regexp`")
 	flag.Parse()
 	if *pluginPath == "" {
@@ -49,11 +60,10 @@ func main() {
 	}
 	onlyRE, err := regexp.Compile(*only)
 	must(err)
+	var profile *os.File
 	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+		profile, err = os.Create(*cpuprofile)
 		must(err)
-		must(pprof.StartCPUProfile(f))
-		defer pprof.StopCPUProfile()
 	}
 	dir, err := os.MkdirTemp("", "bench-plugins")
 	if err != nil {
@@ -133,7 +143,14 @@ func main() {
 				return err
 			}
 		}
+		var idle plugins.FS
+		if *beside {
+			idle = open(*pluginPath, v.dir)
+		}
 		iw, ic := measure(reps, check(in), nil)
+		if idle != nil {
+			idle.Close()
+		}
 		in.Close()
 
 		// The plugin's start and stop, measured alone, are taken off.
@@ -142,7 +159,17 @@ func main() {
 		pw, pc := measure(reps, func() error { return check(p)() }, func() func() {
 			p = open(*pluginPath, v.dir)
 			v.run(ctx, p) // warm the tree as the in-process run is warm
-			return func() { p.Close() }
+			if profile != nil {
+				must(pprof.StartCPUProfile(profile))
+			}
+			return func() {
+				if profile != nil {
+					pprof.StopCPUProfile()
+					must(profile.Close())
+					profile = nil
+				}
+				p.Close()
+			}
 		})
 		pc.self -= start.self / time.Duration(reps)
 		pc.kids -= start.kids / time.Duration(reps)
@@ -178,17 +205,37 @@ func measure(n int, op func() error, setup func() func()) (wall time.Duration, u
 		teardown = setup()
 	}
 	runtime.GC()
+	g0 := gcNow()
 	c0 := cpuNow()
 	t0 := time.Now()
 	for range n {
 		must(op())
 	}
 	wall = time.Since(t0)
+	g1 := gcNow()
 	if teardown != nil {
 		teardown()
 	}
 	c1 := cpuNow()
+	if gcStats {
+		fmt.Fprintf(os.Stderr, "  %d ops: %.2f GC cycles, %.0f µs of GC CPU, %.0f page faults per op\n", n,
+			(g1.cycles-g0.cycles)/float64(n), (g1.cpu-g0.cpu)*1e6/float64(n), (g1.faults-g0.faults)/float64(n))
+	}
 	return wall / time.Duration(n), cpu{(c1.self - c0.self) / time.Duration(n), (c1.kids - c0.kids) / time.Duration(n)}
+}
+
+var gcStats bool
+
+// gcs are this process's GC cycles, GC CPU seconds (the runtime's
+// estimate) and minor page faults so far.
+type gcs struct{ cycles, cpu, faults float64 }
+
+func gcNow() gcs {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	var ru syscall.Rusage
+	must(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return gcs{float64(s[0].Value.Uint64()), s[1].Value.Float64(), float64(ru.Minflt)}
 }
 
 func cpuNow() cpu {

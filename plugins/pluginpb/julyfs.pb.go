@@ -175,7 +175,9 @@ func (x *OpenRequest) GetSeed() map[string][]byte {
 type OpenReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tree  uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
-	// Optional capabilities the tree has: "read_at", "write_if", "watch".
+	// Optional capabilities the tree has: "read_at", "write_if", "watch";
+	// and "host_file": the plugin answers ReadFile for this tree (a
+	// vfs.FileOpener, on Linux), which a host may use or ignore.
 	Capabilities  []string `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	Error         *Error   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -235,8 +237,9 @@ func (x *OpenReply) GetError() *Error {
 
 // Entries is a batch of List or Glob entries, packed: paths holds the
 // paths one after another, lengths their lengths and kinds one
-// vfs.EntryKind byte each (one message of three fields decodes with three
-// allocations, where a message per entry cost three per entry).
+// vfs.EntryKind byte each, with 0x80 set for a link (vfs.DirEntry.Link)
+// (one message of three fields decodes with three allocations, where a
+// message per entry cost three per entry).
 type Entries struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Paths         []byte                 `protobuf:"bytes,1,opt,name=paths,proto3" json:"paths,omitempty"`
@@ -1136,6 +1139,218 @@ func (x *Chunk) GetFile() int64 {
 	return 0
 }
 
+// ReadFileRequest asks for the file at path in one unary call. The host
+// sends it only to a tree whose Open announced "host_file" (a plugin that
+// does not know this call never announces it).
+type ReadFileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tree  uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
+	Path  []byte                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// have_dev and have_ino, when not both 0, identify the file (st_dev,
+	// st_ino) the host holds open for this path from an earlier answer.
+	HaveDev uint64 `protobuf:"varint,3,opt,name=have_dev,json=haveDev,proto3" json:"have_dev,omitempty"`
+	HaveIno uint64 `protobuf:"varint,4,opt,name=have_ino,json=haveIno,proto3" json:"have_ino,omitempty"`
+	// release lists handles of earlier answers whose descriptors the host
+	// has opened (or given up on): the plugin closes them.
+	Release       []uint64 `protobuf:"varint,5,rep,packed,name=release,proto3" json:"release,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileRequest) Reset() {
+	*x = ReadFileRequest{}
+	mi := &file_julyfs_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileRequest) ProtoMessage() {}
+
+func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_julyfs_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
+func (*ReadFileRequest) Descriptor() ([]byte, []int) {
+	return file_julyfs_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ReadFileRequest) GetTree() uint32 {
+	if x != nil {
+		return x.Tree
+	}
+	return 0
+}
+
+func (x *ReadFileRequest) GetPath() []byte {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *ReadFileRequest) GetHaveDev() uint64 {
+	if x != nil {
+		return x.HaveDev
+	}
+	return 0
+}
+
+func (x *ReadFileRequest) GetHaveIno() uint64 {
+	if x != nil {
+		return x.HaveIno
+	}
+	return 0
+}
+
+func (x *ReadFileRequest) GetRelease() []uint64 {
+	if x != nil {
+		return x.Release
+	}
+	return nil
+}
+
+// ReadFileReply answers a ReadFileRequest in one of these ways:
+//   - error: the file cannot be read (the error Read would give);
+//   - inline: data is the whole file (a file under 256 KiB);
+//   - same: the file at path is the one the host holds (have_dev,
+//     have_ino), size bytes long when the plugin opened it now;
+//   - file not 0: the plugin's descriptor of the file, open read-only on
+//     the host's disk, a regular file identified by dev and ino, size
+//     bytes long when opened; the plugin keeps it open until the host
+//     lists handle in a later request's release (or for a minute);
+//   - none of these: take the Read stream.
+//
+// no_host_file says the tree's readers are not files of the host's disk:
+// the host stops sending ReadFile to this tree.
+type ReadFileReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Inline        bool                   `protobuf:"varint,2,opt,name=inline,proto3" json:"inline,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Same          bool                   `protobuf:"varint,4,opt,name=same,proto3" json:"same,omitempty"`
+	File          int64                  `protobuf:"varint,5,opt,name=file,proto3" json:"file,omitempty"`
+	Handle        uint64                 `protobuf:"varint,6,opt,name=handle,proto3" json:"handle,omitempty"`
+	Dev           uint64                 `protobuf:"varint,7,opt,name=dev,proto3" json:"dev,omitempty"`
+	Ino           uint64                 `protobuf:"varint,8,opt,name=ino,proto3" json:"ino,omitempty"`
+	Size          int64                  `protobuf:"varint,9,opt,name=size,proto3" json:"size,omitempty"`
+	NoHostFile    bool                   `protobuf:"varint,10,opt,name=no_host_file,json=noHostFile,proto3" json:"no_host_file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileReply) Reset() {
+	*x = ReadFileReply{}
+	mi := &file_julyfs_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileReply) ProtoMessage() {}
+
+func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
+	mi := &file_julyfs_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
+func (*ReadFileReply) Descriptor() ([]byte, []int) {
+	return file_julyfs_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReadFileReply) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ReadFileReply) GetInline() bool {
+	if x != nil {
+		return x.Inline
+	}
+	return false
+}
+
+func (x *ReadFileReply) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ReadFileReply) GetSame() bool {
+	if x != nil {
+		return x.Same
+	}
+	return false
+}
+
+func (x *ReadFileReply) GetFile() int64 {
+	if x != nil {
+		return x.File
+	}
+	return 0
+}
+
+func (x *ReadFileReply) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *ReadFileReply) GetDev() uint64 {
+	if x != nil {
+		return x.Dev
+	}
+	return 0
+}
+
+func (x *ReadFileReply) GetIno() uint64 {
+	if x != nil {
+		return x.Ino
+	}
+	return 0
+}
+
+func (x *ReadFileReply) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ReadFileReply) GetNoHostFile() bool {
+	if x != nil {
+		return x.NoHostFile
+	}
+	return false
+}
+
 type ReadAtRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tree          uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
@@ -1148,7 +1363,7 @@ type ReadAtRequest struct {
 
 func (x *ReadAtRequest) Reset() {
 	*x = ReadAtRequest{}
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1375,7 @@ func (x *ReadAtRequest) String() string {
 func (*ReadAtRequest) ProtoMessage() {}
 
 func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[16]
+	mi := &file_julyfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1388,7 @@ func (x *ReadAtRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtRequest.ProtoReflect.Descriptor instead.
 func (*ReadAtRequest) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{16}
+	return file_julyfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadAtRequest) GetTree() uint32 {
@@ -1215,7 +1430,7 @@ type ReadAtReply struct {
 
 func (x *ReadAtReply) Reset() {
 	*x = ReadAtReply{}
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1442,7 @@ func (x *ReadAtReply) String() string {
 func (*ReadAtReply) ProtoMessage() {}
 
 func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[17]
+	mi := &file_julyfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1455,7 @@ func (x *ReadAtReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadAtReply.ProtoReflect.Descriptor instead.
 func (*ReadAtReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{17}
+	return file_julyfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReadAtReply) GetData() []byte {
@@ -1285,7 +1500,7 @@ type WriteChunk struct {
 
 func (x *WriteChunk) Reset() {
 	*x = WriteChunk{}
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1512,7 @@ func (x *WriteChunk) String() string {
 func (*WriteChunk) ProtoMessage() {}
 
 func (x *WriteChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[18]
+	mi := &file_julyfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1525,7 @@ func (x *WriteChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteChunk.ProtoReflect.Descriptor instead.
 func (*WriteChunk) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{18}
+	return file_julyfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WriteChunk) GetTree() uint32 {
@@ -1389,7 +1604,7 @@ type WriteReply struct {
 
 func (x *WriteReply) Reset() {
 	*x = WriteReply{}
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1616,7 @@ func (x *WriteReply) String() string {
 func (*WriteReply) ProtoMessage() {}
 
 func (x *WriteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[19]
+	mi := &file_julyfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1629,7 @@ func (x *WriteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteReply.ProtoReflect.Descriptor instead.
 func (*WriteReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{19}
+	return file_julyfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WriteReply) GetEtag() []byte {
@@ -1447,7 +1662,7 @@ type ErrorReply struct {
 
 func (x *ErrorReply) Reset() {
 	*x = ErrorReply{}
-	mi := &file_julyfs_proto_msgTypes[20]
+	mi := &file_julyfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1674,7 @@ func (x *ErrorReply) String() string {
 func (*ErrorReply) ProtoMessage() {}
 
 func (x *ErrorReply) ProtoReflect() protoreflect.Message {
-	mi := &file_julyfs_proto_msgTypes[20]
+	mi := &file_julyfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1687,7 @@ func (x *ErrorReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorReply.ProtoReflect.Descriptor instead.
 func (*ErrorReply) Descriptor() ([]byte, []int) {
-	return file_julyfs_proto_rawDescGZIP(), []int{20}
+	return file_julyfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ErrorReply) GetError() *Error {
@@ -1576,7 +1791,26 @@ const file_julyfs_proto_rawDesc = "" +
 	"\arestart\x18\x04 \x01(\bR\arestart\x12\x14\n" +
 	"\x05memfd\x18\x05 \x01(\x03R\x05memfd\x12\x12\n" +
 	"\x04addr\x18\x06 \x01(\x04R\x04addr\x12\x12\n" +
-	"\x04file\x18\a \x01(\x03R\x04file\"g\n" +
+	"\x04file\x18\a \x01(\x03R\x04file\"\x89\x01\n" +
+	"\x0fReadFileRequest\x12\x12\n" +
+	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\fR\x04path\x12\x19\n" +
+	"\bhave_dev\x18\x03 \x01(\x04R\ahaveDev\x12\x19\n" +
+	"\bhave_ino\x18\x04 \x01(\x04R\ahaveIno\x12\x18\n" +
+	"\arelease\x18\x05 \x03(\x04R\arelease\"\x84\x02\n" +
+	"\rReadFileReply\x12-\n" +
+	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x16\n" +
+	"\x06inline\x18\x02 \x01(\bR\x06inline\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
+	"\x04same\x18\x04 \x01(\bR\x04same\x12\x12\n" +
+	"\x04file\x18\x05 \x01(\x03R\x04file\x12\x16\n" +
+	"\x06handle\x18\x06 \x01(\x04R\x06handle\x12\x10\n" +
+	"\x03dev\x18\a \x01(\x04R\x03dev\x12\x10\n" +
+	"\x03ino\x18\b \x01(\x04R\x03ino\x12\x12\n" +
+	"\x04size\x18\t \x01(\x03R\x04size\x12 \n" +
+	"\fno_host_file\x18\n" +
+	" \x01(\bR\n" +
+	"noHostFile\"g\n" +
 	"\rReadAtRequest\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x16\n" +
@@ -1604,7 +1838,7 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x12shared_unavailable\x18\x03 \x01(\bR\x11sharedUnavailable\";\n" +
 	"\n" +
 	"ErrorReply\x12-\n" +
-	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error2\xc6\x05\n" +
+	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error2\x96\x06\n" +
 	"\n" +
 	"FileSystem\x12B\n" +
 	"\x04Open\x12\x1d.julyfs.plugin.v1.OpenRequest\x1a\x1b.julyfs.plugin.v1.OpenReply\x12B\n" +
@@ -1614,7 +1848,8 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x06Search\x12\x1f.julyfs.plugin.v1.SearchRequest\x1a\x1c.julyfs.plugin.v1.SearchHits0\x01\x12B\n" +
 	"\x04Stat\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1b.julyfs.plugin.v1.StatReply\x12@\n" +
 	"\x04Read\x12\x1d.julyfs.plugin.v1.ReadRequest\x1a\x17.julyfs.plugin.v1.Chunk0\x01\x12H\n" +
-	"\x06ReadAt\x12\x1f.julyfs.plugin.v1.ReadAtRequest\x1a\x1d.julyfs.plugin.v1.ReadAtReply\x12E\n" +
+	"\x06ReadAt\x12\x1f.julyfs.plugin.v1.ReadAtRequest\x1a\x1d.julyfs.plugin.v1.ReadAtReply\x12N\n" +
+	"\bReadFile\x12!.julyfs.plugin.v1.ReadFileRequest\x1a\x1f.julyfs.plugin.v1.ReadFileReply\x12E\n" +
 	"\x05Write\x12\x1c.julyfs.plugin.v1.WriteChunk\x1a\x1c.julyfs.plugin.v1.WriteReply(\x01\x12E\n" +
 	"\x06Delete\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReplyB+Z)github.com/julyfs/julyfs/plugins/pluginpbb\x06proto3"
 
@@ -1630,35 +1865,37 @@ func file_julyfs_proto_rawDescGZIP() []byte {
 	return file_julyfs_proto_rawDescData
 }
 
-var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_julyfs_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_julyfs_proto_goTypes = []any{
-	(*Error)(nil),         // 0: julyfs.plugin.v1.Error
-	(*OpenRequest)(nil),   // 1: julyfs.plugin.v1.OpenRequest
-	(*OpenReply)(nil),     // 2: julyfs.plugin.v1.OpenReply
-	(*Entries)(nil),       // 3: julyfs.plugin.v1.Entries
-	(*ListRequest)(nil),   // 4: julyfs.plugin.v1.ListRequest
-	(*GlobRequest)(nil),   // 5: julyfs.plugin.v1.GlobRequest
-	(*GrepRequest)(nil),   // 6: julyfs.plugin.v1.GrepRequest
-	(*GrepHit)(nil),       // 7: julyfs.plugin.v1.GrepHit
-	(*GrepHits)(nil),      // 8: julyfs.plugin.v1.GrepHits
-	(*SearchRequest)(nil), // 9: julyfs.plugin.v1.SearchRequest
-	(*SearchHit)(nil),     // 10: julyfs.plugin.v1.SearchHit
-	(*SearchHits)(nil),    // 11: julyfs.plugin.v1.SearchHits
-	(*PathRequest)(nil),   // 12: julyfs.plugin.v1.PathRequest
-	(*StatReply)(nil),     // 13: julyfs.plugin.v1.StatReply
-	(*ReadRequest)(nil),   // 14: julyfs.plugin.v1.ReadRequest
-	(*Chunk)(nil),         // 15: julyfs.plugin.v1.Chunk
-	(*ReadAtRequest)(nil), // 16: julyfs.plugin.v1.ReadAtRequest
-	(*ReadAtReply)(nil),   // 17: julyfs.plugin.v1.ReadAtReply
-	(*WriteChunk)(nil),    // 18: julyfs.plugin.v1.WriteChunk
-	(*WriteReply)(nil),    // 19: julyfs.plugin.v1.WriteReply
-	(*ErrorReply)(nil),    // 20: julyfs.plugin.v1.ErrorReply
-	nil,                   // 21: julyfs.plugin.v1.OpenRequest.ArgsEntry
-	nil,                   // 22: julyfs.plugin.v1.OpenRequest.SeedEntry
+	(*Error)(nil),           // 0: julyfs.plugin.v1.Error
+	(*OpenRequest)(nil),     // 1: julyfs.plugin.v1.OpenRequest
+	(*OpenReply)(nil),       // 2: julyfs.plugin.v1.OpenReply
+	(*Entries)(nil),         // 3: julyfs.plugin.v1.Entries
+	(*ListRequest)(nil),     // 4: julyfs.plugin.v1.ListRequest
+	(*GlobRequest)(nil),     // 5: julyfs.plugin.v1.GlobRequest
+	(*GrepRequest)(nil),     // 6: julyfs.plugin.v1.GrepRequest
+	(*GrepHit)(nil),         // 7: julyfs.plugin.v1.GrepHit
+	(*GrepHits)(nil),        // 8: julyfs.plugin.v1.GrepHits
+	(*SearchRequest)(nil),   // 9: julyfs.plugin.v1.SearchRequest
+	(*SearchHit)(nil),       // 10: julyfs.plugin.v1.SearchHit
+	(*SearchHits)(nil),      // 11: julyfs.plugin.v1.SearchHits
+	(*PathRequest)(nil),     // 12: julyfs.plugin.v1.PathRequest
+	(*StatReply)(nil),       // 13: julyfs.plugin.v1.StatReply
+	(*ReadRequest)(nil),     // 14: julyfs.plugin.v1.ReadRequest
+	(*Chunk)(nil),           // 15: julyfs.plugin.v1.Chunk
+	(*ReadFileRequest)(nil), // 16: julyfs.plugin.v1.ReadFileRequest
+	(*ReadFileReply)(nil),   // 17: julyfs.plugin.v1.ReadFileReply
+	(*ReadAtRequest)(nil),   // 18: julyfs.plugin.v1.ReadAtRequest
+	(*ReadAtReply)(nil),     // 19: julyfs.plugin.v1.ReadAtReply
+	(*WriteChunk)(nil),      // 20: julyfs.plugin.v1.WriteChunk
+	(*WriteReply)(nil),      // 21: julyfs.plugin.v1.WriteReply
+	(*ErrorReply)(nil),      // 22: julyfs.plugin.v1.ErrorReply
+	nil,                     // 23: julyfs.plugin.v1.OpenRequest.ArgsEntry
+	nil,                     // 24: julyfs.plugin.v1.OpenRequest.SeedEntry
 }
 var file_julyfs_proto_depIdxs = []int32{
-	21, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
-	22, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
+	23, // 0: julyfs.plugin.v1.OpenRequest.args:type_name -> julyfs.plugin.v1.OpenRequest.ArgsEntry
+	24, // 1: julyfs.plugin.v1.OpenRequest.seed:type_name -> julyfs.plugin.v1.OpenRequest.SeedEntry
 	0,  // 2: julyfs.plugin.v1.OpenReply.error:type_name -> julyfs.plugin.v1.Error
 	0,  // 3: julyfs.plugin.v1.Entries.error:type_name -> julyfs.plugin.v1.Error
 	7,  // 4: julyfs.plugin.v1.GrepHits.hits:type_name -> julyfs.plugin.v1.GrepHit
@@ -1667,34 +1904,37 @@ var file_julyfs_proto_depIdxs = []int32{
 	0,  // 7: julyfs.plugin.v1.SearchHits.error:type_name -> julyfs.plugin.v1.Error
 	0,  // 8: julyfs.plugin.v1.StatReply.error:type_name -> julyfs.plugin.v1.Error
 	0,  // 9: julyfs.plugin.v1.Chunk.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 10: julyfs.plugin.v1.ReadAtReply.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 11: julyfs.plugin.v1.WriteReply.error:type_name -> julyfs.plugin.v1.Error
-	0,  // 12: julyfs.plugin.v1.ErrorReply.error:type_name -> julyfs.plugin.v1.Error
-	1,  // 13: julyfs.plugin.v1.FileSystem.Open:input_type -> julyfs.plugin.v1.OpenRequest
-	4,  // 14: julyfs.plugin.v1.FileSystem.List:input_type -> julyfs.plugin.v1.ListRequest
-	5,  // 15: julyfs.plugin.v1.FileSystem.Glob:input_type -> julyfs.plugin.v1.GlobRequest
-	6,  // 16: julyfs.plugin.v1.FileSystem.Grep:input_type -> julyfs.plugin.v1.GrepRequest
-	9,  // 17: julyfs.plugin.v1.FileSystem.Search:input_type -> julyfs.plugin.v1.SearchRequest
-	12, // 18: julyfs.plugin.v1.FileSystem.Stat:input_type -> julyfs.plugin.v1.PathRequest
-	14, // 19: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.ReadRequest
-	16, // 20: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
-	18, // 21: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
-	12, // 22: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
-	2,  // 23: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
-	3,  // 24: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
-	3,  // 25: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
-	8,  // 26: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
-	11, // 27: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
-	13, // 28: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
-	15, // 29: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
-	17, // 30: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
-	19, // 31: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
-	20, // 32: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
-	23, // [23:33] is the sub-list for method output_type
-	13, // [13:23] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	0,  // 10: julyfs.plugin.v1.ReadFileReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 11: julyfs.plugin.v1.ReadAtReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 12: julyfs.plugin.v1.WriteReply.error:type_name -> julyfs.plugin.v1.Error
+	0,  // 13: julyfs.plugin.v1.ErrorReply.error:type_name -> julyfs.plugin.v1.Error
+	1,  // 14: julyfs.plugin.v1.FileSystem.Open:input_type -> julyfs.plugin.v1.OpenRequest
+	4,  // 15: julyfs.plugin.v1.FileSystem.List:input_type -> julyfs.plugin.v1.ListRequest
+	5,  // 16: julyfs.plugin.v1.FileSystem.Glob:input_type -> julyfs.plugin.v1.GlobRequest
+	6,  // 17: julyfs.plugin.v1.FileSystem.Grep:input_type -> julyfs.plugin.v1.GrepRequest
+	9,  // 18: julyfs.plugin.v1.FileSystem.Search:input_type -> julyfs.plugin.v1.SearchRequest
+	12, // 19: julyfs.plugin.v1.FileSystem.Stat:input_type -> julyfs.plugin.v1.PathRequest
+	14, // 20: julyfs.plugin.v1.FileSystem.Read:input_type -> julyfs.plugin.v1.ReadRequest
+	18, // 21: julyfs.plugin.v1.FileSystem.ReadAt:input_type -> julyfs.plugin.v1.ReadAtRequest
+	16, // 22: julyfs.plugin.v1.FileSystem.ReadFile:input_type -> julyfs.plugin.v1.ReadFileRequest
+	20, // 23: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
+	12, // 24: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
+	2,  // 25: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
+	3,  // 26: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
+	3,  // 27: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
+	8,  // 28: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
+	11, // 29: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
+	13, // 30: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
+	15, // 31: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
+	19, // 32: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
+	17, // 33: julyfs.plugin.v1.FileSystem.ReadFile:output_type -> julyfs.plugin.v1.ReadFileReply
+	21, // 34: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
+	22, // 35: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
+	25, // [25:36] is the sub-list for method output_type
+	14, // [14:25] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_julyfs_proto_init() }
@@ -1708,7 +1948,7 @@ func file_julyfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_julyfs_proto_rawDesc), len(file_julyfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,16 +26,17 @@ import (
 const _ = grpc.SupportPackageIsVersion7
 
 const (
-	FileSystem_Open_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Open"
-	FileSystem_List_FullMethodName   = "/julyfs.plugin.v1.FileSystem/List"
-	FileSystem_Glob_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Glob"
-	FileSystem_Grep_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Grep"
-	FileSystem_Search_FullMethodName = "/julyfs.plugin.v1.FileSystem/Search"
-	FileSystem_Stat_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Stat"
-	FileSystem_Read_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Read"
-	FileSystem_ReadAt_FullMethodName = "/julyfs.plugin.v1.FileSystem/ReadAt"
-	FileSystem_Write_FullMethodName  = "/julyfs.plugin.v1.FileSystem/Write"
-	FileSystem_Delete_FullMethodName = "/julyfs.plugin.v1.FileSystem/Delete"
+	FileSystem_Open_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Open"
+	FileSystem_List_FullMethodName     = "/julyfs.plugin.v1.FileSystem/List"
+	FileSystem_Glob_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Glob"
+	FileSystem_Grep_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Grep"
+	FileSystem_Search_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Search"
+	FileSystem_Stat_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Stat"
+	FileSystem_Read_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Read"
+	FileSystem_ReadAt_FullMethodName   = "/julyfs.plugin.v1.FileSystem/ReadAt"
+	FileSystem_ReadFile_FullMethodName = "/julyfs.plugin.v1.FileSystem/ReadFile"
+	FileSystem_Write_FullMethodName    = "/julyfs.plugin.v1.FileSystem/Write"
+	FileSystem_Delete_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Delete"
 )
 
 // FileSystemClient is the client API for FileSystem service.
@@ -51,6 +52,10 @@ type FileSystemClient interface {
 	// Read streams the file in chunks; the first chunk carries the size.
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (FileSystem_ReadClient, error)
 	ReadAt(ctx context.Context, in *ReadAtRequest, opts ...grpc.CallOption) (*ReadAtReply, error)
+	// ReadFile reads a file in one round trip, for a tree that announced
+	// "host_file": small files inline, large ones as a descriptor of the
+	// file on the host's disk (or "the one you hold is still it").
+	ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileReply, error)
 	// Write takes the file in chunks; the first carries the path and the
 	// precondition, if any.
 	Write(ctx context.Context, opts ...grpc.CallOption) (FileSystem_WriteClient, error)
@@ -252,6 +257,15 @@ func (c *fileSystemClient) ReadAt(ctx context.Context, in *ReadAtRequest, opts .
 	return out, nil
 }
 
+func (c *fileSystemClient) ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileReply, error) {
+	out := new(ReadFileReply)
+	err := c.cc.Invoke(ctx, FileSystem_ReadFile_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *fileSystemClient) Write(ctx context.Context, opts ...grpc.CallOption) (FileSystem_WriteClient, error) {
 	stream, err := c.cc.NewStream(ctx, &FileSystem_ServiceDesc.Streams[5], FileSystem_Write_FullMethodName, opts...)
 	if err != nil {
@@ -308,6 +322,10 @@ type FileSystemServer interface {
 	// Read streams the file in chunks; the first chunk carries the size.
 	Read(*ReadRequest, FileSystem_ReadServer) error
 	ReadAt(context.Context, *ReadAtRequest) (*ReadAtReply, error)
+	// ReadFile reads a file in one round trip, for a tree that announced
+	// "host_file": small files inline, large ones as a descriptor of the
+	// file on the host's disk (or "the one you hold is still it").
+	ReadFile(context.Context, *ReadFileRequest) (*ReadFileReply, error)
 	// Write takes the file in chunks; the first carries the path and the
 	// precondition, if any.
 	Write(FileSystem_WriteServer) error
@@ -342,6 +360,9 @@ func (UnimplementedFileSystemServer) Read(*ReadRequest, FileSystem_ReadServer) e
 }
 func (UnimplementedFileSystemServer) ReadAt(context.Context, *ReadAtRequest) (*ReadAtReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReadAt not implemented")
+}
+func (UnimplementedFileSystemServer) ReadFile(context.Context, *ReadFileRequest) (*ReadFileReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReadFile not implemented")
 }
 func (UnimplementedFileSystemServer) Write(FileSystem_WriteServer) error {
 	return status.Errorf(codes.Unimplemented, "method Write not implemented")
@@ -521,6 +542,24 @@ func _FileSystem_ReadAt_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FileSystem_ReadFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FileSystemServer).ReadFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FileSystem_ReadFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FileSystemServer).ReadFile(ctx, req.(*ReadFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _FileSystem_Write_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(FileSystemServer).Write(&fileSystemWriteServer{stream})
 }
@@ -583,6 +622,10 @@ var FileSystem_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReadAt",
 			Handler:    _FileSystem_ReadAt_Handler,
+		},
+		{
+			MethodName: "ReadFile",
+			Handler:    _FileSystem_ReadFile_Handler,
 		},
 		{
 			MethodName: "Delete",

@@ -26,8 +26,13 @@
 //
 // # Concurrency
 //
-// Both directions are as safe for concurrent use as the tree beneath. An
-// afero.File from ToAfero is for one goroutine, as an *os.File is.
+// Both directions are as safe for concurrent use as the tree beneath. New
+// also makes its writes and deletes exclusive of its reads and stats
+// (afero.WriteFile truncates a file before writing it, so a Read
+// meanwhile could see none or part of it): a Read through New sees whole
+// versions of the files written through it; writes made to the afero
+// tree some other way are not covered. An afero.File from ToAfero is for
+// one goroutine, as an *os.File is.
 package aferofs
 
 import (
@@ -39,6 +44,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -49,6 +55,10 @@ import (
 // FS is an afero.Fs served as a vfs.FileSystem.
 type FS struct {
 	fs afero.Fs
+	// mu makes the writes and deletes made through FS exclusive of its
+	// reads and stats: afero.WriteFile truncates the file before it
+	// writes, so a Read meanwhile could see none or part of it.
+	mu sync.RWMutex
 }
 
 // New returns fsys as a vfs.FileSystem.
@@ -110,6 +120,8 @@ func (f *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	fi, err := f.fs.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -131,6 +143,8 @@ func (f *FS) Read(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	fi, err := f.fs.Stat(p)
 	switch {
 	case errors.Is(err, syscall.ENOTDIR):
@@ -184,6 +198,8 @@ func (f *FS) Write(ctx context.Context, path string, data []byte) error {
 	if p == "/" {
 		return vfs.IsDir(p)
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if fi, err := f.fs.Stat(p); err == nil && fi.IsDir() {
 		return vfs.IsDir(p)
 	}
@@ -217,6 +233,8 @@ func (f *FS) Delete(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	fi, err := f.fs.Stat(p)
 	switch {
 	case errors.Is(err, syscall.ENOTDIR):
