@@ -50,13 +50,9 @@ func TestCachedStatStaysInKernel(t *testing.T) {
 	sh(t, `echo hi > "$M/d/new.txt"; echo more >> "$M/d/new.txt"; stat "$M/d/a.txt" "$M/d/new.txt" "$M/d" >/dev/null`, env...)
 	before := fsys.n.Load()
 	got := sh(t, `for i in $(seq 50); do stat -c '%n %s %h' "$M/d/a.txt" "$M/d/new.txt" "$M/d"; done`, env...)
-	if n := fsys.n.Load() - before; n != 0 {
-		t.Errorf("150 cached stats made %d Stat calls reach the tree, want 0", n)
-	}
+	assert.Zero(t, fsys.n.Load()-before, "Stat calls that reached the tree for 150 cached stats")
 	once := s.Dir() + "/d/a.txt 4 1\n" + s.Dir() + "/d/new.txt 8 1\n" + s.Dir() + "/d 4096 2\n"
-	if want := strings.Repeat(once, 50); got != want {
-		t.Errorf("stat output:\n%s\nwant 50 times:\n%s", got, once)
-	}
+	assert.Equal(t, strings.Repeat(once, 50), got, "stat output")
 }
 
 // TestNlinkAfterMkdirRmdir: a directory's link count follows mkdir, rmdir
@@ -68,9 +64,7 @@ func TestNlinkAfterMkdirRmdir(t *testing.T) {
 	s := mountT(t, fsys, Options{EntryTimeout: hour, AttrTimeout: hour})
 	env := []string{"M=" + s.Dir()}
 	got := sh(t, `stat -c %h "$M/d" "$M/e"; mkdir "$M/d/s2"; stat -c %h "$M/d"; mv "$M/d/s2" "$M/e/s2"; stat -c %h "$M/d" "$M/e"; rmdir "$M/e/s2"; stat -c %h "$M/e"`, env...)
-	if want := "3\n2\n4\n3\n3\n2\n"; got != want {
-		t.Errorf("link counts (d, e; mkdir d/s2: d; mv to e: d, e; rmdir: e) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "3\n2\n4\n3\n3\n2\n", got, "link counts (d, e; mkdir d/s2: d; mv to e: d, e; rmdir: e)")
 }
 
 // TestHostChangesBehindLocalMount edits the host directory of a local:

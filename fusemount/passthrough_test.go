@@ -50,7 +50,7 @@ func TestPassthroughSameBytes(t *testing.T) {
 			for _, rw := range []string{"write", "randwrite"} {
 				out := sh(t, `fio --name=`+rw+` --directory="$M" --rw=`+rw+` --bs=4k --size=32M --verify=crc32c --do_verify=1 --output-format=terse --terse-version=3`, env)
 				if f := strings.Split(strings.TrimSpace(out), ";"); len(f) < 5 || f[4] != "0" {
-					t.Errorf("fio %s: %s", rw, out)
+					assert.Failf(t, "fio failed", "fio %s: %s", rw, out)
 				}
 				fi, err := os.Stat(filepath.Join(root, rw+".0.0"))
 				if assert.NoError(t, err) {
@@ -168,7 +168,7 @@ func TestPassthroughMmap(t *testing.T) {
 				require.Len(t, onHost, 64*os.Getpagesize())
 				for i, c := range onHost {
 					if c != byte(i*7+i/4096) {
-						t.Fatalf("%s on the host: byte %d is %d", f, i, c)
+						require.Failf(t, "wrong byte on the host", "%s on the host: byte %d is %d", f, i, c)
 					}
 				}
 			}
@@ -294,7 +294,7 @@ fallocate -l 64K "$M/f"; stat -c %s "$M/f"`, env)
 	// fio lays its file out, then reopens it O_RDWR and writes it in place.
 	fout := sh(t, `fio --name=w --directory="$M" --rw=write --bs=64k --size=16M --verify=crc32c --do_verify=1 --output-format=terse --terse-version=3`, env)
 	if f := strings.Split(strings.TrimSpace(fout), ";"); len(f) < 5 || f[4] != "0" {
-		t.Errorf("fio: %s", fout)
+		assert.Failf(t, "fio failed", "fio: %s", fout)
 	}
 
 	sh(t, `echo new > "$M/f"`, env)

@@ -192,7 +192,7 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 	case line := <-ch:
 		return line
 	case <-time.After(toolTimeout):
-		t.Fatalf("no output from the helper in %v", toolTimeout)
+		require.Failf(t, "no output from the helper", "in %v", toolTimeout)
 	}
 	return ""
 }
@@ -250,7 +250,7 @@ func TestRewriteSurvivesKill(t *testing.T) {
 	case err := <-s.done:
 		s.done <- err // for startServer's cleanup
 	case <-time.After(unmountTimeout):
-		t.Fatal("server still running after SIGKILL")
+		require.Fail(t, "server still running after SIGKILL")
 	}
 	// The dead server leaves its mount behind, as any killed FUSE server.
 	abortConnection(s.conn)

@@ -50,7 +50,7 @@ func TestFUSEMount(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			srv.UnmountLazy()
-			t.Error("unmount did not finish within 20s")
+			assert.Fail(t, "unmount did not finish within 20s")
 		}
 	})
 

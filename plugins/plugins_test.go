@@ -457,7 +457,7 @@ func TestReadRestartsWhenFileChanges(t *testing.T) {
 		require.Len(t, data, 3<<20+7)
 		for i, b := range data {
 			if b != byte(i%251) {
-				t.Fatalf("%s: byte %d = %d, want %d", name, i, b, i%251)
+				require.Failf(t, "wrong byte", "%s: byte %d = %d, want %d", name, i, b, i%251)
 			}
 		}
 	}
@@ -477,7 +477,7 @@ func TestReadFileChangesSize(t *testing.T) {
 			assert.Contains(t, sizes, len(data), name)
 			for i, b := range data {
 				if b != byte(i%251) {
-					t.Fatalf("%s: byte %d = %d, want %d", name, i, b, i%251)
+					require.Failf(t, "wrong byte", "%s: byte %d = %d, want %d", name, i, b, i%251)
 				}
 			}
 		}

@@ -199,7 +199,7 @@ if (echo x > "$M/b.txt") 2>/dev/null; then echo wrote through a read-only mount;
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("july run did not exit after Ctrl-C")
+		require.Fail(t, "july run did not exit after Ctrl-C")
 	}
 	assert.Contains(t, stderr.String(), "july: the session's tree is mounted on "+dir+" (read-only)")
 	mounted, err := fusemount.Mounted(dir)
@@ -260,7 +260,7 @@ func TestMCPMountWatch(t *testing.T) {
 	case err := <-done:
 		assert.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("july mcp did not exit when stdin closed")
+		require.Fail(t, "july mcp did not exit when stdin closed")
 	}
 	mounted, err := fusemount.Mounted(dir)
 	require.NoError(t, err)

@@ -316,7 +316,7 @@ func TestPluginMountDiesMidSession(t *testing.T) {
 		assert.True(t, r.isErr)
 		assert.Equal(t, "/p/hang: plugin faultplugin: crashed during Stat /hang; the next call restarts it", r.text)
 	case <-ctx.Done():
-		t.Fatalf("LS of a killed plugin did not return; july's stderr:\n%s", stderr)
+		require.Failf(t, "LS of a killed plugin did not return", "july's stderr:\n%s", stderr)
 	}
 
 	// Nothing else was lost; the dead plugin's mount comes back.
@@ -365,7 +365,7 @@ func noPlugins(t *testing.T, dir string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("plugins still running: %v", procs)
+			assert.Failf(t, "plugins still running", "%v", procs)
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -385,7 +385,7 @@ func waitFor(t *testing.T, buf *lockedBuffer, s string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(buf.String(), s) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q in 30s; july's stderr:\n%s", s, buf)
+			require.Failf(t, "not seen in 30s", "no %q in 30s; july's stderr:\n%s", s, buf)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

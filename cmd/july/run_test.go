@@ -62,13 +62,13 @@ func waitEvent(t *testing.T, ch <-chan sessions.Event, typ string) sessions.Even
 		select {
 		case ev, ok := <-ch:
 			if !ok {
-				t.Fatalf("stdout closed before a %s event", typ)
+				require.Failf(t, "stdout closed early", "stdout closed before a %s event", typ)
 			}
 			if ev.Type == typ {
 				return ev
 			}
 		case <-timeout:
-			t.Fatalf("no %s event in 30s", typ)
+			require.Failf(t, "no event in 30s", "no %s event in 30s", typ)
 		}
 	}
 }
@@ -288,7 +288,7 @@ func TestRunSecondInterruptExits(t *testing.T) {
 	case line := <-said:
 		assert.Equal(t, "july: interrupting the turn (Ctrl-C again to exit now)", line)
 	case <-time.After(30 * time.Second):
-		t.Fatal("no word of the interruption in 30s")
+		require.Fail(t, "no word of the interruption in 30s")
 	}
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	err = cmd.Wait()

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNoPluginMachinery checks that julyfs links neither gRPC nor
@@ -15,14 +18,10 @@ func TestNoPluginMachinery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", "list", "-deps", "github.com/julyfs/julyfs/cmd/julyfs").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
+	require.NoError(t, err, "go list -deps")
 	for _, p := range strings.Fields(string(out)) {
 		for _, heavy := range []string{"google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/julyfs/julyfs/plugins"} {
-			if strings.HasPrefix(p, heavy) {
-				t.Errorf("cmd/julyfs links %s; only julyfsd may", p)
-			}
+			assert.False(t, strings.HasPrefix(p, heavy), "cmd/julyfs links %s; only julyfsd may", p)
 		}
 	}
 }

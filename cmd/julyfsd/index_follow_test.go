@@ -106,7 +106,7 @@ func TestIndexFollow(t *testing.T) {
 	case line := <-firstLine:
 		require.Contains(t, line, "following /repo=local:"+src+" for index "+idx)
 	case <-time.After(time.Minute):
-		t.Fatal("julyfs index follow did not start within a minute")
+		require.Fail(t, "julyfs index follow did not start within a minute")
 	}
 
 	for i := range 3 {
@@ -125,7 +125,7 @@ func TestIndexFollow(t *testing.T) {
 	case <-exited:
 		assert.NoError(t, waitErr)
 	case <-time.After(30 * time.Second):
-		t.Fatal("julyfs index follow still running 30s after SIGINT")
+		require.Fail(t, "julyfs index follow still running 30s after SIGINT")
 	}
 	out, code = julyfsProcess(t, "search", "--mount", "/repo=local:"+src, "--index", idx, "foxtrot2x")
 	assert.Equal(t, 0, code, out)

@@ -176,7 +176,7 @@ func waitChange(t *testing.T, changes <-chan vfs.Change, path string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("no change of %s within 10 s", path)
+			require.Failf(t, "no change within 10 s", "no change of %s within 10 s", path)
 		}
 	}
 }
