@@ -45,7 +45,9 @@
 // compares nothing. A long-running process sets [Options.Follow]: the FS
 // then follows the tree's changes as they happen (the tree's
 // [vfs.Notifier], and inotify through fsnotify for local trees), so
-// nothing needs walking per query.
+// nothing needs walking per query. Follow implies [Options.Warm]: after
+// Open, a goroutine asks the kernel to read the index's segment files into
+// the page cache, so a query's first run does not wait for the disk.
 //
 // # Asking a following process
 //

@@ -144,6 +144,12 @@ type Options struct {
 	// with no walk per query. Open fails when the directories cannot all
 	// be watched (fs.inotify.max_user_watches).
 	Follow bool
+	// Warm asks the kernel, in the background after the index is opened,
+	// to read the index's segment files into the page cache, so that the
+	// first run of each query does not wait for the disk (see warmStore).
+	// Follow implies it: a long-running process. A one-shot search leaves
+	// it off and reads only the pages its query needs.
+	Warm bool
 	// Tree describes the tree the index is for (julyfs passes its mount
 	// table, "/repo=local:/abs/src"). When set, it is recorded in the
 	// index, and Open refuses an index recorded for another tree
@@ -267,6 +273,9 @@ func Open(ctx context.Context, fsys vfs.FileSystem, dir string, opts Options) (*
 	}
 	f.idx = &store{idx: idx, readOnly: readOnly}
 	f.readOnly = readOnly
+	if opts.Warm || opts.Follow {
+		go warmStore(dir)
+	}
 	if readOnly {
 		opts.Log(fmt.Sprintf("index %s: read-only (%s cannot be written): searching the index as it is, without bringing it up to date with the tree", dir, dir))
 		return f, nil
