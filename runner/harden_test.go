@@ -127,7 +127,7 @@ func TestInstructionsConfined(t *testing.T) {
 			if f != nil {
 				f.Close()
 			}
-			t.Fatalf("Load with instructions %s blocked", tt.instr)
+			require.FailNowf(t, "Load blocked", "Load with instructions %s blocked", tt.instr)
 		}
 	}
 	// A symlink that stays inside the directory is fine.

@@ -429,7 +429,7 @@ turns:
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the turn did not end after cancel")
+		require.FailNow(t, "the turn did not end after cancel")
 	}
 	var te *TurnError
 	require.ErrorAs(t, err, &te)

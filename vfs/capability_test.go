@@ -1,15 +1,14 @@
 package vfs_test
 
 import (
-	"errors"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -21,21 +20,16 @@ type plain struct{ vfs.FileSystem }
 
 func TestPlainHidesCapabilities(t *testing.T) {
 	var fsys vfs.FileSystem = plain{temp.MustNew(nil)}
-	if _, ok := fsys.(vfs.RangeReader); ok {
-		t.Error("plain is a RangeReader")
-	}
-	if _, ok := fsys.(vfs.ConditionalWriter); ok {
-		t.Error("plain is a ConditionalWriter")
-	}
-	if _, ok := fsys.(vfs.Notifier); ok {
-		t.Error("plain is a Notifier")
-	}
-	if _, ok := fsys.(vfs.FileOpener); ok {
-		t.Error("plain is a FileOpener")
-	}
-	if _, ok := fsys.(vfs.Stager); ok {
-		t.Error("plain is a Stager")
-	}
+	_, ok := fsys.(vfs.RangeReader)
+	assert.False(t, ok, "plain is a RangeReader")
+	_, ok = fsys.(vfs.ConditionalWriter)
+	assert.False(t, ok, "plain is a ConditionalWriter")
+	_, ok = fsys.(vfs.Notifier)
+	assert.False(t, ok, "plain is a Notifier")
+	_, ok = fsys.(vfs.FileOpener)
+	assert.False(t, ok, "plain is a FileOpener")
+	_, ok = fsys.(vfs.Stager)
+	assert.False(t, ok, "plain is a Stager")
 }
 
 func TestReadAt(t *testing.T) {
@@ -52,13 +46,15 @@ func TestReadAt(t *testing.T) {
 		} {
 			buf := make([]byte, r.size)
 			n, err := vfs.ReadAt(t.Context(), c.fsys, "/f", buf, int64(r.off))
-			if string(buf[:n]) != r.want || err != r.err {
-				t.Errorf("%s: ReadAt(/f, %d bytes, %d) = %q, %v; want %q, %v", c.name, r.size, r.off, buf[:n], err, r.want, r.err)
+			assert.Equal(t, r.want, string(buf[:n]), "%s: ReadAt(/f, %d bytes, %d)", c.name, r.size, r.off)
+			if r.err == nil {
+				assert.NoError(t, err, "%s: ReadAt(/f, %d bytes, %d)", c.name, r.size, r.off)
+			} else {
+				assert.Same(t, r.err, err, "%s: ReadAt(/f, %d bytes, %d)", c.name, r.size, r.off)
 			}
 		}
-		if _, err := vfs.ReadAt(t.Context(), c.fsys, "nope/../missing", make([]byte, 1), 0); err == nil || err.Error() != "not found: /missing" {
-			t.Errorf("%s: ReadAt(missing) = %v, want not found: /missing", c.name, err)
-		}
+		_, err := vfs.ReadAt(t.Context(), c.fsys, "nope/../missing", make([]byte, 1), 0)
+		assert.EqualError(t, err, "not found: /missing", "%s: ReadAt(missing)", c.name)
 	}
 }
 
@@ -93,26 +89,24 @@ func TestWriteIf(t *testing.T) {
 			etag, err := vfs.WriteIf(ctx, fsys, s.path, []byte(s.data), s.cond)
 			after, _ := fsys.Read(ctx, s.path)
 			if !s.ok {
-				if !errors.Is(err, vfs.ErrConflict) || err.Error() != "conflict: "+s.path {
-					t.Errorf("%s: WriteIf(%s, %+v) = %v, want conflict: %s", c.name, s.path, s.cond, err, s.path)
-				}
-				if string(after) != string(before) {
-					t.Errorf("%s: a refused WriteIf(%s) changed %q to %q", c.name, s.path, before, after)
-				}
+				assert.ErrorIs(t, err, vfs.ErrConflict, "%s: WriteIf(%s, %+v)", c.name, s.path, s.cond)
+				assert.EqualError(t, err, "conflict: "+s.path, "%s: WriteIf(%s, %+v)", c.name, s.path, s.cond)
+				assert.Equal(t, string(before), string(after), "%s: a refused WriteIf(%s) changed the file", c.name, s.path)
 				continue
 			}
 			info, _ := fsys.Stat(ctx, s.path)
-			if err != nil || string(after) != s.data || etag == "" || etag != info.ETag {
-				t.Errorf("%s: WriteIf(%s, %q, %+v) = %q, %v; read %q, Stat etag %q", c.name, s.path, s.data, s.cond, etag, err, after, info.ETag)
-			}
+			assert.NoError(t, err, "%s: WriteIf(%s, %q, %+v)", c.name, s.path, s.data, s.cond)
+			assert.Equal(t, s.data, string(after), "%s: WriteIf(%s, %q, %+v) then read", c.name, s.path, s.data, s.cond)
+			assert.NotEmpty(t, etag, "%s: WriteIf(%s, %q, %+v) etag", c.name, s.path, s.data, s.cond)
+			assert.Equal(t, info.ETag, etag, "%s: WriteIf(%s, %q, %+v) etag vs Stat", c.name, s.path, s.data, s.cond)
 		}
 	}
 }
 
 func TestWatch(t *testing.T) {
 	ctx := t.Context()
-	if cancel, ok := vfs.Watch(plain{temp.MustNew(nil)}, func(vfs.Change) { t.Error("plain tree notified") }); ok {
-		t.Error("Watch(plain) ok = true")
+	if cancel, ok := vfs.Watch(plain{temp.MustNew(nil)}, func(vfs.Change) { assert.Fail(t, "plain tree notified") }); ok {
+		assert.Fail(t, "Watch(plain) ok = true")
 	} else {
 		cancel() // a no-op, but callable
 	}
@@ -124,9 +118,7 @@ func TestWatch(t *testing.T) {
 		got = append(got, c)
 		mu.Unlock()
 	})
-	if !ok {
-		t.Fatal("Watch(temp) ok = false")
-	}
+	require.True(t, ok, "Watch(temp) ok")
 	fsys.Write(ctx, "a/../f", []byte("x"))
 	fsys.Delete(ctx, "/f")
 	fsys.Delete(ctx, "/f") // fails: no change
@@ -135,9 +127,7 @@ func TestWatch(t *testing.T) {
 	want := []vfs.Change{{Path: "/f", Op: vfs.ChangeWrite}, {Path: "/f", Op: vfs.ChangeDelete}}
 	mu.Lock()
 	defer mu.Unlock()
-	if !slices.Equal(got, want) {
-		t.Errorf("changes = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want, got, "changes")
 }
 
 func TestWatchers(t *testing.T) {
@@ -149,16 +139,15 @@ func TestWatchers(t *testing.T) {
 	ca()
 	ca() // twice is harmless
 	w.Notify(vfs.Change{Path: "/2", Op: vfs.ChangeWrite})
-	if !slices.Equal(a, []string{"/1"}) || !slices.Equal(b, []string{"/1", "/2"}) {
-		t.Errorf("subscribers saw %q and %q, want [/1] and [/1 /2]", a, b)
-	}
+	assert.Equal(t, []string{"/1"}, a, "first subscriber (cancelled) saw")
+	assert.Equal(t, []string{"/1", "/2"}, b, "second subscriber saw")
 }
 
 func TestContentETag(t *testing.T) {
 	e1, e2 := vfs.ContentETag([]byte("a")), vfs.ContentETag([]byte("b"))
-	if e1 == e2 || e1 != vfs.ContentETag([]byte("a")) || len(e1) != 32 {
-		t.Errorf("ContentETag: %q, %q", e1, e2)
-	}
+	assert.NotEqual(t, e1, e2, "ContentETag of different content")
+	assert.Equal(t, e1, vfs.ContentETag([]byte("a")), "ContentETag is deterministic")
+	assert.Len(t, e1, 32, "ContentETag length")
 }
 
 // TestWatchersCancelFromCallback: a subscriber that cancels itself from
@@ -182,7 +171,7 @@ func TestWatchersCancelFromCallback(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Notify deadlocked on a subscriber that cancelled itself")
+		require.FailNow(t, "Notify deadlocked on a subscriber that cancelled itself")
 	}
 	assert.Equal(t, int32(1), calls.Load())
 	assert.Equal(t, []int{2, 2}, order)

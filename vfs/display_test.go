@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -39,13 +40,11 @@ func FuzzDisplayPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		d := vfs.DisplayPath(p)
 		if len(p) > 0 && p[0] == '/' || p == "" {
-			if got := vfs.ParseDisplayPath(d); got != p {
-				t.Fatalf("ParseDisplayPath(DisplayPath(%q)) = %q", p, got)
-			}
+			require.Equal(t, p, vfs.ParseDisplayPath(d), "ParseDisplayPath(DisplayPath(%q))", p)
 		}
 		for _, r := range d {
 			if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0xfffd && !containsFFFD(p) {
-				t.Fatalf("DisplayPath(%q) = %q holds %U", p, d, r)
+				require.Failf(t, "control rune in DisplayPath", "DisplayPath(%q) = %q holds %U", p, d, r)
 			}
 		}
 	})

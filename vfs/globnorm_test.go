@@ -69,19 +69,13 @@ func FuzzNormalizePattern(f *testing.F) {
 	c := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
 	f.Fuzz(func(t *testing.T, pattern, rel string) {
 		norm := vfs.NormalizePattern(pattern)
-		if len(norm) > len(pattern) {
-			t.Fatalf("NormalizePattern(%q) = %q, longer", pattern, norm)
-		}
-		if again := vfs.NormalizePattern(norm); again != norm {
-			t.Fatalf("NormalizePattern not idempotent: %q -> %q -> %q", pattern, norm, again)
-		}
+		require.LessOrEqual(t, len(norm), len(pattern), "NormalizePattern(%q) = %q, longer", pattern, norm)
+		require.Equal(t, norm, vfs.NormalizePattern(norm), "NormalizePattern not idempotent on %q", pattern)
 		g1, err1 := c.Compile(strings.TrimLeft(pattern, "/"))
 		g2, err2 := c.Compile(strings.TrimLeft(norm, "/"))
-		if (err1 == nil) != (err2 == nil) {
-			t.Fatalf("%q compiles: %v; normalized %q: %v", pattern, err1, norm, err2)
-		}
-		if err1 == nil && g1.Match(rel) != g2.Match(rel) {
-			t.Fatalf("%q.Match(%q) = %v, normalized %q says %v", pattern, rel, g1.Match(rel), norm, g2.Match(rel))
+		require.Equal(t, err1 == nil, err2 == nil, "%q compiles: %v; normalized %q: %v", pattern, err1, norm, err2)
+		if err1 == nil {
+			require.Equal(t, g1.Match(rel), g2.Match(rel), "%q.Match(%q) vs normalized %q", pattern, rel, norm)
 		}
 	})
 }

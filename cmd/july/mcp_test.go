@@ -26,12 +26,8 @@ func julyAgent(t *testing.T) string {
 		"tree/a.txt": "hi\n",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
 	}
 	return dir
 }
@@ -42,9 +38,7 @@ func julyAgent(t *testing.T) string {
 func julyCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	july, err := exec.LookPath("july")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, july, args...)
@@ -58,49 +52,35 @@ func julyCommand(t *testing.T, args ...string) *exec.Cmd {
 func TestMCPStdioKeepsServing(t *testing.T) {
 	cmd := julyCommand(t, "mcp", julyAgent(t))
 	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("july mcp after stdin closed: %v; stderr %q", err, stderr.String())
-		}
+		err := cmd.Wait()
+		assert.NoError(t, err, "july mcp after stdin closed; stderr %q", stderr.String())
 	})
 	lines := bufio.NewScanner(stdout)
 	roundTrip := func(send string) string {
 		t.Helper()
-		if _, err := io.WriteString(stdin, send+"\n"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := io.WriteString(stdin, send+"\n")
+		require.NoError(t, err)
 		if !lines.Scan() {
-			t.Fatalf("no reply to %s: %v; stderr %q", send, lines.Err(), stderr.String())
+			require.FailNowf(t, "no reply", "no reply to %s: %v; stderr %q", send, lines.Err(), stderr.String())
 		}
 		return lines.Text()
 	}
 	init := roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if !strings.HasPrefix(init, `{"jsonrpc":"2.0","id":1,"result":`) {
-		t.Fatalf("initialize: %s", init)
-	}
+	require.True(t, strings.HasPrefix(init, `{"jsonrpc":"2.0","id":1,"result":`), "initialize: %s", init)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 
 	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid character 'g' looking for beginning of value"}}`
-	if got := roundTrip(`garbage`); got != want {
-		t.Errorf("garbage line: reply\n%s\nwant\n%s", got, want)
-	}
+	assert.Equal(t, want, roundTrip(`garbage`), "garbage line: reply")
 	want = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"     1\thi"}]}}`
-	if got := roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"path":"/a.txt"}}}`); got != want {
-		t.Errorf("Read after the garbage line: reply\n%s\nwant\n%s", got, want)
-	}
+	assert.Equal(t, want, roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"path":"/a.txt"}}}`), "Read after the garbage line: reply")
 }
 
 // TestIndexAsksFollower runs july mcp following an index and a july call
@@ -111,21 +91,16 @@ func TestIndexAsksFollower(t *testing.T) {
 	idx := filepath.Join(t.TempDir(), "idx")
 	srv := julyCommand(t, "mcp", "--http", "127.0.0.1:0", "--index", idx, agent)
 	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, srv.Start())
 	t.Cleanup(func() {
 		srv.Process.Signal(os.Interrupt)
 		srv.Wait()
 	})
 	// The server opens the index before it says it is serving.
 	lines := bufio.NewScanner(stderr)
-	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "july mcp: serving agent child at http://") {
-		t.Fatalf("july mcp: %q %v", lines.Text(), lines.Err())
-	}
+	require.True(t, lines.Scan(), "july mcp: %v", lines.Err())
+	require.True(t, strings.HasPrefix(lines.Text(), "july mcp: serving agent child at http://"), "july mcp: %q", lines.Text())
 	go io.Copy(io.Discard, stderr)
 
 	// A file written behind the follower's back is found at once: the

@@ -61,7 +61,7 @@ func (r *mountRun) wait(t *testing.T, after string) int {
 	case <-r.done:
 		return r.code
 	case <-time.After(30 * time.Second):
-		t.Fatalf("julyfs mount still running 30s after %s", after)
+		require.FailNowf(t, "julyfs mount still running", "30s after %s", after)
 	}
 	return 0
 }
@@ -91,10 +91,10 @@ func startMountCtx(t *testing.T, ctx context.Context, dir string, args ...string
 		select {
 		case <-r.done:
 		case <-time.After(30 * time.Second):
-			t.Errorf("julyfs mount did not return 30s after cancel")
+			assert.Fail(t, "julyfs mount did not return 30s after cancel")
 		}
 		if isMounted(dir) {
-			t.Errorf("%s still mounted", dir)
+			assert.Failf(t, "still mounted", "%s still mounted", dir)
 			exec.Command("umount", "-l", dir).Run()
 		}
 	})
@@ -102,11 +102,11 @@ func startMountCtx(t *testing.T, ctx context.Context, dir string, args ...string
 	for !isMounted(dir) {
 		select {
 		case <-r.done:
-			t.Fatalf("julyfs mount exited with %d before mounting: %s", r.code, r.stderr.String())
+			require.FailNowf(t, "julyfs mount exited before mounting", "exit %d: %s", r.code, r.stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not mounted after 30s: %s", r.stderr.String())
+			require.FailNowf(t, "not mounted after 30s", "%s", r.stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -156,39 +156,29 @@ echo hi > "$M/notes/a.md"; echo more >> "$M/notes/a.md"; mv "$M/notes/a.md" "$M/
 mkdir "$M/notes/sub"; ls "$M/notes"; echo x > "$M/repo/new.txt"
 if (echo x > "$M/nowhere.txt") 2>/dev/null; then echo wrote outside the mounts; fi`, "M="+dir)
 	want := "notes\nrepo\npackage main // TODO\n" + dir + "/repo/main.go:1:package main // TODO\nhi\nmore\nb.md\nsub\n"
-	if err != nil || out != want {
-		t.Errorf("shell: %v\n%s\nwant\n%s", err, out, want)
-	}
-	if data, err := os.ReadFile(filepath.Join(src, "new.txt")); err != nil || string(data) != "x\n" {
-		t.Errorf("write through the mount reached the host as %q, %v", data, err)
-	}
+	assert.NoError(t, err, "shell")
+	assert.Equal(t, want, out, "shell")
+	data, err := os.ReadFile(filepath.Join(src, "new.txt"))
+	assert.NoError(t, err, "write through the mount reached the host")
+	assert.Equal(t, "x\n", string(data), "write through the mount reached the host")
 
 	var ustderr bytes.Buffer
-	if c := run(context.Background(), []string{"julyfs", "unmount", dir}, nil, &bytes.Buffer{}, &ustderr); c != 0 {
-		t.Fatalf("julyfs unmount = %d: %s", c, ustderr.String())
-	}
-	if c := r.wait(t, "julyfs unmount"); c != 0 {
-		t.Errorf("julyfs mount exited %d after unmount: %s", c, r.stderr.String())
-	}
-	if isMounted(dir) {
-		t.Errorf("%s still mounted", dir)
-	}
+	c := run(context.Background(), []string{"julyfs", "unmount", dir}, nil, &bytes.Buffer{}, &ustderr)
+	require.Equal(t, 0, c, "julyfs unmount: %s", ustderr.String())
+	assert.Equal(t, 0, r.wait(t, "julyfs unmount"), "julyfs mount exit after unmount: %s", r.stderr.String())
+	assert.False(t, isMounted(dir), "%s still mounted", dir)
 }
 
 func TestMountInterrupt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mnt")
 	os.Mkdir(dir, 0o755)
 	r := startMount(t, dir, "--mount", "/=temp:", "--read-only")
-	if out, err := shell(t, `echo x > "$M/a"`, "M="+dir); err == nil || !strings.Contains(out, "Read-only file system") {
-		t.Errorf("write on --read-only: %v, %s", err, out)
-	}
+	out, err := shell(t, `echo x > "$M/a"`, "M="+dir)
+	assert.Error(t, err, "write on --read-only")
+	assert.Contains(t, out, "Read-only file system", "write on --read-only")
 	r.cancel()
-	if c := r.wait(t, "interrupt"); c != 0 {
-		t.Errorf("julyfs mount exited %d after interrupt: %s", c, r.stderr.String())
-	}
-	if isMounted(dir) {
-		t.Errorf("%s still mounted after interrupt", dir)
-	}
+	assert.Equal(t, 0, r.wait(t, "interrupt"), "julyfs mount exit after interrupt: %s", r.stderr.String())
+	assert.False(t, isMounted(dir), "%s still mounted after interrupt", dir)
 }
 
 func TestMountErrors(t *testing.T) {
@@ -210,9 +200,8 @@ func TestMountErrors(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		c := run(context.Background(), append([]string{"julyfs"}, tt.args...), nil, &bytes.Buffer{}, &stderr)
-		if c != tt.code || !strings.Contains(stderr.String(), tt.want) {
-			t.Errorf("julyfs %q = %d, %q; want %d, %q", tt.args, c, stderr.String(), tt.code, tt.want)
-		}
+		assert.Equal(t, tt.code, c, "julyfs %q exit", tt.args)
+		assert.Contains(t, stderr.String(), tt.want, "julyfs %q stderr", tt.args)
 	}
 }
 

@@ -35,7 +35,7 @@ func statETag(t *testing.T, mount, p string) string {
 			return strings.TrimSpace(v)
 		}
 	}
-	t.Fatalf("no etag in julyfs stat output:\n%s", out)
+	require.FailNowf(t, "no etag in julyfs stat output", "%s", out)
 	return ""
 }
 

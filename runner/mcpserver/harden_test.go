@@ -102,7 +102,7 @@ func TestStdioEOFAfterCall(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not end after stdin closed")
+		require.FailNow(t, "the server did not end after stdin closed")
 	}
 	assert.Contains(t, ids, 1.0)
 	assert.True(t, strings.Contains(ids[2], "Wrote contents to /new.txt"), "Write: %q", ids[2])
@@ -150,7 +150,7 @@ func startJulyHTTP(t *testing.T, july string, env []string, args ...string) (url
 		exited <- err
 		return "", text.String()
 	case <-time.After(time.Minute):
-		t.Fatal("july mcp --http printed nothing within a minute")
+		require.FailNow(t, "july mcp --http printed nothing within a minute")
 	}
 	return "", ""
 }

@@ -25,7 +25,7 @@ func runNoPanic(t *testing.T, tool *Tool, args string) (r *Result) {
 	t.Helper()
 	defer func() {
 		if v := recover(); v != nil {
-			t.Fatalf("%s %s panicked: %v", tool.Name, args, v)
+			require.FailNowf(t, "tool panicked", "%s %s panicked: %v", tool.Name, args, v)
 		}
 	}()
 	r, err := tool.Run(context.Background(), json.RawMessage(args))

@@ -82,9 +82,7 @@ func (s *scanSource) checkLoads(t *testing.T) {
 		if i < y {
 			want = 1
 		}
-		if got := s.loads[i].Load(); got != want {
-			t.Fatalf("file %d (of %d handed out) loaded %d times, want %d", i, y, got, want)
-		}
+		require.Equal(t, want, s.loads[i].Load(), "file %d (of %d handed out) loaded times", i, y)
 	}
 }
 
@@ -101,23 +99,17 @@ func (s *scanSource) wantHits(n int) []string {
 
 func TestGrepScanOrderAndLoads(t *testing.T) {
 	m, err := Compile("hit", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, n := range []int{0, 1, 5, 2000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := newScanSource(n)
 			var got []string
 			for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
 			}
 			want := s.wantHits(n)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("got %d hits, want %d; first difference near %v", len(got), len(want), firstDiff(got, want))
-			}
+			require.True(t, fmt.Sprint(got) == fmt.Sprint(want), "got %d hits, want %d; first difference near %v", len(got), len(want), firstDiff(got, want))
 			s.checkLoads(t)
 		})
 	}
@@ -134,39 +126,29 @@ func firstDiff(a, b []string) string {
 
 func TestGrepScanStopsAndReleases(t *testing.T) {
 	m, err := Compile("hit", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, stop := range []int{1, 2, 17, 300} {
 		t.Run(fmt.Sprintf("break=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
 			for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
 				if len(got) == stop {
 					break
 				}
 			}
-			if want := s.wantHits(stop)[:stop]; fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("got %v, want %v", got, want)
-			}
+			require.Equal(t, s.wantHits(stop)[:stop], got)
 			s.checkLoads(t)
 		})
 		t.Run(fmt.Sprintf("max=%d", stop), func(t *testing.T) {
 			s := newScanSource(3000)
 			var got []string
 			for r, err := range Scan(context.Background(), m, s.files(), Limits{MaxResults: stop}) {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
 			}
-			if want := s.wantHits(stop)[:stop]; fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("got %v, want %v", got, want)
-			}
+			require.Equal(t, s.wantHits(stop)[:stop], got)
 			s.checkLoads(t)
 		})
 	}
@@ -174,9 +156,7 @@ func TestGrepScanStopsAndReleases(t *testing.T) {
 
 func TestGrepScanErrors(t *testing.T) {
 	m, err := Compile("hit", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, at := range []int{0, 3, 40, 999} {
 		for _, load := range []bool{true, false} {
 			t.Run(fmt.Sprintf("at=%d/load=%v", at, load), func(t *testing.T) {
@@ -190,21 +170,15 @@ func TestGrepScanErrors(t *testing.T) {
 				var got []string
 				var last error
 				for r, err := range Scan(context.Background(), m, s.files(), Limits{}) {
-					if last != nil {
-						t.Fatalf("%v after the error %v", r, last)
-					}
+					require.NoError(t, last, "%v after the error", r)
 					if err != nil {
 						last = err
 						continue
 					}
 					got = append(got, fmt.Sprintf("%s:%d:%s", r.Path, r.LineNumber, r.Line))
 				}
-				if !errors.Is(last, want) {
-					t.Fatalf("stream ended with %v, want %v", last, want)
-				}
-				if w := s.wantHits(at); fmt.Sprint(got) != fmt.Sprint(w) {
-					t.Fatalf("got %d hits before the error, want %d", len(got), len(w))
-				}
+				require.ErrorIs(t, last, want, "stream ended with")
+				require.Equal(t, s.wantHits(at), got, "hits before the error")
 				s.checkLoads(t)
 			})
 		}
@@ -220,9 +194,8 @@ func TestPairIndex(t *testing.T) {
 	for _, fold := range []bool{true, false} {
 		for _, lit := range []string{"unsafe", "qz", "a_b", "x{", "func main", "Func Main", "ne"} {
 			f, whole := newLitFinder(reqLit{lit, fold}, func(r rune) bool { return r >= 0x80 })
-			if f == nil || !whole {
-				t.Fatalf("newLitFinder(%q) = %v, %v", lit, f, whole)
-			}
+			require.NotNil(t, f, "newLitFinder(%q)", lit)
+			require.True(t, whole, "newLitFinder(%q) whole", lit)
 			norm := func(s string) string { return s }
 			if fold {
 				norm = strings.ToLower
@@ -246,9 +219,7 @@ func TestPairIndex(t *testing.T) {
 							want = none
 						}
 						var st [2]int
-						if got := f.index(text, from, &st); got != want {
-							t.Fatalf("lit %q (fold %v) in %q from %d: got %d, want %d", lit, fold, text, from, got, want)
-						}
+						require.Equal(t, want, f.index(text, from, &st), "lit %q (fold %v) in %q from %d", lit, fold, text, from)
 					}
 				}
 			}
@@ -283,9 +254,7 @@ func TestGrepScanStreams(t *testing.T) {
 		strings.Repeat("x", 300)+"kiss\n"+strings.Repeat("y", 70), "", "\n", "kiss")
 	for _, pattern := range []string{"kiss", "s", "^$", "[0-9]{2,}", "K|é"} {
 		m, err := Compile(pattern, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, max := range []int{0, 1, 7} {
 			grepChunk = 1 << 20
 			want := collectScan(t, m, texts, max)
@@ -312,17 +281,11 @@ func TestGrepScanStreams(t *testing.T) {
 					}
 					var got []string
 					for h, err := range Scan(t.Context(), m, files, Limits{MaxResults: max}) {
-						if err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, err)
 						got = append(got, fmt.Sprintf("%s:%d:%s", h.Path, h.LineNumber, h.Line))
 					}
-					if strings.Join(got, "\n") != strings.Join(want, "\n") {
-						t.Fatalf("pattern %q max %d chunk %d step %d:\n got %q\nwant %q", pattern, max, chunk, step, got, want)
-					}
-					if opened.Load() != closed.Load() {
-						t.Fatalf("opened %d files, closed %d", opened.Load(), closed.Load())
-					}
+					require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "pattern %q max %d chunk %d step %d", pattern, max, chunk, step)
+					require.Equal(t, opened.Load(), closed.Load(), "files opened vs closed")
 				}
 			}
 		}
@@ -343,9 +306,7 @@ func collectScan(t *testing.T, m *Matcher, texts []string, max int) []string {
 	}
 	var out []string
 	for h, err := range Scan(t.Context(), m, files, Limits{MaxResults: max}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, fmt.Sprintf("%s:%d:%s", h.Path, h.LineNumber, h.Line))
 	}
 	return out
@@ -359,15 +320,11 @@ func TestHasOddFold(t *testing.T) {
 	for size := 0; size < 200; size += 7 {
 		base := strings.Repeat(filler, size/len(filler)+1)[:size]
 		base = strings.ToValidUTF8(base, "")
-		if hasOddFold([]byte(base)) {
-			t.Fatalf("hasOddFold(%q) = true", base)
-		}
+		require.False(t, hasOddFold([]byte(base)), "hasOddFold(%q)", base)
 		for _, odd := range []string{"\u212a", "\u017f"} {
 			for at := 0; at <= len(base); at += 3 {
 				text := base[:at] + odd + base[at:]
-				if !hasOddFold([]byte(text)) {
-					t.Fatalf("hasOddFold(%q) = false, holds %q at %d", text, odd, at)
-				}
+				require.True(t, hasOddFold([]byte(text)), "hasOddFold(%q) holds %q at %d", text, odd, at)
 			}
 		}
 	}

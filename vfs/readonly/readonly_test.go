@@ -2,11 +2,11 @@ package readonly_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/readonly"
@@ -17,9 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	vfstest.Run(t, func(t *testing.T, files map[string][]byte) vfs.FileSystem {
 		fsys, err := temp.New(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return readonly.New(fsys)
 	}, vfstest.Options{ReadOnly: true})
 }
@@ -28,21 +26,18 @@ func TestWritesNeverReachTheTree(t *testing.T) {
 	ctx := context.Background()
 	base := temp.MustNew(map[string]string{"/a": "a"})
 	r := readonly.New(base)
-	if err := r.Write(ctx, "/x/../a", []byte("b")); !errors.Is(err, vfs.ErrReadOnly) || err.Error() != "read-only mount: /a" {
-		t.Errorf("Write = %v", err)
-	}
-	if err := r.Delete(ctx, "a"); !errors.Is(err, vfs.ErrReadOnly) || err.Error() != "read-only mount: /a" {
-		t.Errorf("Delete = %v", err)
-	}
-	if _, err := vfs.WriteIf(ctx, r, "/a", []byte("c"), vfs.Precondition{}); !errors.Is(err, vfs.ErrReadOnly) {
-		t.Errorf("WriteIf through the fallback = %v", err)
-	}
-	if data, _ := base.Read(ctx, "/a"); string(data) != "a" {
-		t.Errorf("tree holds %q after refused writes", data)
-	}
-	if _, ok := r.(vfs.ConditionalWriter); ok {
-		t.Error("a read-only view offers ConditionalWriter")
-	}
+	err := r.Write(ctx, "/x/../a", []byte("b"))
+	assert.ErrorIs(t, err, vfs.ErrReadOnly, "Write")
+	assert.EqualError(t, err, "read-only mount: /a", "Write")
+	err = r.Delete(ctx, "a")
+	assert.ErrorIs(t, err, vfs.ErrReadOnly, "Delete")
+	assert.EqualError(t, err, "read-only mount: /a", "Delete")
+	_, err = vfs.WriteIf(ctx, r, "/a", []byte("c"), vfs.Precondition{})
+	assert.ErrorIs(t, err, vfs.ErrReadOnly, "WriteIf through the fallback")
+	data, _ := base.Read(ctx, "/a")
+	assert.Equal(t, "a", string(data), "tree after refused writes")
+	_, ok := r.(vfs.ConditionalWriter)
+	assert.False(t, ok, "a read-only view offers ConditionalWriter")
 }
 
 func TestCapabilities(t *testing.T) {
@@ -50,26 +45,21 @@ func TestCapabilities(t *testing.T) {
 	base := temp.MustNew(map[string]string{"/a": "0123456789"})
 	r := readonly.New(base)
 	buf := make([]byte, 3)
-	if n, err := vfs.ReadAt(ctx, r, "/a", buf, 7); n != 3 || err != nil || string(buf) != "789" {
-		t.Errorf("ReadAt = %d, %v, %q", n, err, buf)
-	}
+	n, err := vfs.ReadAt(ctx, r, "/a", buf, 7)
+	assert.NoError(t, err, "ReadAt")
+	assert.Equal(t, 3, n, "ReadAt count")
+	assert.Equal(t, "789", string(buf), "ReadAt data")
 	var got []vfs.Change
 	cancel, ok := vfs.Watch(r, func(c vfs.Change) { got = append(got, c) })
-	if !ok {
-		t.Fatal("the view of a Notifier is not one")
-	}
+	require.True(t, ok, "the view of a Notifier is not one")
 	_ = base.Write(ctx, "/b", []byte("b"))
 	cancel()
 	_ = base.Write(ctx, "/c", []byte("c"))
-	if len(got) != 1 || got[0] != (vfs.Change{Path: "/b", Op: vfs.ChangeWrite}) {
-		t.Errorf("changes = %v", got)
-	}
-	if _, ok := readonly.New(temp.Empty()).(vfs.Notifier); ok {
-		t.Error("the view of a tree that is no Notifier claims to be one")
-	}
-	if _, ok := readonly.New(temp.Empty()).(vfs.RangeReader); !ok {
-		t.Error("the view is no RangeReader")
-	}
+	assert.Equal(t, []vfs.Change{{Path: "/b", Op: vfs.ChangeWrite}}, got, "changes")
+	_, ok = readonly.New(temp.Empty()).(vfs.Notifier)
+	assert.False(t, ok, "the view of a tree that is no Notifier claims to be one")
+	_, ok = readonly.New(temp.Empty()).(vfs.RangeReader)
+	assert.True(t, ok, "the view is no RangeReader")
 }
 
 // TestMetaRefused: the view refuses every link, mode and time change with

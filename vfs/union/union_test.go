@@ -42,9 +42,7 @@ func paths(es []vfs.DirEntry) []string {
 func mustUnion(t testing.TB, ms ...union.Mount) vfs.FileSystem {
 	t.Helper()
 	u, err := union.New(ms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return u
 }
 
@@ -149,17 +147,12 @@ func TestGlobMatchesFlat(t *testing.T) {
 	for _, dir := range globDirs {
 		for _, pat := range globPatterns {
 			got, err := collect(t, u.Glob(ctx, pat, dir))
-			if err != nil {
-				t.Errorf("Glob(%q, %q): %v", pat, dir, err)
+			if !assert.NoError(t, err, "Glob(%q, %q)", pat, dir) {
 				continue
 			}
 			want, err := collect(t, flat.Glob(ctx, pat, dir))
-			if err != nil {
-				t.Fatalf("flat Glob(%q, %q): %v", pat, dir, err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("Glob(%q, %q) =\n  %v\nwant\n  %v", pat, dir, got, want)
-			}
+			require.NoError(t, err, "flat Glob(%q, %q)", pat, dir)
+			assert.Equal(t, want, got, "Glob(%q, %q)", pat, dir)
 		}
 	}
 }
@@ -171,41 +164,34 @@ func TestWalkMatchesFlat(t *testing.T) {
 	u, _ := fixture.build(t)
 	flat := fixture.flat(t)
 	all, err := collect(t, flat.Glob(ctx, "**", "/"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ps := append([]string{"/", "/nomount", "/repo/shadowed.go", "/repo/vendor/v.go", "/a/b/c/nope", "/repo-"}, paths(all)...)
 	for _, p := range ps {
 		got, err := collect(t, u.List(ctx, p))
-		if err != nil {
-			t.Errorf("List(%q): %v", p, err)
-		}
+		assert.NoError(t, err, "List(%q)", p)
 		want, _ := collect(t, flat.List(ctx, p))
-		if !slices.Equal(got, want) {
-			t.Errorf("List(%q) = %v, want %v", p, got, want)
-		}
+		assert.Equal(t, want, got, "List(%q)", p)
 		gi, err := u.Stat(ctx, p)
-		if err != nil {
-			t.Errorf("Stat(%q): %v", p, err)
-		}
+		assert.NoError(t, err, "Stat(%q)", p)
 		wi, _ := flat.Stat(ctx, p)
-		if gi.Path != wi.Path || gi.Kind != wi.Kind || gi.Size != wi.Size || (gi.Kind == vfs.KindFile && gi.ETag != wi.ETag) {
-			t.Errorf("Stat(%q) = %+v, want %+v", p, gi, wi)
+		assert.Equal(t, wi.Path, gi.Path, "Stat(%q).Path", p)
+		assert.Equal(t, wi.Kind, gi.Kind, "Stat(%q).Kind", p)
+		assert.Equal(t, wi.Size, gi.Size, "Stat(%q).Size", p)
+		if gi.Kind == vfs.KindFile {
+			assert.Equal(t, wi.ETag, gi.ETag, "Stat(%q).ETag", p)
 		}
 		if wi.Kind == vfs.KindFile {
 			data, err := u.Read(ctx, p)
 			want, _ := flat.Read(ctx, p)
-			if err != nil || string(data) != string(want) {
-				t.Errorf("Read(%q) = %q, %v, want %q", p, data, err, want)
-			}
+			assert.NoError(t, err, "Read(%q)", p)
+			assert.Equal(t, string(want), string(data), "Read(%q)", p)
 		}
 	}
 	// The reference walk over the union's own List/Stat agrees with its
 	// Glob.
 	ref, err := collect(t, vfs.Glob(ctx, u, "**", "/"))
-	if err != nil || !slices.Equal(ref, all) {
-		t.Errorf("walk of the union = %v, %v, want %v", paths(ref), err, paths(all))
-	}
+	assert.NoError(t, err, "walk of the union")
+	assert.Equal(t, paths(all), paths(ref), "walk of the union")
 }
 
 var grepGlobs = []string{"", "*.go", "*.md", "repo/*.go", "**/*.go", "repo/**", "*/x.go", "**/deep/*",
@@ -224,17 +210,12 @@ func TestGrepMatchesFlat(t *testing.T) {
 			for _, max := range []int{0, 1, 3} {
 				q := vfs.GrepQuery{Pattern: "func main", Path: scope, Glob: glob, MaxResults: max}
 				got, err := collect(t, u.Grep(ctx, q))
-				if err != nil {
-					t.Errorf("Grep(%+v): %v", q, err)
+				if !assert.NoError(t, err, "Grep(%+v)", q) {
 					continue
 				}
 				want, err := collect(t, flat.Grep(ctx, q))
-				if err != nil {
-					t.Fatalf("flat Grep(%+v): %v", q, err)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("Grep(%+v) =\n  %v\nwant\n  %v", q, got, want)
-				}
+				require.NoError(t, err, "flat Grep(%+v)", q)
+				assert.Equal(t, want, got, "Grep(%+v)", q)
 			}
 		}
 	}
@@ -243,28 +224,18 @@ func TestGrepMatchesFlat(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	a, b := temp.MustNew(nil), temp.MustNew(nil)
 	_, err := union.New([]union.Mount{{Prefix: "/repo/", FS: a}, {Prefix: "/x/../repo", FS: b}})
-	if err == nil || !strings.Contains(err.Error(), "duplicate mount prefix: /repo") {
-		t.Errorf("duplicate prefixes: err = %v", err)
-	}
+	assert.ErrorContains(t, err, "duplicate mount prefix: /repo", "duplicate prefixes")
 	_, err = union.New([]union.Mount{{Prefix: "", FS: a}, {Prefix: "/", FS: b}})
-	if err == nil || !strings.Contains(err.Error(), "duplicate mount prefix: /") {
-		t.Errorf("duplicate root: err = %v", err)
-	}
+	assert.ErrorContains(t, err, "duplicate mount prefix: /", "duplicate root")
 	_, err = union.New([]union.Mount{{Prefix: "/n", FS: nil}})
-	if err == nil || !strings.Contains(err.Error(), "/n") {
-		t.Errorf("nil FS: err = %v", err)
-	}
+	assert.ErrorContains(t, err, "/n", "nil FS")
 	u, err := union.New([]union.Mount{{Prefix: "notes", FS: a}, {Prefix: "/repo/", FS: b}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var got []string
 	for _, m := range u.(interface{ Mounts() []union.Mount }).Mounts() {
 		got = append(got, m.Prefix)
 	}
-	if !slices.Equal(got, []string{"/notes", "/repo"}) {
-		t.Errorf("Mounts() = %v", got)
-	}
+	assert.Equal(t, []string{"/notes", "/repo"}, got, "Mounts()")
 }
 
 // TestMountOrderIrrelevant: the order of the slice given to New changes
@@ -279,9 +250,8 @@ func TestMountOrderIrrelevant(t *testing.T) {
 	} {
 		u := mustUnion(t, ms...)
 		data, err := u.Read(ctx, "/repo/x")
-		if err != nil || string(data) != "repo" {
-			t.Errorf("Read(/repo/x) = %q, %v, want the /repo mount's", data, err)
-		}
+		assert.NoError(t, err, "Read(/repo/x)")
+		assert.Equal(t, "repo", string(data), "Read(/repo/x) should give the /repo mount's")
 	}
 }
 
@@ -289,66 +259,50 @@ func TestShadowing(t *testing.T) {
 	ctx := context.Background()
 	u, _ := fixture.build(t)
 	es, _ := collect(t, u.List(ctx, "/repo"))
-	if slices.Contains(paths(es), "/repo/shadowed.go") {
-		t.Errorf("List(/repo) shows the / mount's /repo/shadowed.go: %v", paths(es))
-	}
-	if info, _ := u.Stat(ctx, "/repo/shadowed.go"); info.Kind != vfs.KindMissing {
-		t.Errorf("Stat(/repo/shadowed.go) = %v, want missing", info.Kind)
-	}
-	if _, err := u.Read(ctx, "/repo/shadowed.go"); !errors.Is(err, vfs.ErrNotFound) || err.Error() != "not found: /repo/shadowed.go" {
-		t.Errorf("Read(/repo/shadowed.go) err = %v", err)
-	}
+	assert.NotContains(t, paths(es), "/repo/shadowed.go", "List(/repo) shows the / mount's /repo/shadowed.go")
+	info, _ := u.Stat(ctx, "/repo/shadowed.go")
+	assert.Equal(t, vfs.KindMissing, info.Kind, "Stat(/repo/shadowed.go)")
+	_, err := u.Read(ctx, "/repo/shadowed.go")
+	assert.ErrorIs(t, err, vfs.ErrNotFound, "Read(/repo/shadowed.go)")
+	assert.EqualError(t, err, "not found: /repo/shadowed.go", "Read(/repo/shadowed.go)")
 	hits, _ := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "stale|shadowedvendor"}))
-	for _, h := range hits {
-		t.Errorf("Grep found a shadowed file: %+v", h)
-	}
+	assert.Empty(t, hits, "Grep found a shadowed file")
 	// /a/b is a file in the / mount, a directory in the union.
-	if info, _ := u.Stat(ctx, "/a/b"); info.Kind != vfs.KindDir {
-		t.Errorf("Stat(/a/b) = %v, want directory", info.Kind)
-	}
-	if _, err := u.Read(ctx, "/a/b"); !errors.Is(err, vfs.ErrIsDir) {
-		t.Errorf("Read(/a/b) err = %v, want is a directory", err)
-	}
+	info, _ = u.Stat(ctx, "/a/b")
+	assert.Equal(t, vfs.KindDir, info.Kind, "Stat(/a/b)")
+	_, err = u.Read(ctx, "/a/b")
+	assert.ErrorIs(t, err, vfs.ErrIsDir, "Read(/a/b)")
 	// /repo-tools is the / mount's, not /repo's.
 	data, err := u.Read(ctx, "/repo-tools/t.go")
-	if err != nil || !strings.HasPrefix(string(data), "package tools") {
-		t.Errorf("Read(/repo-tools/t.go) = %q, %v", data, err)
-	}
+	assert.NoError(t, err, "Read(/repo-tools/t.go)")
+	assert.True(t, strings.HasPrefix(string(data), "package tools"), "Read(/repo-tools/t.go) = %q", data)
 }
 
 func TestMountPointsAreDirectories(t *testing.T) {
 	ctx := context.Background()
 	u := mustUnion(t, union.Mount{Prefix: "/a/b/c", FS: temp.MustNew(nil)})
 	for _, p := range []string{"/", "/a", "/a/b", "/a/b/c"} {
-		if info, err := u.Stat(ctx, p); err != nil || info.Kind != vfs.KindDir || info.Path != p {
-			t.Errorf("Stat(%q) = %+v, %v, want a directory", p, info, err)
-		}
+		info, err := u.Stat(ctx, p)
+		assert.NoError(t, err, "Stat(%q)", p)
+		assert.Equal(t, vfs.KindDir, info.Kind, "Stat(%q)", p)
+		assert.Equal(t, p, info.Path, "Stat(%q)", p)
 	}
 	want := map[string][]string{"/": {"/a"}, "/a": {"/a/b"}, "/a/b": {"/a/b/c"}, "/a/b/c": nil, "/x": nil}
 	for dir, w := range want {
 		es, err := collect(t, u.List(ctx, dir))
-		if err != nil || !slices.Equal(paths(es), w) {
-			t.Errorf("List(%q) = %v, %v, want %v", dir, paths(es), err, w)
-		}
+		assert.NoError(t, err, "List(%q)", dir)
+		assert.True(t, slices.Equal(paths(es), w), "List(%q) = %v, want %v", dir, paths(es), w)
 		for _, e := range es {
-			if e.Kind != vfs.KindDir {
-				t.Errorf("List(%q): %v is a %v", dir, e.Path, e.Kind)
-			}
+			assert.Equal(t, vfs.KindDir, e.Kind, "List(%q): %v", dir, e.Path)
 		}
 	}
 	es, _ := collect(t, u.Glob(ctx, "**", "/"))
-	if got := paths(es); !slices.Equal(got, []string{"/a", "/a/b", "/a/b/c"}) {
-		t.Errorf("Glob(**) = %v", got)
-	}
-	if err := u.Write(ctx, "/a/x", nil); !errors.Is(err, vfs.ErrNoMount) || err.Error() != "no mount for path: /a/x" {
-		t.Errorf("Write(/a/x) = %v", err)
-	}
-	if err := u.Write(ctx, "/a/b/c/x", []byte("hi")); err != nil {
-		t.Errorf("Write(/a/b/c/x) = %v", err)
-	}
-	if err := u.Write(ctx, "/a", nil); !errors.Is(err, vfs.ErrIsDir) {
-		t.Errorf("Write(/a) = %v, want is a directory", err)
-	}
+	assert.Equal(t, []string{"/a", "/a/b", "/a/b/c"}, paths(es), "Glob(**)")
+	err := u.Write(ctx, "/a/x", nil)
+	assert.ErrorIs(t, err, vfs.ErrNoMount, "Write(/a/x)")
+	assert.EqualError(t, err, "no mount for path: /a/x", "Write(/a/x)")
+	assert.NoError(t, u.Write(ctx, "/a/b/c/x", []byte("hi")), "Write(/a/b/c/x)")
+	assert.ErrorIs(t, u.Write(ctx, "/a", nil), vfs.ErrIsDir, "Write(/a)")
 }
 
 func TestNoMount(t *testing.T) {
@@ -364,30 +318,27 @@ func TestNoMount(t *testing.T) {
 			return err
 		}(),
 	} {
-		if !errors.Is(err, vfs.ErrNoMount) || err.Error() != "no mount for path: /other/y" {
-			t.Errorf("%s(/other/y) = %v", name, err)
-		}
+		assert.ErrorIs(t, err, vfs.ErrNoMount, "%s(/other/y)", name)
+		assert.EqualError(t, err, "no mount for path: /other/y", "%s(/other/y)", name)
 	}
-	if info, err := u.Stat(ctx, "/other/y"); err != nil || info.Kind != vfs.KindMissing {
-		t.Errorf("Stat(/other/y) = %+v, %v", info, err)
-	}
+	info, err := u.Stat(ctx, "/other/y")
+	assert.NoError(t, err, "Stat(/other/y)")
+	assert.Equal(t, vfs.KindMissing, info.Kind, "Stat(/other/y)")
 	for name, seq := range map[string]iter.Seq2[vfs.DirEntry, error]{
 		"List": u.List(ctx, "/other"),
 		"Glob": u.Glob(ctx, "**", "/other"),
 	} {
-		if es, err := collect(t, seq); len(es) != 0 || err != nil {
-			t.Errorf("%s(/other) = %v, %v", name, es, err)
-		}
+		es, err := collect(t, seq)
+		assert.NoError(t, err, "%s(/other)", name)
+		assert.Empty(t, es, "%s(/other)", name)
 	}
-	if rs, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "x", Path: "/other"})); len(rs) != 0 || err != nil {
-		t.Errorf("Grep(/other) = %v, %v", rs, err)
-	}
-	if _, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "(", Path: "/other"})); !errors.Is(err, vfs.ErrInvalidGrepPattern) {
-		t.Errorf("Grep with a bad pattern on no mount = %v", err)
-	}
-	if _, err := collect(t, u.Glob(ctx, "{", "/other")); !errors.Is(err, vfs.ErrInvalidGlobPattern) {
-		t.Errorf("Glob with a bad pattern on no mount = %v", err)
-	}
+	rs, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "x", Path: "/other"}))
+	assert.NoError(t, err, "Grep(/other)")
+	assert.Empty(t, rs, "Grep(/other)")
+	_, err = collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "(", Path: "/other"}))
+	assert.ErrorIs(t, err, vfs.ErrInvalidGrepPattern, "Grep with a bad pattern on no mount")
+	_, err = collect(t, u.Glob(ctx, "{", "/other"))
+	assert.ErrorIs(t, err, vfs.ErrInvalidGlobPattern, "Glob with a bad pattern on no mount")
 }
 
 // errFS fails every verb with err.
@@ -437,9 +388,8 @@ func TestErrorPathsRewritten(t *testing.T) {
 	)
 	check := func(what string, err error, kind error, msg string) {
 		t.Helper()
-		if !errors.Is(err, kind) || err.Error() != msg {
-			t.Errorf("%s = %v, want %q", what, err, msg)
-		}
+		assert.ErrorIs(t, err, kind, what)
+		assert.EqualError(t, err, msg, what)
 	}
 	_, err := u.Read(ctx, "/repo/nope")
 	check("Read(/repo/nope)", err, vfs.ErrNotFound, "not found: /repo/nope")
@@ -470,9 +420,7 @@ func TestErrorPathsRewritten(t *testing.T) {
 	assert.Equal(t, vfs.KindOther, pe.Kind)
 	assert.Equal(t, "/raw/y", pe.Path)
 	assert.EqualError(t, err, "/raw/y: open /y: permission denied")
-	if inner := errors.Unwrap(err); inner == nil || inner.Error() != "open /y: permission denied" {
-		t.Errorf("Unwrap = %v", inner)
-	}
+	assert.EqualError(t, errors.Unwrap(err), "open /y: permission denied", "Unwrap")
 }
 
 // spyFS wraps a tree and records the queries it gets and whether each
@@ -558,21 +506,18 @@ func TestMaxResultsAfterMerge(t *testing.T) {
 	ctx := context.Background()
 	u, ss := spies(t, 3, 5, false)
 	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 4}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []vfs.GrepResult{
 		{Path: "/m0/f00.txt", LineNumber: 1, Line: "hit one"},
 		{Path: "/m0/f00.txt", LineNumber: 3, Line: "hit two"},
 		{Path: "/m0/f01.txt", LineNumber: 1, Line: "hit one"},
 		{Path: "/m0/f01.txt", LineNumber: 3, Line: "hit two"},
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("Grep(max 4) = %v, want %v", got, want)
-	}
+	assert.Equal(t, want, got, "Grep(max 4)")
 	for i, s := range ss {
-		if len(s.greps) != 1 || s.greps[0].MaxResults != 4 || s.greps[0].Path != "/" {
-			t.Errorf("child %d got %+v, want one query with MaxResults 4 at /", i, s.greps)
+		if assert.Len(t, s.greps, 1, "child %d queries", i) {
+			assert.Equal(t, 4, s.greps[0].MaxResults, "child %d query MaxResults", i)
+			assert.Equal(t, "/", s.greps[0].Path, "child %d query Path", i)
 		}
 	}
 }
@@ -603,9 +548,7 @@ func testBreakStopsChildren(t *testing.T, root bool) {
 		}
 		n := 0
 		for _, err := range open() {
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+			require.NoError(t, err, name)
 			if n++; n == 3 {
 				break
 			}
@@ -614,9 +557,7 @@ func testBreakStopsChildren(t *testing.T, root bool) {
 			s.mu.Lock()
 			open, started, stopped := s.open, s.started, s.stopped
 			s.mu.Unlock()
-			if open != 0 {
-				t.Errorf("%s: child %d has %d streams still open after break", name, i, open)
-			}
+			assert.Zero(t, open, "%s: child %d has streams still open after break", name, i)
 			if name == "Search" {
 				continue // temp trees yield no results: nothing to stop
 			}
@@ -626,9 +567,8 @@ func testBreakStopsChildren(t *testing.T, root bool) {
 			if !root && i > 0 {
 				wantStarted = 0
 			}
-			if started != wantStarted || stopped != wantStarted {
-				t.Errorf("%s: child %d was started %d and stopped %d times, want %d", name, i, started, stopped, wantStarted)
-			}
+			assert.Equal(t, wantStarted, started, "%s: child %d started", name, i)
+			assert.Equal(t, wantStarted, stopped, "%s: child %d stopped", name, i)
 		}
 	}
 }
@@ -667,37 +607,27 @@ func TestRoutedGlobReachesOnlyItsMount(t *testing.T) {
 	} {
 		root.globs, repo.globs, notes.globs = nil, nil, nil
 		es, err := collect(t, u.Glob(ctx, tc.pattern, tc.dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(es); !slices.Equal(got, []string{"/repo/a.go", "/repo/sub/b.go"}) {
-			t.Errorf("Glob(%q, %q) = %v", tc.pattern, tc.dir, got)
-		}
-		if len(root.globs) != 0 || len(notes.globs) != 0 {
-			t.Errorf("Glob(%q, %q) reached other mounts: / got %v, /notes got %v", tc.pattern, tc.dir, root.globs, notes.globs)
-		}
-		if len(repo.globs) != 1 || !strings.HasSuffix(repo.globs[0][0], "**/*.go") {
-			t.Errorf("Glob(%q, %q): /repo got %v", tc.pattern, tc.dir, repo.globs)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"/repo/a.go", "/repo/sub/b.go"}, paths(es), "Glob(%q, %q)", tc.pattern, tc.dir)
+		assert.Empty(t, root.globs, "Glob(%q, %q) reached the / mount", tc.pattern, tc.dir)
+		assert.Empty(t, notes.globs, "Glob(%q, %q) reached the /notes mount", tc.pattern, tc.dir)
+		if assert.Len(t, repo.globs, 1, "Glob(%q, %q): /repo queries", tc.pattern, tc.dir) {
+			assert.True(t, strings.HasSuffix(repo.globs[0][0], "**/*.go"), "Glob(%q, %q): /repo got %v", tc.pattern, tc.dir, repo.globs)
 		}
 	}
 	// A wildcard before the route fans out, rewritten per mount.
 	root.globs, repo.globs, notes.globs = nil, nil, nil
 	es, _ := collect(t, u.Glob(ctx, "*/*.go", "/"))
-	if got := paths(es); !slices.Equal(got, []string{"/notes/n.go", "/repo/a.go"}) {
-		t.Errorf("Glob(*/*.go) = %v", got)
-	}
-	if !slices.Equal(repo.globs, [][2]string{{"*.go", "/"}}) || !slices.Equal(notes.globs, [][2]string{{"*.go", "/"}}) {
-		t.Errorf("Glob(*/*.go) children got /repo %v, /notes %v", repo.globs, notes.globs)
-	}
+	assert.Equal(t, []string{"/notes/n.go", "/repo/a.go"}, paths(es), "Glob(*/*.go)")
+	assert.Equal(t, [][2]string{{"*.go", "/"}}, repo.globs, "Glob(*/*.go) /repo child got")
+	assert.Equal(t, [][2]string{{"*.go", "/"}}, notes.globs, "Glob(*/*.go) /notes child got")
 }
 
 func TestGrepAtRootWithGlob(t *testing.T) {
 	ctx := context.Background()
 	u, _ := fixture.build(t)
 	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "func main", Path: "/", Glob: "*.go"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var ps []string
 	for _, r := range got {
 		ps = append(ps, fmt.Sprintf("%s:%d", r.Path, r.LineNumber))
@@ -707,9 +637,7 @@ func TestGrepAtRootWithGlob(t *testing.T) {
 		"/repo/main.go:3", "/repo/sub/deep/y.go:2", "/repo/sub/x.go:2",
 		"/repo/vendor-x/w.go:2", "/repo/vendor/lib/l.go:2", "/repo/x.go:2", "/repo/x.go:3",
 	}
-	if !slices.Equal(ps, want) {
-		t.Errorf("Grep(func main, /, *.go) =\n  %v\nwant\n  %v", ps, want)
-	}
+	assert.Equal(t, want, ps, "Grep(func main, /, *.go)")
 }
 
 func TestCapabilities(t *testing.T) {
@@ -718,17 +646,16 @@ func TestCapabilities(t *testing.T) {
 	repo := temp.MustNew(map[string]string{"/x": "0123456789"})
 	u := mustUnion(t, union.Mount{Prefix: "/", FS: root}, union.Mount{Prefix: "/repo", FS: repo})
 	buf := make([]byte, 4)
-	if n, err := vfs.ReadAt(ctx, u, "/repo/x", buf, 3); n != 4 || err != nil || string(buf) != "3456" {
-		t.Errorf("ReadAt = %d, %v, %q", n, err, buf)
-	}
+	n, err := vfs.ReadAt(ctx, u, "/repo/x", buf, 3)
+	assert.NoError(t, err, "ReadAt")
+	assert.Equal(t, 4, n, "ReadAt count")
+	assert.Equal(t, "3456", string(buf), "ReadAt data")
 	info, _ := u.Stat(ctx, "/repo/x")
 	etag, err := vfs.WriteIf(ctx, u, "/repo/x", []byte("new"), vfs.Precondition{IfMatch: info.ETag})
-	if err != nil || etag == info.ETag {
-		t.Errorf("WriteIf = %q, %v", etag, err)
-	}
-	if data, _ := repo.Read(ctx, "/x"); string(data) != "new" {
-		t.Errorf("child after WriteIf holds %q", data)
-	}
+	assert.NoError(t, err, "WriteIf")
+	assert.NotEqual(t, info.ETag, etag, "WriteIf etag")
+	data, _ := repo.Read(ctx, "/x")
+	assert.Equal(t, "new", string(data), "child after WriteIf")
 
 	var mu sync.Mutex
 	var changes []vfs.Change
@@ -745,9 +672,7 @@ func TestCapabilities(t *testing.T) {
 	cancel()
 	_ = u.Write(ctx, "/after", []byte("a"))
 	want := []vfs.Change{{Path: "/repo/y", Op: vfs.ChangeWrite}, {Path: "/top", Op: vfs.ChangeWrite}, {Path: "/repo/y", Op: vfs.ChangeDelete}}
-	if !slices.Equal(changes, want) {
-		t.Errorf("changes = %v, want %v", changes, want)
-	}
+	assert.Equal(t, want, changes, "changes")
 }
 
 // TestMaxResultsWithShadowedHits: a child whose first hits the union drops
@@ -760,7 +685,6 @@ func TestMaxResultsWithShadowedHits(t *testing.T) {
 		union.Mount{Prefix: "/repo", FS: temp.MustNew(map[string]string{"/c": "miss"})},
 	)
 	got, err := collect(t, u.Grep(ctx, vfs.GrepQuery{Pattern: "hit", MaxResults: 1}))
-	if want := []vfs.GrepResult{{Path: "/z", LineNumber: 1, Line: "hit"}}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("Grep(max 1) = %v, %v, want %v", got, err, want)
-	}
+	assert.NoError(t, err, "Grep(max 1)")
+	assert.Equal(t, []vfs.GrepResult{{Path: "/z", LineNumber: 1, Line: "hit"}}, got, "Grep(max 1)")
 }

@@ -17,24 +17,20 @@ import (
 // TestDefaults checks that the defaults julyfs's help shows for the heavy
 // commands' flags are the ones fusemount and vfs/index use.
 func TestDefaults(t *testing.T) {
-	if julyfscli.DefaultEntryTimeout != fusemount.DefaultEntryTimeout {
-		t.Errorf("julyfscli.DefaultEntryTimeout = %v, fusemount's is %v", julyfscli.DefaultEntryTimeout, fusemount.DefaultEntryTimeout)
-	}
-	if julyfscli.DefaultAttrTimeout != fusemount.DefaultAttrTimeout {
-		t.Errorf("julyfscli.DefaultAttrTimeout = %v, fusemount's is %v", julyfscli.DefaultAttrTimeout, fusemount.DefaultAttrTimeout)
-	}
-	if julyfscli.DefaultMaxFileSize != index.DefaultMaxFileSize {
-		t.Errorf("julyfscli.DefaultMaxFileSize = %v, index's is %v", julyfscli.DefaultMaxFileSize, index.DefaultMaxFileSize)
-	}
+	assert.Equal(t, fusemount.DefaultEntryTimeout, julyfscli.DefaultEntryTimeout, "julyfscli.DefaultEntryTimeout vs fusemount's")
+	assert.Equal(t, fusemount.DefaultAttrTimeout, julyfscli.DefaultAttrTimeout, "julyfscli.DefaultAttrTimeout vs fusemount's")
+	assert.Equal(t, index.DefaultMaxFileSize, julyfscli.DefaultMaxFileSize, "julyfscli.DefaultMaxFileSize vs index's")
 }
 
 // TestHeavy checks that every heavy command has an implementation, so
 // julyfsd never hands one on.
 func TestHeavy(t *testing.T) {
 	h := Heavy()
-	if h.Mount == nil || h.Unmount == nil || h.IndexBuild == nil || h.IndexFollow == nil || h.OpenIndex == nil {
-		t.Errorf("full.Heavy() leaves a command to delegate: %+v", h)
-	}
+	assert.NotNil(t, h.Mount, "full.Heavy().Mount")
+	assert.NotNil(t, h.Unmount, "full.Heavy().Unmount")
+	assert.NotNil(t, h.IndexBuild, "full.Heavy().IndexBuild")
+	assert.NotNil(t, h.IndexFollow, "full.Heavy().IndexFollow")
+	assert.NotNil(t, h.OpenIndex, "full.Heavy().OpenIndex")
 }
 
 // run runs julyfs with the heavy commands built in, as julyfsd does.

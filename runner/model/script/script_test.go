@@ -145,9 +145,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "f.yaml")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "f.yaml") {
-				t.Fatalf("error without the file name: %v", err)
-			}
+			require.True(t, strings.HasPrefix(err.Error(), "f.yaml"), "error without the file name: %v", err)
 			return
 		}
 		ctx, cancel := context.WithCancel(context.Background())
