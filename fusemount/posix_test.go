@@ -52,7 +52,7 @@ func TestPosix(t *testing.T) {
 	for _, name := range posixCases {
 		t.Run(name, func(t *testing.T) {
 			if posixtest.All[name] == nil {
-				t.Fatalf("posixtest has no %s", name)
+				require.Failf(t, "unknown posixtest case", "posixtest has no %s", name)
 			}
 			s := mountT(t, temp.MustNew(nil), Options{})
 			runChild(t, "TestPosixChild", "JULYFS_POSIX_CASE="+name, "JULYFS_MNT="+s.Dir())

@@ -37,7 +37,7 @@ func eventually(t *testing.T, f vfs.FileSystem, query string, want []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("search %q = %q after %v, want %q", query, got, followWait, want)
+	require.Failf(t, "not searchable in time", "search %q = %q after %v, want %q", query, got, followWait, want)
 }
 
 // TestFollowLocal: with Follow, files created, rewritten in place,

@@ -91,7 +91,7 @@ func startFollower(t *testing.T, root, dir, tree string) *followerProc {
 		require.Equal(t, "ready\n", line, "the follower did not start")
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("the follower did not start within 60s")
+		require.Fail(t, "the follower did not start within 60s")
 	}
 	return p
 }
@@ -104,7 +104,7 @@ func (p *followerProc) stop(t *testing.T) {
 	case <-p.exited:
 		require.NoError(t, p.err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("the follower did not stop within 30s")
+		require.Fail(t, "the follower did not stop within 30s")
 	}
 }
 
