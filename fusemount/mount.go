@@ -46,6 +46,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts = opts.withEnv()
 	ctx, cancel := context.WithCancel(context.Background())
 	m := newMount(ctx, fsys, opts)
 	root := &node{m: m}
@@ -107,7 +108,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	switch ok, why := probePassthrough(srv); {
-	case !opts.Passthrough && !opts.inPlace() && os.Getenv("JULYFS_PASSTHROUGH") != "on":
+	case !opts.Passthrough:
 		m.debugf("passthrough: off (the default; --passthrough or JULYFS_PASSTHROUGH=on turns it on)")
 	case opts.ReadOnly:
 		m.debugf("passthrough: off (read-only mount: no open)")

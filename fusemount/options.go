@@ -156,10 +156,21 @@ func (o Options) fsName() string {
 	return "julyfs"
 }
 
-// inPlace reports whether writers may write host files in place
-// (WriteInPlace).
-func (o Options) inPlace() bool {
-	return o.WriteInPlace || os.Getenv("JULYFS_PASSTHROUGH") == "inplace"
+// withEnv is o with what JULYFS_PASSTHROUGH asks for ("on": Passthrough;
+// "inplace": WriteInPlace too) and with Passthrough on wherever
+// WriteInPlace is. Mount reads it once, so no request reads the
+// environment.
+func (o Options) withEnv() Options {
+	switch os.Getenv("JULYFS_PASSTHROUGH") {
+	case "on":
+		o.Passthrough = true
+	case "inplace":
+		o.Passthrough, o.WriteInPlace = true, true
+	}
+	if o.WriteInPlace {
+		o.Passthrough = true
+	}
+	return o
 }
 
 // readDirPlus reports whether the mount of fsys answers READDIRPLUS:

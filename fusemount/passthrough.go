@@ -265,7 +265,7 @@ func (h hostFile) Size() int64 {
 // means the writer stages as usual. Callers hold n.mu.
 func (n *node) ptInPlaceSetup(p string) (int, bool) {
 	o, ok := n.m.fsys.(inPlaceOpener)
-	if !ok || !n.m.opts.inPlace() || n.stage != nil || n.opens > 0 {
+	if !ok || !n.m.opts.WriteInPlace || n.stage != nil || n.opens > 0 {
 		return 0, false
 	}
 	f, err := o.OpenInPlace(n.m.ctx, p)
