@@ -4,23 +4,27 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
-// A query is scored term at a time, straight from the index's postings
-// lists (bleveindex.TermFieldReader), into one accumulator per document,
-// with the formula bleve's searchers would apply to the query buildQuery
-// describes (query.go's doc): bleve's classic tf-idf model (per field
-// match: sqrt(tf) × the field's length norm × idf × boost × idf × the
-// query norm), each term's matches in a file's content and path summed
-// and multiplied by their coordination factor (matched / 2), halved by
-// the coordination of the term's primary and secondary pairs (a file is
-// one or the other), the terms' sums added in query order and multiplied
-// by the fraction of the query's terms the file matches.
+// A query is scored term at a time, straight from the postings lists of
+// the index's segments, into one accumulator per document, with the
+// formula bleve's searchers apply to the query buildQuery describes
+// (score_test.go): bleve's classic tf-idf model (per field match: sqrt(tf)
+// × the field's length norm × idf × boost × idf × the query norm), a
+// term's matches in a file's content and path summed and multiplied by
+// their coordination factor (matched / 2), halved by the coordination of
+// the term's primary and secondary pairs (a file is one or the other), the
+// terms' sums added up and multiplied by the fraction of the query's terms
+// the file matches.
 //
 // bleve evaluates that query document at a time through a tree of
 // disjunction searchers, three deep, that allocates, compares and merges a
@@ -28,16 +32,25 @@ import (
 // common words ("multipart form file upload") spent 30 ms there, four
 // fifths of it in the tree rather than in reading postings. Scoring term
 // at a time reads the same postings once, in order, and adds into an
-// array. The scores are bleve's, bit for bit while the query has at most
-// 10 terms (bleve adds a longer query's terms in the order of its heap,
-// which can differ in the last bit): TestScoresAsBleve compares them.
+// array; the index's segments are scored in parallel, up to GOMAXPROCS at
+// once, each into its own accumulator (a document is in one segment). The
+// scores are bleve's, bit for bit while the query has at most 10 terms:
+// the terms are added in bleve's order (its disjunction searcher sorts its
+// clauses by their number of postings); over 10 terms bleve adds them in
+// the order of its heap, which can differ in the last bit.
+// TestScoresAsBleve compares them.
+//
+// This reads the segments of bleve's scorch index (IndexSnapshot.Segments)
+// as scorch's own TermFieldReader does: a segment's documents are numbered
+// from the sum of the full sizes of the segments before it, and its
+// deleted documents are left out of its postings lists.
 
-// leaf is one term looked up in one field: its postings and weights.
+// leaf is one term looked up in one field: its weights.
 type leaf struct {
-	tfr bleveindex.TermFieldReader
 	idf float64
 	// qw is bleve's query weight: boost × idf × query norm.
-	qw float64
+	qw    float64
+	count uint64 // documents holding the term in the field
 }
 
 // score is a posting's contribution, as bleve's TermQueryScorer computes
@@ -63,8 +76,16 @@ var termFields = [4]struct {
 	{auxPrefix + fieldPath, auxWeight * pathBoost},
 }
 
-// accum holds the running score of every document of a snapshot, by its
-// internal number, and which documents it touched.
+// part is one segment of the snapshot being searched.
+type part struct {
+	seg    *scorch.SegmentSnapshot
+	offset uint64                 // the internal number of its first document
+	lists  []segment.PostingsList // per leaf
+	scope  []uint64               // a bit per document in the scope; nil: all
+}
+
+// accum holds the running score of the documents of a segment, by their
+// number in it, and which documents it touched.
 type accum struct {
 	score   []float64
 	matched []uint8 // query terms matched
@@ -87,7 +108,7 @@ func (a *accum) add(d uint64, s float64) {
 	a.matched[d]++
 }
 
-// reset zeroes what was touched, for the next query.
+// reset zeroes what was touched, for the next segment.
 func (a *accum) reset() {
 	for _, d := range a.docs {
 		a.score[d], a.matched[d] = 0, 0
@@ -95,58 +116,157 @@ func (a *accum) reset() {
 	a.docs = a.docs[:0]
 }
 
+// parallelDocs is the number of documents under which an index is scored
+// in the calling goroutine alone (a variable for tests).
+var parallelDocs uint64 = 16384
+
+// eachPart calls fn for each part, from up to GOMAXPROCS goroutines (each
+// with its worker number), the largest parts first, and returns the first
+// error. A panic in fn (zap panics on some damaged segments) is raised
+// again in the caller.
+func eachPart(ctx context.Context, parts []*part, docs uint64, fn func(w int, p *part) error) error {
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	if docs < parallelDocs {
+		workers = 1
+	}
+	if workers <= 1 {
+		for _, p := range parts {
+			if err := fn(0, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	order := slices.Clone(parts)
+	slices.SortStableFunc(order, func(a, b *part) int { return cmp.Compare(b.seg.FullSize(), a.seg.FullSize()) })
+	next := make(chan *part, len(order))
+	for _, p := range order {
+		next <- p
+	}
+	close(next)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		panicked any
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := range workers {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					panicked = r
+					mu.Unlock()
+					cancel()
+				}
+			}()
+			for p := range next {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := fn(w, p); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	return firstErr
+}
+
 // scoreTerms scores the documents of r matching terms under scope (a
 // clean path, "/" for all) and returns the hits among which the best
-// maxResults (0: all) lie by score then path, as topHits does.
-func scoreTerms(ctx context.Context, r bleveindex.IndexReader, terms []queryTerm, scope string, maxResults int) (_ []hit, err error) {
+// maxResults (0: all) lie by score then path, as topHits does, best
+// first.
+func scoreTerms(ctx context.Context, r bleveindex.IndexReader, terms []queryTerm, scope string, maxResults int) ([]hit, error) {
+	is, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("unexpected index reader %T", r)
+	}
 	docCount, err := r.DocCount()
 	if err != nil || docCount == 0 || len(terms) == 0 {
 		return nil, err
 	}
-	// Every leaf's postings and idf, four per term (termFields).
-	leaves := make([]leaf, 0, len(terms)*len(termFields))
-	defer func() {
-		for _, l := range leaves {
-			if cerr := l.tfr.Close(); err == nil {
-				err = cerr
+	nleaves := len(terms) * len(termFields)
+	var (
+		parts []*part
+		total uint64
+	)
+	for _, ss := range is.Segments() {
+		parts = append(parts, &part{seg: ss, offset: total, lists: make([]segment.PostingsList, nleaves)})
+		total += ss.Segment().Count()
+	}
+	// Each leaf's postings list in each segment, and the scope's.
+	err = eachPart(ctx, parts, total, func(_ int, p *part) error {
+		for j, tf := range termFields {
+			dict, err := p.seg.Segment().Dictionary(tf.field)
+			if err != nil {
+				return err
+			}
+			for i, t := range terms {
+				if p.lists[4*i+j], err = dict.PostingsList([]byte(t.term), p.seg.Deleted(), nil); err != nil {
+					return err
+				}
 			}
 		}
-	}()
-	for _, t := range terms {
-		for _, tf := range termFields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t.term), tf.field, true, true, false)
-			if err != nil {
-				return nil, err
+		if scope != "/" {
+			var err error
+			if p.scope, err = scopeSet(p, scope); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Each leaf's weights, as bleve's TermSearcher computes them.
+	leaves := make([]leaf, nleaves)
+	for i, t := range terms {
+		for j, tf := range termFields {
+			l := &leaves[4*i+j]
+			for _, p := range parts {
+				l.count += p.lists[4*i+j].Count()
 			}
 			boost := tf.boost * t.boost
-			idf := 1.0 + math.Log(float64(docCount)/float64(tfr.Count()+1.0))
-			leaves = append(leaves, leaf{tfr: tfr, idf: idf, qw: boost * idf})
+			l.idf = 1.0 + math.Log(float64(docCount)/float64(l.count+1.0))
+			l.qw = boost * l.idf
 		}
 	}
 	// The order in which bleve adds up weights and scores: its disjunction
 	// searcher (up to 10 clauses) sorts its clauses by their number of
 	// postings, stably; over 10 it keeps them in query order. (Within a
 	// term's pairs, of two clauses, the order does not change a sum.)
-	type termPlan struct {
-		leaves []leaf
-		count  uint64
-	}
-	plan := make([]termPlan, len(terms))
+	plan := make([]int, len(terms)) // term indexes, in order
+	counts := make([]uint64, len(terms))
 	for i := range terms {
-		l := leaves[4*i : 4*i+4]
-		plan[i] = termPlan{l, l[0].tfr.Count() + l[1].tfr.Count() + l[2].tfr.Count() + l[3].tfr.Count()}
+		plan[i] = i
+		for _, l := range leaves[4*i : 4*i+4] {
+			counts[i] += l.count
+		}
 	}
 	if len(plan) <= 10 {
-		slices.SortStableFunc(plan, func(a, b termPlan) int { return cmp.Compare(a.count, b.count) })
+		slices.SortStableFunc(plan, func(a, b int) int { return cmp.Compare(counts[a], counts[b]) })
 	}
 	// The query norm: 1/sqrt of the sum of every leaf's squared weight,
 	// summed as bleve's nested disjunctions sum them.
 	var sumSq float64
-	for _, tp := range plan {
+	for _, i := range plan {
 		var termSq float64
 		for p := range 2 {
 			var pairSq float64
-			for _, l := range tp.leaves[2*p : 2*p+2] {
+			for _, l := range leaves[4*i+2*p : 4*i+2*p+2] {
 				pairSq += l.qw * l.qw
 			}
 			termSq += pairSq
@@ -157,87 +277,81 @@ func scoreTerms(ctx context.Context, r bleveindex.IndexReader, terms []queryTerm
 	for i := range leaves {
 		leaves[i].qw *= norm
 	}
-
-	var inScope func(uint64) bool
-	if scope != "/" {
-		set, err := scopeSet(ctx, r, scope)
-		if err != nil {
-			return nil, err
-		}
-		inScope = func(d uint64) bool { return d/64 < uint64(len(set)) && set[d/64]&(1<<(d%64)) != 0 }
-	}
-
-	a := accums.Get().(*accum)
-	defer func() {
-		a.reset()
-		accums.Put(a)
-	}()
-	for _, tp := range plan {
-		for p := range 2 {
-			if err := scorePair(ctx, a, &tp.leaves[2*p], &tp.leaves[2*p+1], inScope); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	// Each document's final score, and the best maxResults with ties.
 	coord := make([]float64, len(terms)+1)
 	for m := range coord {
 		coord[m] = float64(m) / float64(len(terms))
 	}
-	hits := make([]hit, 0, min(len(a.docs), max(maxResults, 16)))
-	if maxResults <= 0 {
+
+	// Score each segment into an accumulator, and keep its best.
+	cols := make([]collector, runtime.GOMAXPROCS(0))
+	for w := range cols {
+		cols[w] = collector{k: maxResults}
+	}
+	err = eachPart(ctx, parts, total, func(w int, p *part) error {
+		a := accums.Get().(*accum)
+		defer func() {
+			a.reset()
+			accums.Put(a)
+		}()
+		for _, i := range plan {
+			for k := range 2 {
+				j := 4*i + 2*k
+				if err := scorePair(ctx, a, p, &leaves[j], &leaves[j+1], p.lists[j], p.lists[j+1]); err != nil {
+					return err
+				}
+			}
+		}
+		c := &cols[w]
 		for _, d := range a.docs {
-			hits = append(hits, hit{score: a.score[d] * coord[a.matched[d]], iid: bleveindex.NewIndexInternalID(nil, d)})
+			c.add(a.score[d]*coord[a.matched[d]], p.offset+d)
 		}
-		return hits, nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(a.docs) == 0 {
-		return nil, nil
-	}
-	best := make(minScores, 0, maxResults)
-	for _, d := range a.docs {
-		s := a.score[d] * coord[a.matched[d]]
-		switch {
-		case len(best) < maxResults:
-			heap.Push(&best, s)
-		case s > best[0]:
-			best[0] = s
-			heap.Fix(&best, 0)
+	all := collector{k: maxResults}
+	for _, c := range cols {
+		for _, h := range c.hits {
+			all.add(h.score, h.iid.Value())
 		}
 	}
-	threshold := best[0]
-	for _, d := range a.docs {
-		if s := a.score[d] * coord[a.matched[d]]; s >= threshold {
-			hits = append(hits, hit{score: s, iid: bleveindex.NewIndexInternalID(nil, d)})
-		}
-	}
-	slices.SortFunc(hits, func(x, y hit) int { return cmp.Compare(y.score, x.score) })
-	return hits, nil
+	return all.result(), nil
 }
 
 // scorePair adds one query term's matches in a pair of fields (a file's
-// content and path) to a: the two leaves' scores summed and multiplied by
-// their coordination factor, then by the primary/secondary pair's (1/2).
-// Documents for which inScope (when not nil) is false are skipped.
-func scorePair(ctx context.Context, a *accum, x, y *leaf, inScope func(uint64) bool) error {
-	var dx, dy bleveindex.TermFieldDoc
-	next := func(l *leaf, d *bleveindex.TermFieldDoc) (uint64, bool, error) {
-		td, err := l.tfr.Next(d.Reset())
-		if err != nil || td == nil {
-			return 0, false, err
+// content and path) in segment p to a: the two leaves' scores summed and
+// multiplied by their coordination factor, then by the primary/secondary
+// pair's (1/2). Documents out of p's scope are skipped.
+func scorePair(ctx context.Context, a *accum, p *part, x, y *leaf, lx, ly segment.PostingsList) error {
+	if lx == nil || ly == nil || lx.Count()+ly.Count() == 0 {
+		return nil
+	}
+	type cursor struct {
+		it   segment.PostingsIterator
+		doc  uint64
+		freq uint64
+		norm float64
+		ok   bool
+	}
+	next := func(c *cursor) error {
+		pst, err := c.it.Next()
+		if err != nil || pst == nil {
+			c.ok = false
+			return err
 		}
-		return td.ID.Value(), true, nil
+		c.doc, c.freq, c.norm, c.ok = pst.Number(), pst.Frequency(), pst.Norm(), true
+		return nil
 	}
-	nx, okx, err := next(x, &dx)
-	if err != nil {
+	cx := cursor{it: lx.Iterator(true, true, false, nil)}
+	cy := cursor{it: ly.Iterator(true, true, false, nil)}
+	if err := next(&cx); err != nil {
 		return err
 	}
-	ny, oky, err := next(y, &dy)
-	if err != nil {
+	if err := next(&cy); err != nil {
 		return err
 	}
-	for n := 0; okx || oky; n++ {
+	for n := 0; cx.ok || cy.ok; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -248,30 +362,29 @@ func scorePair(ctx context.Context, a *accum, x, y *leaf, inScope func(uint64) b
 			sum   float64
 			count int
 		)
-		switch {
-		case okx && (!oky || nx <= ny):
-			d = nx
-			sum += x.score(dx.Freq, dx.Norm)
+		if cx.ok && (!cy.ok || cx.doc <= cy.doc) {
+			d = cx.doc
+			sum += x.score(cx.freq, cx.norm)
 			count++
-			if oky && ny == nx {
-				sum += y.score(dy.Freq, dy.Norm)
+			if cy.ok && cy.doc == cx.doc {
+				sum += y.score(cy.freq, cy.norm)
 				count++
-				if ny, oky, err = next(y, &dy); err != nil {
+				if err := next(&cy); err != nil {
 					return err
 				}
 			}
-			if nx, okx, err = next(x, &dx); err != nil {
+			if err := next(&cx); err != nil {
 				return err
 			}
-		default:
-			d = ny
-			sum += y.score(dy.Freq, dy.Norm)
+		} else {
+			d = cy.doc
+			sum += y.score(cy.freq, cy.norm)
 			count++
-			if ny, oky, err = next(y, &dy); err != nil {
+			if err := next(&cy); err != nil {
 				return err
 			}
 		}
-		if inScope != nil && !inScope(d) {
+		if p.scope != nil && (d/64 >= uint64(len(p.scope)) || p.scope[d/64]&(1<<(d%64)) == 0) {
 			continue
 		}
 		pair := sum * (float64(count) / 2)
@@ -280,27 +393,29 @@ func scorePair(ctx context.Context, a *accum, x, y *leaf, inScope func(uint64) b
 	return nil
 }
 
-// scopeSet returns the set of the internal numbers of the documents whose
-// scope field holds scope (the files under it), a bit per number.
-func scopeSet(ctx context.Context, r bleveindex.IndexReader, scope string) ([]uint64, error) {
-	tfr, err := r.TermFieldReader(ctx, []byte(scope), fieldScope, false, false, false)
+// scopeSet returns the documents of p whose scope field holds scope (the
+// files under it), a bit per document number. It is empty, not nil, when
+// none is.
+func scopeSet(p *part, scope string) ([]uint64, error) {
+	dict, err := p.seg.Segment().Dictionary(fieldScope)
 	if err != nil {
 		return nil, err
 	}
-	defer tfr.Close()
-	var (
-		set []uint64
-		td  bleveindex.TermFieldDoc
-	)
+	pl, err := dict.PostingsList([]byte(scope), p.seg.Deleted(), nil)
+	if err != nil {
+		return nil, err
+	}
+	set := make([]uint64, 0, 1)
+	it := pl.Iterator(false, false, false, nil)
 	for {
-		d, err := tfr.Next(td.Reset())
+		pst, err := it.Next()
 		if err != nil {
 			return nil, err
 		}
-		if d == nil {
+		if pst == nil {
 			return set, nil
 		}
-		n := d.ID.Value()
+		n := pst.Number()
 		for uint64(len(set)) <= n/64 {
 			set = append(set, 0)
 		}
@@ -308,7 +423,49 @@ func scopeSet(ctx context.Context, r bleveindex.IndexReader, scope string) ([]ui
 	}
 }
 
-// minScores is a min-heap of scores: the best maxResults seen so far.
+// collector keeps the hits among which the best k (0: all) lie: every hit
+// scoring at least the k-th best score seen, ties included.
+type collector struct {
+	k     int
+	best  minScores // the k best scores, a min-heap
+	hits  []hit
+	limit int // prune when this many hits are kept
+}
+
+func (c *collector) add(score float64, doc uint64) {
+	if c.k > 0 {
+		switch {
+		case len(c.best) < c.k:
+			heap.Push(&c.best, score)
+		case score > c.best[0]:
+			c.best[0] = score
+			heap.Fix(&c.best, 0)
+		case score < c.best[0]:
+			return
+		}
+	}
+	c.hits = append(c.hits, hit{score: score, iid: bleveindex.NewIndexInternalID(nil, doc)})
+	if c.k > 0 && len(c.hits) >= max(c.limit, 4*c.k+64) {
+		c.prune()
+		c.limit = 2 * len(c.hits) // many ties: do not prune at every hit
+	}
+}
+
+// prune drops the hits under the k-th best score.
+func (c *collector) prune() {
+	if c.k > 0 && len(c.best) == c.k {
+		c.hits = slices.DeleteFunc(c.hits, func(h hit) bool { return h.score < c.best[0] })
+	}
+}
+
+// result returns the hits kept, best first.
+func (c *collector) result() []hit {
+	c.prune()
+	slices.SortFunc(c.hits, func(x, y hit) int { return cmp.Compare(y.score, x.score) })
+	return c.hits
+}
+
+// minScores is a min-heap of scores.
 type minScores []float64
 
 func (h minScores) Len() int           { return len(h) }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
@@ -79,7 +80,7 @@ func TestScoresAsBleve(t *testing.T) {
 	tree, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { tree.Close() })
-	f, err := Open(t.Context(), tree, filepath.Join(t.TempDir(), "idx"), Options{})
+	f, err := Open(t.Context(), tree, filepath.Join(t.TempDir(), "idx"), Options{BatchSize: 32})
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	// More segments, and documents deleted or replaced in the first ones.
@@ -97,6 +98,21 @@ func TestScoresAsBleve(t *testing.T) {
 	for _, q := range queries {
 		texts = append(texts, q.Text)
 	}
+	var segs int
+	require.NoError(t, f.idx.read(func(r bleveindex.IndexReader) error {
+		segs = len(r.(*scorch.IndexSnapshot).Segments())
+		return nil
+	}))
+	require.Greater(t, segs, 1, "segments")
+	// Every segment scored by the caller, then in parallel.
+	defer func(n uint64) { parallelDocs = n }(parallelDocs)
+	for _, parallelDocs = range []uint64{1 << 62, 0} {
+		compareScores(t, f, texts)
+	}
+}
+
+func compareScores(t *testing.T, f *FS, texts []string) {
+	ctx := t.Context()
 	compared := 0
 	for _, text := range texts {
 		terms := f.queryTerms(text)
