@@ -120,15 +120,20 @@ func (a *accum) reset() {
 // in the calling goroutine alone (a variable for tests).
 var parallelDocs uint64 = 16384
 
-// eachPart calls fn for each part, from up to GOMAXPROCS goroutines (each
-// with its worker number), the largest parts first, and returns the first
-// error. A panic in fn (zap panics on some damaged segments) is raised
-// again in the caller.
-func eachPart(ctx context.Context, parts []*part, docs uint64, fn func(w int, p *part) error) error {
-	workers := min(runtime.GOMAXPROCS(0), len(parts))
+// scoreWorkers is the number of goroutines that score an index of docs
+// documents in parts segments.
+func scoreWorkers(parts int, docs uint64) int {
 	if docs < parallelDocs {
-		workers = 1
+		return 1
 	}
+	return max(1, min(runtime.GOMAXPROCS(0), parts))
+}
+
+// eachPart calls fn for each part, from workers goroutines (fn is given
+// the worker's number, from 0), the largest parts first, and returns the
+// first error. A panic in fn (zap panics on some damaged segments) is
+// raised again in the caller.
+func eachPart(ctx context.Context, parts []*part, workers int, fn func(w int, p *part) error) error {
 	if workers <= 1 {
 		for _, p := range parts {
 			if err := fn(0, p); err != nil {
@@ -207,8 +212,9 @@ func scoreTerms(ctx context.Context, r bleveindex.IndexReader, terms []queryTerm
 		parts = append(parts, &part{seg: ss, offset: total, lists: make([]segment.PostingsList, nleaves)})
 		total += ss.Segment().Count()
 	}
+	workers := scoreWorkers(len(parts), total)
 	// Each leaf's postings list in each segment, and the scope's.
-	err = eachPart(ctx, parts, total, func(_ int, p *part) error {
+	err = eachPart(ctx, parts, workers, func(_ int, p *part) error {
 		for j, tf := range termFields {
 			dict, err := p.seg.Segment().Dictionary(tf.field)
 			if err != nil {
@@ -283,11 +289,11 @@ func scoreTerms(ctx context.Context, r bleveindex.IndexReader, terms []queryTerm
 	}
 
 	// Score each segment into an accumulator, and keep its best.
-	cols := make([]collector, runtime.GOMAXPROCS(0))
+	cols := make([]collector, workers)
 	for w := range cols {
 		cols[w] = collector{k: maxResults}
 	}
-	err = eachPart(ctx, parts, total, func(w int, p *part) error {
+	err = eachPart(ctx, parts, workers, func(w int, p *part) error {
 		a := accums.Get().(*accum)
 		defer func() {
 			a.reset()

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index/relevance"
 	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
 )
 
 // buildQuery returns, as a bleve query, what scoreTerms computes for terms
@@ -198,4 +200,23 @@ func bleveHits(t *testing.T, r bleveindex.IndexReader, f *FS, terms []queryTerm,
 		out[h.iid.Value()] = h.score
 	}
 	return out
+}
+
+// TestSearchCancelled: a search whose context is cancelled fails with the
+// context's error, whether the segments are scored by the caller or in
+// parallel.
+func TestSearchCancelled(t *testing.T) {
+	f, err := Open(t.Context(), temp.MustNew(storeFixture), filepath.Join(t.TempDir(), "idx"), Options{BatchSize: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	defer func(n uint64) { parallelDocs = n }(parallelDocs)
+	for _, parallelDocs = range []uint64{1 << 62, 0} {
+		_, err := f.search(ctx, f.queryTerms("header reader"), "/", 10)
+		assert.ErrorIs(t, err, context.Canceled, "search, parallelDocs %d", parallelDocs)
+		hits, err := f.search(t.Context(), f.queryTerms("header reader"), "/", 10)
+		require.NoError(t, err, "search, parallelDocs %d", parallelDocs)
+		assert.Equal(t, []string{"/net/textproto/reader.go", "/net/http/header.go"}, paths(hits), "search, parallelDocs %d", parallelDocs)
+	}
 }
