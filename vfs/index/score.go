@@ -155,6 +155,7 @@ func eachPart(ctx context.Context, parts []*part, workers int, fn func(w int, p 
 		firstErr error
 		panicked any
 	)
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for w := range workers {
@@ -186,6 +187,11 @@ func eachPart(ctx context.Context, parts []*part, workers int, fn func(w int, p 
 	wg.Wait()
 	if panicked != nil {
 		panic(panicked)
+	}
+	if firstErr == nil {
+		// The workers stop early, without an error, when the caller
+		// cancels.
+		firstErr = parent.Err()
 	}
 	return firstErr
 }

@@ -206,9 +206,15 @@ func bleveHits(t *testing.T, r bleveindex.IndexReader, f *FS, terms []queryTerm,
 // context's error, whether the segments are scored by the caller or in
 // parallel.
 func TestSearchCancelled(t *testing.T) {
-	f, err := Open(t.Context(), temp.MustNew(storeFixture), filepath.Join(t.TempDir(), "idx"), Options{BatchSize: 1})
+	f, err := Open(t.Context(), temp.MustNew(storeFixture), filepath.Join(t.TempDir(), "idx"), Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
+	// A segment more (each Write commits one), for the parallel case.
+	require.NoError(t, f.Write(t.Context(), "/docs/more.md", []byte("nothing to see\n")))
+	require.NoError(t, f.idx.read(func(r bleveindex.IndexReader) error {
+		require.Greater(t, len(r.(*scorch.IndexSnapshot).Segments()), 1, "segments")
+		return nil
+	}))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	defer func(n uint64) { parallelDocs = n }(parallelDocs)
