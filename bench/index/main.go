@@ -16,6 +16,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -53,6 +54,10 @@ func main() {
 	rg := flag.Bool("rg", false, "compare with rg -l (scale 1)")
 	child := flag.Bool("child-build", false, "internal: build the index of -corpus in -index and exit")
 	committers := flag.Int("committers", 0, "index.Options.Committers of the build (0: the default)")
+	work := flag.String("work", "", "keep the corpus copies in this directory (reused when present; default: a temporary one)")
+	reuse := flag.Bool("reuse", false, "with -index and -work: use an index already built there instead of building it")
+	queriesOnly := flag.Bool("queries-only", false, "measure only the in-process query latency (after the build or -reuse)")
+	qprofile := flag.String("query-cpuprofile", "", "write a CPU profile of the in-process query rounds")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -81,12 +86,21 @@ func main() {
 		}
 		// Always a copy: the bench edits files of the corpus, and GOROOT
 		// is not ours to edit.
-		c := filepath.Join(tmp, fmt.Sprintf("corpus-%dx", n))
-		copies(*corpus, c, n)
+		base := tmp
+		if *work != "" {
+			base = *work
+		}
+		c := filepath.Join(base, fmt.Sprintf("corpus-%dx", n))
+		if _, err := os.Stat(c); *work == "" || err != nil {
+			copies(*corpus, c, n)
+		}
 		idx := fmt.Sprintf("%s-%dx", *dir, n)
 		fmt.Printf("\n== scale %dx: %s (%s)\n", n, c, duSize(c))
-		measure(ctx, scale{n: n, corpus: c, dir: idx, bin: bin, queries: queries, rounds: *rounds, oneshots: *oneshots, rg: *rg, buildOnly: *buildOnly, cpuprofile: *cpuprofile, committers: *committers})
-		os.RemoveAll(c)
+		measure(ctx, scale{n: n, corpus: c, dir: idx, bin: bin, queries: queries, rounds: *rounds, oneshots: *oneshots, rg: *rg, buildOnly: *buildOnly, cpuprofile: *cpuprofile, committers: *committers,
+			reuse: *reuse, queriesOnly: *queriesOnly, qprofile: *qprofile})
+		if *work == "" {
+			os.RemoveAll(c)
+		}
 	}
 }
 
@@ -98,10 +112,55 @@ type scale struct {
 	rg, buildOnly    bool
 	cpuprofile       string
 	committers       int
+	reuse            bool   // use the index at dir as it is
+	queriesOnly      bool   // measure the in-process query latency only
+	qprofile         string // CPU profile of the query rounds
 }
 
 func measure(ctx context.Context, s scale) {
-	// Full build, in a child process.
+	if s.reuse {
+		if _, err := os.Stat(s.dir); err != nil {
+			log.Fatalf("-reuse: %v", err)
+		}
+		fmt.Printf("index reused: %s (%s)\n", s.dir, duSize(s.dir))
+	} else {
+		build(s)
+	}
+	if s.buildOnly {
+		return
+	}
+	tree, err := local.New(s.corpus)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tree.Close()
+	if !s.queriesOnly {
+		reopens(ctx, s, tree)
+	}
+	// In-process queries, as a long-running process runs them (Warm).
+	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncNever, Warm: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if s.n == 1 {
+		rep, err := relevance.Evaluate(ctx, f, "/", s.queries, 10)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(rep)
+	}
+	queryLatency(ctx, s, f)
+	if s.queriesOnly {
+		f.Close()
+		return
+	}
+	rest(ctx, s, tree, f)
+}
+
+// build builds the index of s.corpus in s.dir from scratch, in a child
+// process, and prints its figures.
+func build(s scale) {
 	args := []string{"-child-build", "-corpus", s.corpus, "-index", s.dir, "-committers", strconv.Itoa(s.committers)}
 	if s.cpuprofile != "" {
 		args = append(args, "-cpuprofile", s.cpuprofile)
@@ -119,15 +178,11 @@ func measure(ctx context.Context, s scale) {
 	fmt.Printf("build: %v wall, %v user+sys (%.0f%% of one core), peak RSS %d MiB; %s",
 		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), 100*cpu.Seconds()/wall.Seconds(), ru.Maxrss/1024, out)
 	fmt.Printf("index size on disk: %s\n", duSize(s.dir))
-	if s.buildOnly {
-		return
-	}
-	tree, err := local.New(s.corpus)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer tree.Close()
+}
 
+// reopens measures the no-change reopens and each query's first run with
+// the index evicted from the page cache.
+func reopens(ctx context.Context, s scale, tree vfs.FileSystem) {
 	// No-change reopen, each mode (in process).
 	for _, mode := range []index.SyncMode{index.SyncAuto, index.SyncAlways, index.SyncAuto} {
 		start := time.Now()
@@ -183,23 +238,24 @@ func measure(ctx context.Context, s scale) {
 		f.Close()
 		fmt.Printf("first run of each query, index evicted from the page cache, Warm %v: p50 %v max %v\n", warm, pct(lat, 50), pct(lat, 100))
 	}
+}
 
-	// In-process queries, as a long-running process runs them (Warm).
-	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncNever, Warm: true})
-	if err != nil {
-		log.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	if s.n == 1 {
-		rep, err := relevance.Evaluate(ctx, f, "/", s.queries, 10)
+// queryLatency runs the query set s.rounds times through f and prints the
+// latency of whole queries (top 10 with snippets) and of their first
+// result, and the slowest queries by their median.
+func queryLatency(ctx context.Context, s scale, f *index.FS) {
+	if s.qprofile != "" {
+		pf, err := os.Create(s.qprofile)
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(rep)
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
 	}
+	perQuery := make([][]time.Duration, len(s.queries))
 	var lat, first []time.Duration
 	for range s.rounds {
-		for _, q := range s.queries {
+		for qi, q := range s.queries {
 			t0 := time.Now()
 			n := 0
 			for _, err := range f.Search(ctx, vfs.SearchQuery{Query: q.Text, MaxResults: 10}) {
@@ -211,10 +267,26 @@ func measure(ctx context.Context, s scale) {
 				}
 			}
 			lat = append(lat, time.Since(t0))
+			perQuery[qi] = append(perQuery[qi], time.Since(t0))
 		}
 	}
 	fmt.Printf("query latency in process, top 10 with snippets (%d queries x %d): p50 %v p99 %v; first result p50 %v p99 %v\n",
 		len(s.queries), s.rounds, pct(lat, 50), pct(lat, 99), pct(first, 50), pct(first, 99))
+	order := make([]int, len(s.queries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(pct(perQuery[b], 50), pct(perQuery[a], 50)) })
+	fmt.Printf("slowest queries (p50 / max):")
+	for _, i := range order[:min(5, len(order))] {
+		fmt.Printf(" %q %v / %v;", s.queries[i].Text, pct(perQuery[i], 50), pct(perQuery[i], 100))
+	}
+	fmt.Println()
+}
+
+// rest measures the queries while writing, Writes, following and the
+// one-shot searches; it closes f.
+func rest(ctx context.Context, s scale, tree vfs.FileSystem, f *index.FS) {
 
 	// The same while the index is written: a file written through the FS
 	// every 20 ms (an agent editing), each write indexed before it
@@ -239,7 +311,7 @@ func measure(ctx context.Context, s scale) {
 			n++
 		}
 	}()
-	lat = lat[:0]
+	var lat []time.Duration
 	for range max(1, s.rounds/2) {
 		for _, q := range s.queries {
 			t0 := time.Now()
@@ -282,8 +354,8 @@ func measure(ctx context.Context, s scale) {
 
 	// A following FS: a file rewritten in place behind julyfs's back,
 	// until searchable.
-	start = time.Now()
-	f, err = index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, Follow: true})
+	start := time.Now()
+	f, err := index.Open(ctx, tree, s.dir, index.Options{Sync: index.SyncAuto, Follow: true})
 	if err != nil {
 		log.Fatal(err)
 	}

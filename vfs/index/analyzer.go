@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 
@@ -265,20 +266,41 @@ func splitParts(w []byte, dst [][2]int) [][2]int {
 	return dst
 }
 
-// appendLower appends the lower-case form of s to dst.
+// appendLower appends the lower-case form of s to dst: ASCII letters
+// lowered, every other rune through unicode.ToLower (an invalid byte
+// becomes U+FFFD, as ranging over a string gives it). ASCII text is
+// lowered eight bytes at a time (snippets lower whole files).
 func appendLower(dst, s []byte) []byte {
-	for i := 0; i < len(s); i++ {
+	const (
+		high  = 0x8080808080808080
+		geA   = 0x3f3f3f3f3f3f3f3f // + 0x80-'A': a byte's high bit is set iff it is >= 'A'
+		gtZ   = 0x2525252525252525 // + 0x7f-'Z': ... iff it is > 'Z'
+		block = 8
+	)
+	for i := 0; i < len(s); {
+		if len(s)-i >= block {
+			w := binary.LittleEndian.Uint64(s[i:])
+			if w&high == 0 {
+				// No byte over 0x7f, so the additions carry into no
+				// other byte.
+				upper := (w + geA) &^ (w + gtZ) & high
+				dst = binary.LittleEndian.AppendUint64(dst, w|upper>>2)
+				i += block
+				continue
+			}
+		}
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			for _, r := range string(s[i:]) {
-				dst = utf8.AppendRune(dst, unicode.ToLower(r))
-			}
-			return dst
+			r, n := utf8.DecodeRune(s[i:])
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+			i += n
+			continue
 		}
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		dst = append(dst, c)
+		i++
 	}
 	return dst
 }

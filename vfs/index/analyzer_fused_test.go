@@ -2,11 +2,15 @@ package index
 
 import (
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
@@ -151,4 +155,31 @@ func BenchmarkCodeField(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestAppendLower: appendLower lowers as unicode.ToLower over the runes
+// of the text (invalid bytes as U+FFFD), whatever the mix of ASCII,
+// other runes and invalid bytes and wherever blocks of eight start.
+func TestAppendLower(t *testing.T) {
+	want := func(s []byte) []byte {
+		var out []byte
+		for _, r := range string(s) {
+			out = utf8.AppendRune(out, unicode.ToLower(r))
+		}
+		return out
+	}
+	alphabet := []string{"A", "Z", "a", "z", "@", "[", "`", "{", "0", " ", "\n", "\x7f", "\x00", "É", "ǅ", "İ", "Ω", "\xff", "\xc3", "ß", "Σ", "日"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		var s []byte
+		for range rnd.IntN(40) {
+			s = append(s, alphabet[rnd.IntN(len(alphabet))]...)
+		}
+		prefix := []byte("pre")
+		got := appendLower(slices.Clone(prefix), s)
+		require.Equal(t, string(append(prefix, want(s)...)), string(got), "case %d: appendLower(%q)", i, s)
+	}
+	for _, s := range []string{"", "HELLO, WORLD! ABCDEFGHIJKLMNOPQRSTUVWXYZ @[`{", "func ParseHTTPHeader() // Ünïcödé ÄÖÜ then ASCII AGAIN"} {
+		assert.Equal(t, string(want([]byte(s))), string(appendLower(nil, []byte(s))), "appendLower(%q)", s)
+	}
 }

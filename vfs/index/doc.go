@@ -97,7 +97,11 @@
 // goroutine; its merger, one goroutine, merges the segments 8 at a time
 // from a first tier of one batch, and a large sync ends by merging down to
 // ~10 segments). A file's text is analysed straight into term counts
-// (codeField), never into a token per occurrence. One index directory can be open in one process at a time;
+// (codeField), never into a token per occurrence. A search scores the
+// index's segments straight from their postings lists, term at a time,
+// up to GOMAXPROCS segments at once when the index holds 16k documents or
+// more (score.go: bleve's tf-idf scores, bit for bit, without bleve's
+// searchers). One index directory can be open in one process at a time;
 // a following process answers each asker's search on its own goroutine.
 //
 // # Errors

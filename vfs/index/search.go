@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -84,45 +83,6 @@ func (f *FS) queryTerms(text string) []queryTerm {
 		}
 	}
 	return terms
-}
-
-// buildQuery returns the bleve query for terms scoped to clean scope: a
-// disjunction over the terms, whose coordination factor favours files
-// matching more of them; per term, a disjunction of its matches in a
-// primary file's content and path and in a secondary file's (weighed
-// less). Nesting keeps bleve's coordination factor from punishing a file
-// whose content alone matches: a file is either primary or secondary, so
-// the outer pair's factor is the same for all.
-func buildQuery(terms []queryTerm, scope string) query.Query {
-	term := func(t, field string, boost float64) query.Query {
-		q := query.NewTermQuery(t)
-		q.SetField(field)
-		q.SetBoost(boost)
-		return q
-	}
-	or := func(qs ...query.Query) *query.DisjunctionQuery { return query.NewDisjunctionQuery(qs) }
-	outer := make([]query.Query, 0, len(terms))
-	for _, t := range terms {
-		b := t.boost
-		outer = append(outer, or(
-			or(
-				term(t.term, fieldContent, b),
-				term(t.term, fieldPath, pathBoost*b)),
-			or(
-				term(t.term, auxPrefix+fieldContent, auxWeight*b),
-				term(t.term, auxPrefix+fieldPath, auxWeight*pathBoost*b)),
-		))
-	}
-	var q query.Query = or(outer...)
-	if scope != "/" {
-		s := query.NewTermQuery(scope)
-		s.SetField(fieldScope)
-		b := query.NewBooleanQuery(nil, nil, nil)
-		b.AddMust(q)
-		b.AddFilter(s)
-		q = b
-	}
-	return q
 }
 
 // Search yields the files matching q.Query under q.Path, by score
@@ -257,16 +217,7 @@ func (f *FS) search(ctx context.Context, terms []queryTerm, scope string, maxRes
 	}()
 	var out []vfs.SearchResult
 	err = f.idx.read(func(r bleveindex.IndexReader) (err error) {
-		s, err := buildQuery(terms, scope).Searcher(ctx, r, f.mapping, search.SearcherOptions{})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := s.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		cands, err := topHits(ctx, s, r, maxResults)
+		cands, err := scoreTerms(ctx, r, terms, scope, maxResults)
 		if err != nil {
 			return err
 		}
