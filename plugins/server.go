@@ -22,6 +22,7 @@ import (
 
 	"github.com/julyfs/julyfs/plugins/pluginpb"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // Sizes of the wire: file contents travel in chunks of chunkSize (far below
@@ -202,7 +203,31 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	if _, ok := fsys.(vfs.FileOpener); ok && hostFile {
 		caps = append(caps, capHostFile)
 	}
-	return &pluginpb.OpenReply{Tree: id, Capabilities: caps}, nil
+	reply := &pluginpb.OpenReply{Tree: id, Capabilities: caps}
+	reply.RootDir, reply.RootDev, reply.RootIno = beneathDir(fsys)
+	return reply, nil
+}
+
+// beneathDir returns the descriptor of fsys's root directory and its
+// identity when the host may read fsys's files itself by opening them
+// beneath it (a vfs/local tree on Linux; local.FS.BeneathDir), or zeros.
+// Only a *local.FS itself qualifies, not a type embedding one: such a type
+// may answer Read otherwise (hide or rewrite files), which the host,
+// reading beneath the directory, would not know.
+func beneathDir(fsys vfs.FileSystem) (fd int64, dev, ino uint64) {
+	l, ok := fsys.(*local.FS)
+	if !ok || !hostFile {
+		return 0, 0, 0
+	}
+	d := l.BeneathDir()
+	if d == nil {
+		return 0, 0, 0
+	}
+	dev, ino, dir, err := dirID(d)
+	if err != nil || !dir {
+		return 0, 0, 0
+	}
+	return int64(d.Fd()), dev, ino
 }
 
 // The optional capabilities a tree can announce.

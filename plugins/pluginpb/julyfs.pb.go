@@ -178,8 +178,19 @@ type OpenReply struct {
 	// Optional capabilities the tree has: "read_at", "write_if", "watch";
 	// and "host_file": the plugin answers ReadFile for this tree (a
 	// vfs.FileOpener, on Linux), which a host may use or ignore.
-	Capabilities  []string `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
-	Error         *Error   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Capabilities []string `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Error        *Error   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// root_dir, when not 0, is the plugin's descriptor of the tree's root
+	// directory (root_dev, root_ino its st_dev and st_ino), for a tree whose
+	// Read of a path is the regular file openat2 opens beneath it
+	// (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, O_RDONLY|O_NONBLOCK), when that
+	// open succeeds (vfs/local; see local.FS.BeneathDir). A host on the same
+	// machine may open it (/proc/PID/fd/N) and read such files itself,
+	// asking the plugin whenever its own open fails or finds anything but a
+	// regular file.
+	RootDir       int64  `protobuf:"varint,4,opt,name=root_dir,json=rootDir,proto3" json:"root_dir,omitempty"`
+	RootDev       uint64 `protobuf:"varint,5,opt,name=root_dev,json=rootDev,proto3" json:"root_dev,omitempty"`
+	RootIno       uint64 `protobuf:"varint,6,opt,name=root_ino,json=rootIno,proto3" json:"root_ino,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +244,27 @@ func (x *OpenReply) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *OpenReply) GetRootDir() int64 {
+	if x != nil {
+		return x.RootDir
+	}
+	return 0
+}
+
+func (x *OpenReply) GetRootDev() uint64 {
+	if x != nil {
+		return x.RootDev
+	}
+	return 0
+}
+
+func (x *OpenReply) GetRootIno() uint64 {
+	if x != nil {
+		return x.RootIno
+	}
+	return 0
 }
 
 // Entries is a batch of List or Glob entries, packed: paths holds the
@@ -1717,11 +1749,14 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tSeedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"r\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xc3\x01\n" +
 	"\tOpenReply\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\"\n" +
 	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12-\n" +
-	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"~\n" +
+	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x19\n" +
+	"\broot_dir\x18\x04 \x01(\x03R\arootDir\x12\x19\n" +
+	"\broot_dev\x18\x05 \x01(\x04R\arootDev\x12\x19\n" +
+	"\broot_ino\x18\x06 \x01(\x04R\arootIno\"~\n" +
 	"\aEntries\x12\x14\n" +
 	"\x05paths\x18\x01 \x01(\fR\x05paths\x12\x18\n" +
 	"\alengths\x18\x02 \x03(\rR\alengths\x12\x14\n" +
