@@ -1090,6 +1090,45 @@ func (c *Client) Delete(ctx context.Context, path string) error {
 	return nil
 }
 
+// MakeDir makes a directory in the plugin's tree (vfs.DirMaker): the
+// plugin runs vfs.MakeDir on it, so a tree without directories of its own
+// answers errors.ErrUnsupported, as does an older plugin without the call.
+// A plugin whose capabilities are known and lack it is not asked.
+func (c *Client) MakeDir(ctx context.Context, path string) error {
+	return c.dirCall(ctx, "MakeDir", capMakeDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+		return stub.MakeDir(ctx, req)
+	})
+}
+
+// RemoveDir removes an empty directory of the plugin's tree
+// (vfs.DirRemover), as MakeDir makes one.
+func (c *Client) RemoveDir(ctx context.Context, path string) error {
+	return c.dirCall(ctx, "RemoveDir", capRemoveDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+		return stub.RemoveDir(ctx, req)
+	})
+}
+
+func (c *Client) dirCall(ctx context.Context, op, capName, path string, call func(pluginpb.FileSystemClient, *pluginpb.PathRequest) (*pluginpb.ErrorReply, error)) error {
+	stub, tree, err := c.conn(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	known, has := c.caps != nil, c.caps[capName]
+	c.mu.Unlock()
+	if known && !has {
+		return errors.ErrUnsupported
+	}
+	r, err := call(stub, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
+	if status.Code(err) == codes.Unimplemented && ctx.Err() == nil {
+		return errors.ErrUnsupported // a plugin older than the call
+	}
+	if err != nil {
+		return c.callError(ctx, op+" "+path, err)
+	}
+	return decodeError(r.Error)
+}
+
 // readAt is ReadAt through the plugin, in pieces of at most chunkSize.
 func (c *Client) readAt(ctx context.Context, path string, p []byte, off int64) (int, error) {
 	if off < 0 {

@@ -200,6 +200,12 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	if _, ok := fsys.(vfs.Notifier); ok {
 		caps = append(caps, capWatch)
 	}
+	if _, ok := fsys.(vfs.DirMaker); ok {
+		caps = append(caps, capMakeDir)
+	}
+	if _, ok := fsys.(vfs.DirRemover); ok {
+		caps = append(caps, capRemoveDir)
+	}
 	if _, ok := fsys.(vfs.FileOpener); ok && hostFile {
 		caps = append(caps, capHostFile)
 	}
@@ -235,6 +241,13 @@ const (
 	capReadAt  = "read_at"
 	capWriteIf = "write_if"
 	capWatch   = "watch"
+	// capMakeDir, capRemoveDir: the tree has directories of its own. The
+	// host's tree is a vfs.DirMaker and vfs.DirRemover either way (the
+	// helpers answer errors.ErrUnsupported for a tree without them, so a
+	// wrapper offers them whatever its trees are); these spare it a call
+	// to learn that.
+	capMakeDir   = "make_dir"
+	capRemoveDir = "remove_dir"
 	// capHostFile: the plugin answers ReadFile for the tree (not a
 	// capability of the host's tree, a way its Reads may take).
 	capHostFile = "host_file"
@@ -750,4 +763,20 @@ func (s *server) Delete(ctx context.Context, req *pluginpb.PathRequest) (*plugin
 		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
 	}
 	return &pluginpb.ErrorReply{Error: encodeError(fsys.Delete(ctx, string(req.Path)))}, nil
+}
+
+func (s *server) MakeDir(ctx context.Context, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	fsys, err := s.tree(req.Tree)
+	if err != nil {
+		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
+	}
+	return &pluginpb.ErrorReply{Error: encodeError(vfs.MakeDir(ctx, fsys, string(req.Path)))}, nil
+}
+
+func (s *server) RemoveDir(ctx context.Context, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	fsys, err := s.tree(req.Tree)
+	if err != nil {
+		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
+	}
+	return &pluginpb.ErrorReply{Error: encodeError(vfs.RemoveDir(ctx, fsys, string(req.Path)))}, nil
 }
