@@ -125,6 +125,11 @@ type Config struct {
 	// [OSFile] readers take the other ways instead of the host reading
 	// the plugin's open file itself: for tests and measurements.
 	NoHostFile bool
+	// NoHostDir makes Reads and ReadAts of a vfs/local tree's files go to
+	// the plugin instead of the host opening them itself beneath the
+	// tree's root directory (Linux): for tests and measurements.
+	// NoHostFile implies it.
+	NoHostDir bool
 	// Deferred makes a plugin that cannot start (its binary missing or
 	// not executable, not a plugin, a checksum or protocol version
 	// mismatch, a parameter its Open refuses) no failure of OpenConfig:
@@ -389,7 +394,11 @@ type Client struct {
 	// host files: Reads stop trying ReadFile.
 	noReadFile atomic.Bool
 	held       hostFiles       // the host's descriptors of files ReadFile handed over
-	ways       [4]atomic.Int64 // Reads by the way the contents came (way*)
+	ways       [5]atomic.Int64 // Reads by the way the contents came (way*)
+	// root is the host's descriptor of the root directory of the running
+	// plugin's tree, beneath which it reads the tree's files itself (a
+	// vfs/local tree; beneath_linux.go), or nil.
+	root *os.File
 }
 
 // The ways a Read's contents come, for Client.ways.
@@ -398,6 +407,7 @@ const (
 	wayMemoryFile
 	wayProcessMemory
 	wayHostFile
+	wayBeneath // read by the host beneath the tree's root directory
 )
 
 // Name returns the plugin's name.
@@ -409,6 +419,7 @@ func (c *Client) Close() error {
 	defer c.mu.Unlock()
 	c.closed = true
 	c.held.closeAll()
+	c.setRoot(nil)
 	if c.pc != nil {
 		c.pc.Kill()
 		c.pc = nil
@@ -509,7 +520,41 @@ func (c *Client) start(ctx context.Context) error {
 		c.caps = caps
 	}
 	c.pc, c.stub, c.tree, c.pid = pc, stub, reply.Tree, cmd.Process.Pid
+	c.setRoot(nil)
+	if reply.RootDir != 0 && !c.cfg.NoHostFile && !c.cfg.NoHostDir {
+		root, err := openRootDir(c.pid, reply.RootDir, reply.RootDev, reply.RootIno)
+		if err != nil {
+			log.Debug("reading the tree's files through the plugin", "reason", err)
+		}
+		c.setRoot(root)
+	}
 	return nil
+}
+
+// setRoot replaces the root directory beneath which the host reads the
+// tree's files (nil: none); c.mu is held. A read still using the old one
+// keeps it open until its open returns.
+func (c *Client) setRoot(root *os.File) {
+	if c.root != nil {
+		c.root.Close()
+	}
+	c.root = root
+}
+
+// beneathRoot returns the root directory beneath which the host may read
+// the tree's files itself, or nil: the call goes to the plugin. A plugin
+// that has exited gets nil, so the call restarts it as every call does (a
+// file of a dead plugin's tree is not read behind its back).
+func (c *Client) beneathRoot(ctx context.Context) *os.File {
+	if ctx.Err() != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.root == nil || c.closed || c.pc == nil || c.pc.Exited() {
+		return nil
+	}
+	return c.root
 }
 
 var (
@@ -818,6 +863,12 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 }
 
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
+	if root := c.beneathRoot(ctx); root != nil {
+		if data, ok := readBeneath(root, path); ok {
+			c.ways[wayBeneath].Add(1)
+			return data, nil
+		}
+	}
 	shared := sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load()
 	direct := shared && processMemory && !c.cfg.NoProcessMemory && !c.noDirect.Load()
 	file := shared && hostFile && !c.cfg.NoHostFile && !c.noFile.Load()
@@ -1039,10 +1090,58 @@ func (c *Client) Delete(ctx context.Context, path string) error {
 	return nil
 }
 
+// MakeDir makes a directory in the plugin's tree (vfs.DirMaker): the
+// plugin runs vfs.MakeDir on it, so a tree without directories of its own
+// answers errors.ErrUnsupported, as does an older plugin without the call.
+// A plugin whose capabilities are known and lack it is not asked.
+func (c *Client) MakeDir(ctx context.Context, path string) error {
+	return c.dirCall(ctx, "MakeDir", capMakeDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+		return stub.MakeDir(ctx, req)
+	})
+}
+
+// RemoveDir removes an empty directory of the plugin's tree
+// (vfs.DirRemover), as MakeDir makes one.
+func (c *Client) RemoveDir(ctx context.Context, path string) error {
+	return c.dirCall(ctx, "RemoveDir", capRemoveDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+		return stub.RemoveDir(ctx, req)
+	})
+}
+
+func (c *Client) dirCall(ctx context.Context, op, capName, path string, call func(pluginpb.FileSystemClient, *pluginpb.PathRequest) (*pluginpb.ErrorReply, error)) error {
+	stub, tree, err := c.conn(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	known, has := c.caps != nil, c.caps[capName]
+	c.mu.Unlock()
+	if known && !has {
+		return errors.ErrUnsupported
+	}
+	r, err := call(stub, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
+	if status.Code(err) == codes.Unimplemented && ctx.Err() == nil {
+		return errors.ErrUnsupported // a plugin older than the call
+	}
+	if err != nil {
+		return c.callError(ctx, op+" "+path, err)
+	}
+	return decodeError(r.Error)
+}
+
 // readAt is ReadAt through the plugin, in pieces of at most chunkSize.
 func (c *Client) readAt(ctx context.Context, path string, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, vfs.NewError(vfs.KindOther, vfs.Clean(path), errors.New("negative offset"))
+	}
+	if root := c.beneathRoot(ctx); root != nil {
+		if n, eof, ok := readAtBeneath(root, path, p, off); ok {
+			c.ways[wayBeneath].Add(1)
+			if eof {
+				return n, io.EOF
+			}
+			return n, nil
+		}
 	}
 	n := 0
 	for {

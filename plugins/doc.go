@@ -39,7 +39,16 @@
 // descriptor, which the host keeps (its one cache: up to 64 descriptors
 // per tree, closed after 5 s unused) so that a later Read of the path
 // only asks whether the path still names that file (st_dev, st_ino),
-// reading the held file meanwhile; a replaced file is handed over anew. The optional capabilities vfs.RangeReader,
+// reading the held file meanwhile; a replaced file is handed over anew.
+// For a vfs/local tree itself (a *local.FS, not a type embedding one) the
+// plugin hands over the tree's root directory once, at Open
+// (local.FS.BeneathDir), and the host answers Read and ReadAt of a path
+// without asking the plugin whenever its own openat2 beneath that
+// directory, with the tree's flags (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS),
+// opens a regular file: the tree resolves an exact path that way first,
+// so that is the file it would read. Every other outcome (an error, a
+// directory, a FIFO, a link the kernel refuses) goes to the plugin
+// (Config.NoHostDir turns it off). The optional capabilities vfs.RangeReader,
 // vfs.ConditionalWriter and vfs.Notifier are announced by the plugin's
 // Open reply and the host's tree implements exactly those (Watch reports
 // the changes made through the host's tree). One plugin process can hold

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"syscall"
 
 	"github.com/julyfs/julyfs/plugins/pluginpb"
 	"github.com/julyfs/julyfs/vfs"
@@ -30,6 +31,7 @@ func encodeError(err error) *pluginpb.Error {
 		}
 		if pe.Err != nil {
 			e.Cause = []byte(pe.Err.Error())
+			e.Errno, e.Unsupported = sentinels(pe.Err)
 		}
 		return e
 	}
@@ -39,14 +41,43 @@ func encodeError(err error) *pluginpb.Error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &pluginpb.Error{Kind: wireDeadline}
 	}
-	return &pluginpb.Error{Cause: []byte(err.Error())}
+	e := &pluginpb.Error{Cause: []byte(err.Error())}
+	e.Errno, e.Unsupported = sentinels(err)
+	return e
+}
+
+// sentinels are the errors a cause is or wraps that callers test with
+// errors.Is: its syscall.Errno (the directory verbs' ENOTEMPTY, EBUSY,
+// ENOTDIR, EEXIST), and errors.ErrUnsupported.
+func sentinels(err error) (errno int64, unsupported bool) {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		errno = int64(en)
+	}
+	return errno, errors.Is(err, errors.ErrUnsupported)
 }
 
 // remoteError is the cause of a PathError, or a plain error, as the plugin
-// rendered it.
-type remoteError struct{ msg string }
+// rendered it, wrapping the sentinels it carried (sentinels).
+type remoteError struct {
+	msg  string
+	wrap []error
+}
 
 func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Unwrap() []error { return e.wrap }
+
+func newRemoteError(e *pluginpb.Error) *remoteError {
+	r := &remoteError{msg: string(e.Cause)}
+	if e.Errno != 0 {
+		r.wrap = append(r.wrap, syscall.Errno(e.Errno))
+	}
+	if e.Unsupported {
+		r.wrap = append(r.wrap, errors.ErrUnsupported)
+	}
+	return r
+}
 
 // decodeError is the inverse of encodeError: a *vfs.PathError with the same
 // kind, path, pattern and detail, so its message and errors.Is answer are
@@ -57,7 +88,7 @@ func decodeError(e *pluginpb.Error) error {
 	}
 	switch e.Kind {
 	case "":
-		return &remoteError{msg: string(e.Cause)}
+		return newRemoteError(e)
 	case wireCanceled:
 		return context.Canceled
 	case wireDeadline:
@@ -70,7 +101,7 @@ func decodeError(e *pluginpb.Error) error {
 		pe.Detail = e.Kind + ": " + pe.Path
 	}
 	if len(e.Cause) > 0 {
-		pe.Err = &remoteError{msg: string(e.Cause)}
+		pe.Err = newRemoteError(e)
 	}
 	return pe
 }

@@ -24,3 +24,16 @@ func NoHostFile(fsys FS) bool {
 // HeldMax is how many descriptors of handed-over files the host keeps per
 // tree.
 const HeldMax = heldMax
+
+// BeneathReads reports how many Reads and ReadAts of fsys the host
+// answered itself, beneath the tree's root directory.
+func BeneathReads(fsys FS) int64 {
+	return fsys.(interface{ client() *Client }).client().ways[wayBeneath].Load()
+}
+
+// ReadBeneath and ReadAtBeneath are the host's reads beneath a root
+// directory (ok false: the plugin is asked).
+var (
+	ReadBeneath   = readBeneath
+	ReadAtBeneath = readAtBeneath
+)

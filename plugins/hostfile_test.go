@@ -45,7 +45,7 @@ func TestHostFileRead(t *testing.T) {
 	t.Cleanup(func() { in.Close() })
 	paths := []string{"/big.bin", "/edge.bin", "/small.txt", "/sub/in.bin", "/link.bin", "/escape.bin", "/sub", "/missing.bin", "/sub/../big.bin"}
 
-	for name, cfg := range map[string]plugins.Config{"HostFile": {}, "NoHostFile": {NoHostFile: true}} {
+	for name, cfg := range map[string]plugins.Config{"HostDir": {}, "HostFile": {NoHostDir: true}, "NoHostFile": {NoHostFile: true}} {
 		t.Run(name, func(t *testing.T) {
 			cfg.Args = map[string]string{"mode": "hostfiles", "dir": dir}
 			fsys := open(t, cfg)
@@ -61,9 +61,18 @@ func TestHostFileRead(t *testing.T) {
 				}
 			}
 			_, _, _, hostFile := plugins.Ways(fsys)
-			if cfg.NoHostFile {
+			beneath := plugins.BeneathReads(fsys)
+			switch name {
+			case "HostDir":
+				// big, edge, small, sub/in, link, sub/../big; escape.bin is
+				// an absolute link out, which the plugin refuses.
+				assert.Equal(t, int64(6), beneath, "reads beneath the root")
 				assert.Zero(t, hostFile)
-			} else {
+			case "NoHostFile":
+				assert.Zero(t, hostFile)
+				assert.Zero(t, beneath)
+			default:
+				assert.Zero(t, beneath)
 				// big, edge, sub/in, link, sub/../big; not small, not escape.
 				assert.Equal(t, int64(5), hostFile, "reads from the plugin's descriptor")
 				assert.False(t, plugins.NoHostFile(fsys), "fell back from host files")
@@ -77,7 +86,7 @@ func TestHostFileRead(t *testing.T) {
 // of the file the plugin opened for this call.
 func TestHostFileReplaced(t *testing.T) {
 	dir := t.TempDir()
-	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	fsys := open(t, plugins.Config{NoHostDir: true, Args: map[string]string{"mode": "hostfiles", "dir": dir}})
 	for i := range 3 {
 		data := bytes.Repeat([]byte{byte('a' + i)}, 1<<20+i)
 		tmp := filepath.Join(dir, ".tmp")
@@ -96,13 +105,21 @@ func TestHostFileReplaced(t *testing.T) {
 // every answer equals vfs/local's in process, whatever happened to the
 // file between two reads: rewritten in place (same inode, other bytes,
 // longer or shorter), truncated, replaced by a rename, shrunk under
-// 256 KiB, deleted, turned into a directory.
+// 256 KiB, deleted, turned into a directory. The same steps read beneath
+// the tree's root directory by the host (HostDir) answer the same.
 func TestHostFileHeld(t *testing.T) {
+	for name, cfg := range map[string]plugins.Config{"HostFile": {NoHostDir: true}, "HostDir": {}} {
+		t.Run(name, func(t *testing.T) { hostFileHeld(t, cfg) })
+	}
+}
+
+func hostFileHeld(t *testing.T, cfg plugins.Config) {
 	dir := t.TempDir()
 	in, err := local.New(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { in.Close() })
-	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	cfg.Args = map[string]string{"mode": "hostfiles", "dir": dir}
+	fsys := open(t, cfg)
 	p := filepath.Join(dir, "f.bin")
 	data := func(n int, seed byte) []byte {
 		b := make([]byte, n)
@@ -159,7 +176,13 @@ func TestHostFileHeld(t *testing.T) {
 		}
 	}
 	_, _, _, hostFile := plugins.Ways(fsys)
-	assert.Equal(t, int64(24), hostFile, "reads from a descriptor of the file") // 12 large steps, twice each
+	if cfg.NoHostDir {
+		assert.Equal(t, int64(24), hostFile, "reads from a descriptor of the file") // 12 large steps, twice each
+		assert.Zero(t, plugins.BeneathReads(fsys))
+	} else {
+		assert.Zero(t, hostFile)
+		assert.Equal(t, int64(26), plugins.BeneathReads(fsys), "reads beneath the root") // 13 steps with a file, twice each
+	}
 	assert.False(t, plugins.NoHostFile(fsys))
 }
 
@@ -174,7 +197,7 @@ func TestHostFileDescriptorsBounded(t *testing.T) {
 	for i := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.bin", i)), content, 0o644))
 	}
-	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	fsys := open(t, plugins.Config{NoHostDir: true, Args: map[string]string{"mode": "hostfiles", "dir": dir}})
 	for round := range 2 {
 		for i := range files {
 			got, err := fsys.Read(t.Context(), fmt.Sprintf("/f%02d.bin", i))
@@ -211,12 +234,19 @@ func openIn(t *testing.T, pid int, dir string) int {
 // goroutines while the files are replaced: every read answers one whole
 // version.
 func TestHostFileConcurrent(t *testing.T) {
+	for name, cfg := range map[string]plugins.Config{"HostFile": {NoHostDir: true}, "HostDir": {}} {
+		t.Run(name, func(t *testing.T) { hostFileConcurrent(t, cfg) })
+	}
+}
+
+func hostFileConcurrent(t *testing.T, cfg plugins.Config) {
 	dir := t.TempDir()
 	version := func(v int) []byte { return bytes.Repeat([]byte{byte('a' + v%26)}, 300<<10+v) }
 	for _, name := range []string{"a.bin", "b.bin"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), version(0), 0o644))
 	}
-	fsys := open(t, plugins.Config{Args: map[string]string{"mode": "hostfiles", "dir": dir}})
+	cfg.Args = map[string]string{"mode": "hostfiles", "dir": dir}
+	fsys := open(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -246,4 +276,7 @@ func TestHostFileConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if !cfg.NoHostDir {
+		assert.Equal(t, int64(4*40), plugins.BeneathReads(fsys), "reads beneath the root")
+	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/julyfs/julyfs/plugins/pluginpb"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // Sizes of the wire: file contents travel in chunks of chunkSize (far below
@@ -199,10 +200,40 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	if _, ok := fsys.(vfs.Notifier); ok {
 		caps = append(caps, capWatch)
 	}
+	if _, ok := fsys.(vfs.DirMaker); ok {
+		caps = append(caps, capMakeDir)
+	}
+	if _, ok := fsys.(vfs.DirRemover); ok {
+		caps = append(caps, capRemoveDir)
+	}
 	if _, ok := fsys.(vfs.FileOpener); ok && hostFile {
 		caps = append(caps, capHostFile)
 	}
-	return &pluginpb.OpenReply{Tree: id, Capabilities: caps}, nil
+	reply := &pluginpb.OpenReply{Tree: id, Capabilities: caps}
+	reply.RootDir, reply.RootDev, reply.RootIno = beneathDir(fsys)
+	return reply, nil
+}
+
+// beneathDir returns the descriptor of fsys's root directory and its
+// identity when the host may read fsys's files itself by opening them
+// beneath it (a vfs/local tree on Linux; local.FS.BeneathDir), or zeros.
+// Only a *local.FS itself qualifies, not a type embedding one: such a type
+// may answer Read otherwise (hide or rewrite files), which the host,
+// reading beneath the directory, would not know.
+func beneathDir(fsys vfs.FileSystem) (fd int64, dev, ino uint64) {
+	l, ok := fsys.(*local.FS)
+	if !ok || !hostFile {
+		return 0, 0, 0
+	}
+	d := l.BeneathDir()
+	if d == nil {
+		return 0, 0, 0
+	}
+	dev, ino, dir, err := dirID(d)
+	if err != nil || !dir {
+		return 0, 0, 0
+	}
+	return int64(d.Fd()), dev, ino
 }
 
 // The optional capabilities a tree can announce.
@@ -210,6 +241,13 @@ const (
 	capReadAt  = "read_at"
 	capWriteIf = "write_if"
 	capWatch   = "watch"
+	// capMakeDir, capRemoveDir: the tree has directories of its own. The
+	// host's tree is a vfs.DirMaker and vfs.DirRemover either way (the
+	// helpers answer errors.ErrUnsupported for a tree without them, so a
+	// wrapper offers them whatever its trees are); these spare it a call
+	// to learn that.
+	capMakeDir   = "make_dir"
+	capRemoveDir = "remove_dir"
 	// capHostFile: the plugin answers ReadFile for the tree (not a
 	// capability of the host's tree, a way its Reads may take).
 	capHostFile = "host_file"
@@ -725,4 +763,20 @@ func (s *server) Delete(ctx context.Context, req *pluginpb.PathRequest) (*plugin
 		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
 	}
 	return &pluginpb.ErrorReply{Error: encodeError(fsys.Delete(ctx, string(req.Path)))}, nil
+}
+
+func (s *server) MakeDir(ctx context.Context, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	fsys, err := s.tree(req.Tree)
+	if err != nil {
+		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
+	}
+	return &pluginpb.ErrorReply{Error: encodeError(vfs.MakeDir(ctx, fsys, string(req.Path)))}, nil
+}
+
+func (s *server) RemoveDir(ctx context.Context, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	fsys, err := s.tree(req.Tree)
+	if err != nil {
+		return &pluginpb.ErrorReply{Error: encodeError(err)}, nil
+	}
+	return &pluginpb.ErrorReply{Error: encodeError(vfs.RemoveDir(ctx, fsys, string(req.Path)))}, nil
 }

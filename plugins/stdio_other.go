@@ -33,3 +33,13 @@ func readProcess(int, uint64, int64) ([]byte, error) { return nil, errors.ErrUns
 
 // dieWithParent has no kernel help off Linux; Serve watches its parent.
 func dieWithParent(*exec.Cmd) {}
+
+func openRootDir(int, int64, uint64, uint64) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+func dirID(*os.File) (dev, ino uint64, dir bool, err error) {
+	return 0, 0, false, errors.ErrUnsupported
+}
+
+func readBeneath(*os.File, string) ([]byte, bool) { return nil, false }
+
+func readAtBeneath(*os.File, string, []byte, int64) (int, bool, bool) { return 0, false, false }

@@ -76,6 +76,9 @@ func main() {
 	}
 	must(os.WriteFile(filepath.Join(dir, "big1"), make([]byte, 1<<20), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "big64"), make([]byte, 64<<20), 0o644))
+	// Write the tree out now: its dirty pages would otherwise be flushed
+	// half a minute later, in the middle of some measure.
+	syscall.Sync()
 	goroot := filepath.Join(runtime.GOROOT(), "src")
 	// The buffer of the Write verb is made when that verb runs (it runs
 	// last): a 64 MiB live buffer would spare the in-process side of the
@@ -218,8 +221,9 @@ func measure(n int, op func() error, setup func() func()) (wall time.Duration, u
 	}
 	c1 := cpuNow()
 	if gcStats {
-		fmt.Fprintf(os.Stderr, "  %d ops: %.2f GC cycles, %.0f µs of GC CPU, %.0f page faults per op\n", n,
-			(g1.cycles-g0.cycles)/float64(n), (g1.cpu-g0.cpu)*1e6/float64(n), (g1.faults-g0.faults)/float64(n))
+		fmt.Fprintf(os.Stderr, "  %d ops: %.2f GC cycles, %.0f µs of GC CPU, %.0f page faults per op; at the end: live heap %.0f KiB, scannable heap %.0f KiB, stacks %.0f KiB, %d goroutines\n", n,
+			(g1.cycles-g0.cycles)/float64(n), (g1.cpu-g0.cpu)*1e6/float64(n), (g1.faults-g0.faults)/float64(n),
+			g1.live/1024, g1.scanHeap/1024, g1.scanStack/1024, runtime.NumGoroutine())
 	}
 	return wall / time.Duration(n), cpu{(c1.self - c0.self) / time.Duration(n), (c1.kids - c0.kids) / time.Duration(n)}
 }
@@ -227,15 +231,18 @@ func measure(n int, op func() error, setup func() func()) (wall time.Duration, u
 var gcStats bool
 
 // gcs are this process's GC cycles, GC CPU seconds (the runtime's
-// estimate) and minor page faults so far.
-type gcs struct{ cycles, cpu, faults float64 }
+// estimate) and minor page faults so far, and what the last cycle found
+// live and scannable (bytes).
+type gcs struct{ cycles, cpu, faults, live, scanHeap, scanStack float64 }
 
 func gcNow() gcs {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}, {Name: "/gc/scan/stack:bytes"}}
 	metrics.Read(s)
 	var ru syscall.Rusage
 	must(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return gcs{float64(s[0].Value.Uint64()), s[1].Value.Float64(), float64(ru.Minflt)}
+	return gcs{float64(s[0].Value.Uint64()), s[1].Value.Float64(), float64(ru.Minflt),
+		float64(s[2].Value.Uint64()), float64(s[3].Value.Uint64()), float64(s[4].Value.Uint64())}
 }
 
 func cpuNow() cpu {

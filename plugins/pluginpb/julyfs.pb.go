@@ -39,7 +39,12 @@ type Error struct {
 	Detail  []byte `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
 	// cause is the message of the underlying error (PathError.Err), or the
 	// whole message of a plain error.
-	Cause         []byte `protobuf:"bytes,5,opt,name=cause,proto3" json:"cause,omitempty"`
+	Cause []byte `protobuf:"bytes,5,opt,name=cause,proto3" json:"cause,omitempty"`
+	// errno is the cause's syscall.Errno, when it is or wraps one (0: none),
+	// so errors.Is(err, syscall.ENOTEMPTY) holds on the host as in process.
+	Errno int64 `protobuf:"varint,6,opt,name=errno,proto3" json:"errno,omitempty"`
+	// unsupported: the error is or wraps errors.ErrUnsupported.
+	Unsupported   bool `protobuf:"varint,7,opt,name=unsupported,proto3" json:"unsupported,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -109,6 +114,20 @@ func (x *Error) GetCause() []byte {
 	return nil
 }
 
+func (x *Error) GetErrno() int64 {
+	if x != nil {
+		return x.Errno
+	}
+	return 0
+}
+
+func (x *Error) GetUnsupported() bool {
+	if x != nil {
+		return x.Unsupported
+	}
+	return false
+}
+
 type OpenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// args are the plugin's parameters (repo=., ref=main).
@@ -175,11 +194,23 @@ func (x *OpenRequest) GetSeed() map[string][]byte {
 type OpenReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tree  uint32                 `protobuf:"varint,1,opt,name=tree,proto3" json:"tree,omitempty"`
-	// Optional capabilities the tree has: "read_at", "write_if", "watch";
+	// Optional capabilities the tree has: "read_at", "write_if", "watch",
+	// "make_dir", "remove_dir";
 	// and "host_file": the plugin answers ReadFile for this tree (a
 	// vfs.FileOpener, on Linux), which a host may use or ignore.
-	Capabilities  []string `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
-	Error         *Error   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Capabilities []string `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Error        *Error   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// root_dir, when not 0, is the plugin's descriptor of the tree's root
+	// directory (root_dev, root_ino its st_dev and st_ino), for a tree whose
+	// Read of a path is the regular file openat2 opens beneath it
+	// (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, O_RDONLY|O_NONBLOCK), when that
+	// open succeeds (vfs/local; see local.FS.BeneathDir). A host on the same
+	// machine may open it (/proc/PID/fd/N) and read such files itself,
+	// asking the plugin whenever its own open fails or finds anything but a
+	// regular file.
+	RootDir       int64  `protobuf:"varint,4,opt,name=root_dir,json=rootDir,proto3" json:"root_dir,omitempty"`
+	RootDev       uint64 `protobuf:"varint,5,opt,name=root_dev,json=rootDev,proto3" json:"root_dev,omitempty"`
+	RootIno       uint64 `protobuf:"varint,6,opt,name=root_ino,json=rootIno,proto3" json:"root_ino,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +264,27 @@ func (x *OpenReply) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *OpenReply) GetRootDir() int64 {
+	if x != nil {
+		return x.RootDir
+	}
+	return 0
+}
+
+func (x *OpenReply) GetRootDev() uint64 {
+	if x != nil {
+		return x.RootDev
+	}
+	return 0
+}
+
+func (x *OpenReply) GetRootIno() uint64 {
+	if x != nil {
+		return x.RootIno
+	}
+	return 0
 }
 
 // Entries is a batch of List or Glob entries, packed: paths holds the
@@ -1701,13 +1753,15 @@ var File_julyfs_proto protoreflect.FileDescriptor
 
 const file_julyfs_proto_rawDesc = "" +
 	"\n" +
-	"\fjulyfs.proto\x12\x10julyfs.plugin.v1\"w\n" +
+	"\fjulyfs.proto\x12\x10julyfs.plugin.v1\"\xaf\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x18\n" +
 	"\apattern\x18\x03 \x01(\fR\apattern\x12\x16\n" +
 	"\x06detail\x18\x04 \x01(\fR\x06detail\x12\x14\n" +
-	"\x05cause\x18\x05 \x01(\fR\x05cause\"\x91\x02\n" +
+	"\x05cause\x18\x05 \x01(\fR\x05cause\x12\x14\n" +
+	"\x05errno\x18\x06 \x01(\x03R\x05errno\x12 \n" +
+	"\vunsupported\x18\a \x01(\bR\vunsupported\"\x91\x02\n" +
 	"\vOpenRequest\x12;\n" +
 	"\x04args\x18\x01 \x03(\v2'.julyfs.plugin.v1.OpenRequest.ArgsEntryR\x04args\x12\x16\n" +
 	"\x06seeded\x18\x02 \x01(\bR\x06seeded\x12;\n" +
@@ -1717,11 +1771,14 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tSeedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"r\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xc3\x01\n" +
 	"\tOpenReply\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\rR\x04tree\x12\"\n" +
 	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12-\n" +
-	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\"~\n" +
+	"\x05error\x18\x03 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error\x12\x19\n" +
+	"\broot_dir\x18\x04 \x01(\x03R\arootDir\x12\x19\n" +
+	"\broot_dev\x18\x05 \x01(\x04R\arootDev\x12\x19\n" +
+	"\broot_ino\x18\x06 \x01(\x04R\arootIno\"~\n" +
 	"\aEntries\x12\x14\n" +
 	"\x05paths\x18\x01 \x01(\fR\x05paths\x12\x18\n" +
 	"\alengths\x18\x02 \x03(\rR\alengths\x12\x14\n" +
@@ -1838,7 +1895,7 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x12shared_unavailable\x18\x03 \x01(\bR\x11sharedUnavailable\";\n" +
 	"\n" +
 	"ErrorReply\x12-\n" +
-	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error2\x96\x06\n" +
+	"\x05error\x18\x01 \x01(\v2\x17.julyfs.plugin.v1.ErrorR\x05error2\xa8\a\n" +
 	"\n" +
 	"FileSystem\x12B\n" +
 	"\x04Open\x12\x1d.julyfs.plugin.v1.OpenRequest\x1a\x1b.julyfs.plugin.v1.OpenReply\x12B\n" +
@@ -1851,7 +1908,9 @@ const file_julyfs_proto_rawDesc = "" +
 	"\x06ReadAt\x12\x1f.julyfs.plugin.v1.ReadAtRequest\x1a\x1d.julyfs.plugin.v1.ReadAtReply\x12N\n" +
 	"\bReadFile\x12!.julyfs.plugin.v1.ReadFileRequest\x1a\x1f.julyfs.plugin.v1.ReadFileReply\x12E\n" +
 	"\x05Write\x12\x1c.julyfs.plugin.v1.WriteChunk\x1a\x1c.julyfs.plugin.v1.WriteReply(\x01\x12E\n" +
-	"\x06Delete\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReplyB+Z)github.com/julyfs/julyfs/plugins/pluginpbb\x06proto3"
+	"\x06Delete\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReply\x12F\n" +
+	"\aMakeDir\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReply\x12H\n" +
+	"\tRemoveDir\x12\x1d.julyfs.plugin.v1.PathRequest\x1a\x1c.julyfs.plugin.v1.ErrorReplyB+Z)github.com/julyfs/julyfs/plugins/pluginpbb\x06proto3"
 
 var (
 	file_julyfs_proto_rawDescOnce sync.Once
@@ -1919,19 +1978,23 @@ var file_julyfs_proto_depIdxs = []int32{
 	16, // 22: julyfs.plugin.v1.FileSystem.ReadFile:input_type -> julyfs.plugin.v1.ReadFileRequest
 	20, // 23: julyfs.plugin.v1.FileSystem.Write:input_type -> julyfs.plugin.v1.WriteChunk
 	12, // 24: julyfs.plugin.v1.FileSystem.Delete:input_type -> julyfs.plugin.v1.PathRequest
-	2,  // 25: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
-	3,  // 26: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
-	3,  // 27: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
-	8,  // 28: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
-	11, // 29: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
-	13, // 30: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
-	15, // 31: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
-	19, // 32: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
-	17, // 33: julyfs.plugin.v1.FileSystem.ReadFile:output_type -> julyfs.plugin.v1.ReadFileReply
-	21, // 34: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
-	22, // 35: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
-	25, // [25:36] is the sub-list for method output_type
-	14, // [14:25] is the sub-list for method input_type
+	12, // 25: julyfs.plugin.v1.FileSystem.MakeDir:input_type -> julyfs.plugin.v1.PathRequest
+	12, // 26: julyfs.plugin.v1.FileSystem.RemoveDir:input_type -> julyfs.plugin.v1.PathRequest
+	2,  // 27: julyfs.plugin.v1.FileSystem.Open:output_type -> julyfs.plugin.v1.OpenReply
+	3,  // 28: julyfs.plugin.v1.FileSystem.List:output_type -> julyfs.plugin.v1.Entries
+	3,  // 29: julyfs.plugin.v1.FileSystem.Glob:output_type -> julyfs.plugin.v1.Entries
+	8,  // 30: julyfs.plugin.v1.FileSystem.Grep:output_type -> julyfs.plugin.v1.GrepHits
+	11, // 31: julyfs.plugin.v1.FileSystem.Search:output_type -> julyfs.plugin.v1.SearchHits
+	13, // 32: julyfs.plugin.v1.FileSystem.Stat:output_type -> julyfs.plugin.v1.StatReply
+	15, // 33: julyfs.plugin.v1.FileSystem.Read:output_type -> julyfs.plugin.v1.Chunk
+	19, // 34: julyfs.plugin.v1.FileSystem.ReadAt:output_type -> julyfs.plugin.v1.ReadAtReply
+	17, // 35: julyfs.plugin.v1.FileSystem.ReadFile:output_type -> julyfs.plugin.v1.ReadFileReply
+	21, // 36: julyfs.plugin.v1.FileSystem.Write:output_type -> julyfs.plugin.v1.WriteReply
+	22, // 37: julyfs.plugin.v1.FileSystem.Delete:output_type -> julyfs.plugin.v1.ErrorReply
+	22, // 38: julyfs.plugin.v1.FileSystem.MakeDir:output_type -> julyfs.plugin.v1.ErrorReply
+	22, // 39: julyfs.plugin.v1.FileSystem.RemoveDir:output_type -> julyfs.plugin.v1.ErrorReply
+	27, // [27:40] is the sub-list for method output_type
+	14, // [14:27] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name

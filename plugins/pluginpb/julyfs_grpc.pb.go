@@ -26,17 +26,19 @@ import (
 const _ = grpc.SupportPackageIsVersion7
 
 const (
-	FileSystem_Open_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Open"
-	FileSystem_List_FullMethodName     = "/julyfs.plugin.v1.FileSystem/List"
-	FileSystem_Glob_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Glob"
-	FileSystem_Grep_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Grep"
-	FileSystem_Search_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Search"
-	FileSystem_Stat_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Stat"
-	FileSystem_Read_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Read"
-	FileSystem_ReadAt_FullMethodName   = "/julyfs.plugin.v1.FileSystem/ReadAt"
-	FileSystem_ReadFile_FullMethodName = "/julyfs.plugin.v1.FileSystem/ReadFile"
-	FileSystem_Write_FullMethodName    = "/julyfs.plugin.v1.FileSystem/Write"
-	FileSystem_Delete_FullMethodName   = "/julyfs.plugin.v1.FileSystem/Delete"
+	FileSystem_Open_FullMethodName      = "/julyfs.plugin.v1.FileSystem/Open"
+	FileSystem_List_FullMethodName      = "/julyfs.plugin.v1.FileSystem/List"
+	FileSystem_Glob_FullMethodName      = "/julyfs.plugin.v1.FileSystem/Glob"
+	FileSystem_Grep_FullMethodName      = "/julyfs.plugin.v1.FileSystem/Grep"
+	FileSystem_Search_FullMethodName    = "/julyfs.plugin.v1.FileSystem/Search"
+	FileSystem_Stat_FullMethodName      = "/julyfs.plugin.v1.FileSystem/Stat"
+	FileSystem_Read_FullMethodName      = "/julyfs.plugin.v1.FileSystem/Read"
+	FileSystem_ReadAt_FullMethodName    = "/julyfs.plugin.v1.FileSystem/ReadAt"
+	FileSystem_ReadFile_FullMethodName  = "/julyfs.plugin.v1.FileSystem/ReadFile"
+	FileSystem_Write_FullMethodName     = "/julyfs.plugin.v1.FileSystem/Write"
+	FileSystem_Delete_FullMethodName    = "/julyfs.plugin.v1.FileSystem/Delete"
+	FileSystem_MakeDir_FullMethodName   = "/julyfs.plugin.v1.FileSystem/MakeDir"
+	FileSystem_RemoveDir_FullMethodName = "/julyfs.plugin.v1.FileSystem/RemoveDir"
 )
 
 // FileSystemClient is the client API for FileSystem service.
@@ -60,6 +62,12 @@ type FileSystemClient interface {
 	// precondition, if any.
 	Write(ctx context.Context, opts ...grpc.CallOption) (FileSystem_WriteClient, error)
 	Delete(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ErrorReply, error)
+	// MakeDir and RemoveDir run vfs.MakeDir and vfs.RemoveDir on the tree
+	// (errors.ErrUnsupported for a tree without directories of its own);
+	// a host calls them only for a tree that announced "make_dir" and
+	// "remove_dir", or one whose capabilities it does not know yet.
+	MakeDir(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ErrorReply, error)
+	RemoveDir(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ErrorReply, error)
 }
 
 type fileSystemClient struct {
@@ -309,6 +317,24 @@ func (c *fileSystemClient) Delete(ctx context.Context, in *PathRequest, opts ...
 	return out, nil
 }
 
+func (c *fileSystemClient) MakeDir(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ErrorReply, error) {
+	out := new(ErrorReply)
+	err := c.cc.Invoke(ctx, FileSystem_MakeDir_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *fileSystemClient) RemoveDir(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ErrorReply, error) {
+	out := new(ErrorReply)
+	err := c.cc.Invoke(ctx, FileSystem_RemoveDir_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FileSystemServer is the server API for FileSystem service.
 // All implementations must embed UnimplementedFileSystemServer
 // for forward compatibility
@@ -330,6 +356,12 @@ type FileSystemServer interface {
 	// precondition, if any.
 	Write(FileSystem_WriteServer) error
 	Delete(context.Context, *PathRequest) (*ErrorReply, error)
+	// MakeDir and RemoveDir run vfs.MakeDir and vfs.RemoveDir on the tree
+	// (errors.ErrUnsupported for a tree without directories of its own);
+	// a host calls them only for a tree that announced "make_dir" and
+	// "remove_dir", or one whose capabilities it does not know yet.
+	MakeDir(context.Context, *PathRequest) (*ErrorReply, error)
+	RemoveDir(context.Context, *PathRequest) (*ErrorReply, error)
 	mustEmbedUnimplementedFileSystemServer()
 }
 
@@ -369,6 +401,12 @@ func (UnimplementedFileSystemServer) Write(FileSystem_WriteServer) error {
 }
 func (UnimplementedFileSystemServer) Delete(context.Context, *PathRequest) (*ErrorReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedFileSystemServer) MakeDir(context.Context, *PathRequest) (*ErrorReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method MakeDir not implemented")
+}
+func (UnimplementedFileSystemServer) RemoveDir(context.Context, *PathRequest) (*ErrorReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RemoveDir not implemented")
 }
 func (UnimplementedFileSystemServer) mustEmbedUnimplementedFileSystemServer() {}
 
@@ -604,6 +642,42 @@ func _FileSystem_Delete_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FileSystem_MakeDir_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PathRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FileSystemServer).MakeDir(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FileSystem_MakeDir_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FileSystemServer).MakeDir(ctx, req.(*PathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FileSystem_RemoveDir_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PathRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FileSystemServer).RemoveDir(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FileSystem_RemoveDir_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FileSystemServer).RemoveDir(ctx, req.(*PathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FileSystem_ServiceDesc is the grpc.ServiceDesc for FileSystem service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -630,6 +704,14 @@ var FileSystem_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _FileSystem_Delete_Handler,
+		},
+		{
+			MethodName: "MakeDir",
+			Handler:    _FileSystem_MakeDir_Handler,
+		},
+		{
+			MethodName: "RemoveDir",
+			Handler:    _FileSystem_RemoveDir_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
