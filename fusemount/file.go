@@ -76,6 +76,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if h.keepCache {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 	}
+	if !h.write && !h.wrote {
+		// A reader has nothing to commit (its Flush is a no-op: only
+		// a writer's close publishes a staging), so the kernel need not
+		// send FLUSH at each close (FOPEN_NOFLUSH, Linux 5.16+; older
+		// kernels ignore it). An open with O_TRUNC wrote (it emptied
+		// the staging) and keeps its flush.
+		fuseFlags |= fuse.FOPEN_NOFLUSH
+	}
 	return h.fuseHandle(), fuseFlags, 0
 }
 
