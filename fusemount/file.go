@@ -177,10 +177,14 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		if pt == -1 && !write {
 			// A first reader passes through to the host file, unless
 			// the kernel keeps this version's pages (a cached open
-			// serves them with no read at all) or the tree gives no
-			// descriptor: then it reads as without passthrough.
+			// serves them with no read at all), the file is small
+			// enough to be read whole (the next open of this
+			// version is then served from the kernel's pages: no
+			// read, and no atime refresh, which a passthrough read
+			// costs the next fstat) or the tree gives no descriptor:
+			// then it reads as without passthrough.
 			pt = ptNone
-			if !keep {
+			if limit := m.opts.wholeFileLimit(); !keep && (limit < 0 || fi.Size > limit) {
 				if fd, ok := n.ptSetup(false, p, false); ok {
 					pt, ptFd, ptNew = ptRead, fd, true
 				}
