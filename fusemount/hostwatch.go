@@ -211,7 +211,7 @@ func (iv *invalidator) queueHost(c local.HostChange) {
 // kernel holds at or under c.Path. A watch that is no longer complete
 // sends the mount back to the short timeouts, and everything the kernel
 // cached for long is dropped.
-func (iv *invalidator) invalidateHost(c local.HostChange) {
+func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]bool) {
 	m := iv.m
 	if m.hostOK.Load() && !m.hostCovered(c.Path) {
 		// A directory could not be watched (the watch limit): from now
@@ -246,8 +246,14 @@ func (iv *invalidator) invalidateHost(c local.HostChange) {
 		if pn, ok := parent.Operations().(*node); ok {
 			pn.forgetSubdirs()
 		}
-		parent.NotifyContent(0, 0) // its listing, mtime and link count
-		if ch == nil || !iv.unchanged(ch, c.Path) {
+		// Its listing, mtime and link count: once per batch (see
+		// invalidateDirs).
+		dirs[parent] = true
+		// The name: unless the kernel holds nothing of it (go-fuse
+		// knows every name the kernel looked up; a negative entry is
+		// cached only with a negative timeout) or what it holds is
+		// still right (the mount's own change).
+		if ch == nil && m.opts.negativeTimeout() > 0 || ch != nil && !iv.unchanged(ch, c.Path) {
 			parent.NotifyEntry(name)
 		}
 	}
@@ -262,6 +268,16 @@ func (iv *invalidator) invalidateHost(c local.HostChange) {
 	}
 	iv.staleNode(ch)
 	ch.NotifyContent(0, 0)
+}
+
+// invalidateDirs drops the listings and attributes of the directories
+// whose entries a batch of host changes touched: one invalidation per
+// directory, where a burst of changes in one directory (rm -r, a build)
+// would otherwise send one per name.
+func (iv *invalidator) invalidateDirs(dirs map[*fs.Inode]bool) {
+	for d := range dirs {
+		d.NotifyContent(0, 0)
+	}
 }
 
 // unchanged reports whether what the tree has at p now is what the

@@ -100,9 +100,11 @@ func (iv *invalidator) run() {
 		for _, c := range q {
 			iv.invalidate(c)
 		}
+		dirs := map[*fs.Inode]bool{}
 		for _, p := range order {
-			iv.invalidateHost(host[p])
+			iv.invalidateHost(host[p], dirs)
 		}
+		iv.invalidateDirs(dirs)
 		iv.mu.Lock()
 		iv.busy = false
 		if len(iv.queue) == 0 && len(iv.hostOrder) == 0 {
