@@ -356,14 +356,22 @@ func (n *node) stageEmpty() syscall.Errno {
 
 // stageEmptyAt makes n.stage, nil before, an empty staging of the file at
 // p. Callers hold n.mu.
+//
+// The staging is made first: a staging that says what it replaces
+// (vfs.BaseETag: local:) needs no Stat of the file (an empty staging
+// copies nothing, so there is no copy for a change to slip past).
 func (n *node) stageEmptyAt(p string) syscall.Errno {
-	base, errno := n.baseOf(n.m.fsys, p)
-	if errno != 0 {
-		return errno
-	}
 	st, err := vfs.Stage(n.m.ctx, n.m.fsys, p, false)
 	if err != nil {
 		return n.m.errno("truncate", p, err)
+	}
+	var base vfs.Precondition
+	if vfs.BaseETag(st) == "" {
+		var errno syscall.Errno
+		if base, errno = n.baseOf(n.m.fsys, p); errno != 0 {
+			st.Abort()
+			return errno
+		}
 	}
 	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()

@@ -559,23 +559,27 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 // (vfs.ModeSetter); a tree without modes, or a directory only the mount
 // holds, gets it held by the mount (see the package doc). def is the
 // mode shown when the tree reports none.
-func (n *node) createMode(p string, perm, def uint32) {
+//
+// It returns what the tree's Stat said of p when the mode was already
+// right (ok), so a caller need not ask again.
+func (n *node) createMode(p string, perm, def uint32) (fi vfs.FileInfo, ok bool) {
 	cur := def
 	fi, err := n.m.fsys.Stat(n.m.ctx, p)
 	if err == nil && (fi.HasMode || fi.Mode != 0) {
 		cur = modeBits(fi.Mode)
 	}
 	if perm == cur {
-		return
+		return fi, err == nil
 	}
 	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(perm))
 	if err == nil {
-		return
+		return vfs.FileInfo{}, false
 	}
 	if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, vfs.ErrNotFound) {
 		n.m.log.Printf("chmod %s at create: %v; the mount holds the mode", p, err)
 	}
 	n.m.setMeta(p, func(md *meta) { md.mode = perm })
+	return vfs.FileInfo{}, false
 }
 
 // Symlink makes a link through the tree (vfs.Symlinker: on the host for
@@ -866,9 +870,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			return nil, nil, 0, syscall.EISDIR
 		}
 	}
+	gen := n.m.hostGen.Load()
+	var fi vfs.FileInfo
+	known := false // fi is the tree's Stat of the file just created
 	if created {
 		n.m.forget(p)
-		n.createMode(p, mode&0o7777, 0o644)
+		fi, known = n.createMode(p, mode&0o7777, 0o644)
+		known = known && fi.Kind == vfs.KindFile
 		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFREG)
@@ -881,10 +889,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	gen := n.m.hostGen.Load()
-	fi, err := n.m.stat(p)
-	if err != nil {
-		return nil, nil, 0, n.m.errno("create", p, err)
+	if !known {
+		gen = n.m.hostGen.Load()
+		if fi, err = n.m.stat(p); err != nil {
+			return nil, nil, 0, n.m.errno("create", p, err)
+		}
 	}
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
