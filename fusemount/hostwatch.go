@@ -40,8 +40,8 @@ type hostMount struct {
 // hostState is what the mount knows of its trees' host watches.
 type hostState struct {
 	hostMu     sync.Mutex
-	hostMounts []hostMount // deepest prefix first
-	hostClosed bool        // stopHost ran: a watch started later is closed
+	hostMounts atomic.Pointer[[]hostMount] // deepest prefix first; set once watched
+	hostClosed bool                        // stopHost ran: a watch started later is closed (guarded by hostMu)
 	// hostOK says every host mount is watched completely: host entries
 	// may be cached for ObservedTimeout.
 	hostOK atomic.Bool
@@ -115,7 +115,7 @@ func (m *mount) watchHost(iv *invalidator) {
 			m.closeHostWatches(mounts)
 			return
 		}
-		m.hostMounts = mounts
+		m.hostMounts.Store(&mounts)
 		m.hostMu.Unlock()
 		m.hostOK.Store(true)
 		m.debugf("host changes: host entries cached for %v, dropped on each change", ObservedTimeout)
@@ -157,27 +157,42 @@ func (m *mount) closeHostWatches(mounts []hostMount) {
 func (m *mount) stopHost() {
 	m.hostOK.Store(false)
 	m.hostMu.Lock()
-	mounts := m.hostMounts
-	m.hostMounts = nil
+	mounts := m.hostMounts.Swap(nil)
 	m.hostClosed = true
 	m.hostMu.Unlock()
-	m.closeHostWatches(mounts)
+	if mounts != nil {
+		m.closeHostWatches(*mounts)
+	}
 }
 
 // hostCovered reports whether the host entry at p may be cached long:
 // the mount serving p has a complete watch of its host directory.
 func (m *mount) hostCovered(p string) bool {
-	if !m.hostOK.Load() {
+	mounts := m.hostMounts.Load()
+	if !m.hostOK.Load() || mounts == nil {
 		return false
 	}
-	m.hostMu.Lock()
-	defer m.hostMu.Unlock()
-	for _, hm := range m.hostMounts {
+	for _, hm := range *mounts {
 		if vfs.HasPrefix(p, hm.prefix) {
 			return hm.watch != nil && hm.watch.Complete()
 		}
 	}
 	return false
+}
+
+// hostComplete reports whether every host directory the mount watches is
+// watched completely.
+func (m *mount) hostComplete() bool {
+	mounts := m.hostMounts.Load()
+	if mounts == nil {
+		return false
+	}
+	for _, hm := range *mounts {
+		if hm.watch != nil && !hm.watch.Complete() {
+			return false
+		}
+	}
+	return true
 }
 
 // queueHost queues a host change for the invalidator's goroutine; changes
@@ -213,7 +228,7 @@ func (iv *invalidator) queueHost(c local.HostChange) {
 // cached for long is dropped.
 func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]bool) {
 	m := iv.m
-	if m.hostOK.Load() && !m.hostCovered(c.Path) {
+	if m.hostOK.Load() && !m.hostComplete() {
 		// A directory could not be watched (the watch limit): from now
 		// on host entries get the short timeouts, and what the kernel
 		// cached for long goes.

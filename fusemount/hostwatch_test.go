@@ -13,6 +13,8 @@ import (
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // hostCounter is a local: tree (it keeps every capability of *local.FS,
@@ -156,4 +158,28 @@ func TestHostWatchExplicitTimeouts(t *testing.T) {
 	sh(t, `stat "$M/a.txt" >/dev/null`, env)
 	assert.NotZero(t, fsys.n.Load()-before, "a host entry asked for again after the explicit timeouts")
 	assert.False(t, s.m.hostOK.Load(), "host entries cached long with explicit timeouts")
+}
+
+// TestHostChangesUnion: a union of a local: mount at / and a temp: mount
+// at /notes watches the local: one; a host change shadowed by the temp:
+// mount (the host directory has a notes/ of its own) leaves the watch
+// complete, and a host edit of a local: file shows promptly.
+func TestHostChangesUnion(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host\n"), 0o644))
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	notes := temp.MustNew(map[string]string{"/n": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/", FS: lfs}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
+	env := "M=" + s.Dir()
+	require.Equal(t, "host\nnote\n", sh(t, `cat "$M/f" "$M/notes/n"`, env))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "notes"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes", "hidden"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host two\n"), 0o644))
+	eventually(t, "a host edit in a union", `cat "$M/f"; ls "$M/notes"`, "host two\nn\n", env)
+	assert.True(t, s.m.hostOK.Load(), "host entries cached long after a change under the temp: mount")
 }
