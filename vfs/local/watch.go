@@ -231,14 +231,28 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 			// A directory made or moved in: watch it and what it
 			// holds already, then report it Lost, since what was made
 			// in it before the watch is not reported one by one.
-			hw.unwatchTree(ev.Name) // a stale watch under this name
+			hw.mu.Lock()
+			stale := hw.dirs[ev.Name]
+			hw.mu.Unlock()
+			if stale { // a watch left under this name
+				hw.unwatchTree(ev.Name)
+			}
 			if err := hw.watchTree(ev.Name); err != nil {
 				hw.complete.Store(false)
 			}
 			c.Lost = true
 		}
 		hw.report(c)
-	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+	case ev.Has(fsnotify.Remove):
+		// A directory removed was empty: the directories under it were
+		// removed (and unwatched) before it, and the kernel dropped its
+		// own watch.
+		hw.mu.Lock()
+		dir := hw.dirs[ev.Name]
+		delete(hw.dirs, ev.Name)
+		hw.mu.Unlock()
+		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/"})
+	case ev.Has(fsnotify.Rename):
 		hw.mu.Lock()
 		dir := hw.dirs[ev.Name]
 		hw.mu.Unlock()
