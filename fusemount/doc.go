@@ -100,7 +100,8 @@
 // the kernel keeps pages of is not read at open. Readers open with
 // FOPEN_NOFLUSH (they have nothing to commit). A read-only mount answers
 // OPEN and FLUSH with ENOSYS (no-open, no-flush): reads come without a
-// handle and are served by range from the tree's current file.
+// handle and are served by range from the tree's current file; on a tree
+// that reports its changes OPENDIR too (no-opendir, noopendir.go).
 //
 // # Permissions
 //

@@ -50,6 +50,9 @@ type hostState struct {
 	hostGen atomic.Uint64
 	// hostDropForTest drops the host changes heard (tests: changes lost).
 	hostDropForTest atomic.Bool
+	// handlelessReads counts the directory reads served without a
+	// handle (no-opendir, see noopendir.go).
+	handlelessReads atomic.Int64
 }
 
 // hostMountsOf lists the mounts of fsys (itself, a union's mounts, the tree

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,4 +183,33 @@ func TestHostChangesUnion(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host two\n"), 0o644))
 	eventually(t, "a host edit in a union", `cat "$M/f"; ls "$M/notes"`, "host two\nn\n", env)
 	assert.True(t, s.m.hostOK.Load(), "host entries cached long after a change under the temp: mount")
+}
+
+// TestReadOnlyNoOpendir: a read-only mount answers OPENDIR with ENOSYS
+// (no-opendir), and its listings, read without a handle and in several
+// requests for a large directory, are what the host holds, again from
+// the kernel's cache, and after a host change.
+func TestReadOnlyNoOpendir(t *testing.T) {
+	files := map[string]string{"big/sub/deeper/f": "f\n"}
+	for i := range 3000 {
+		files["big/a-rather-long-file-name-to-fill-the-listing-"+strconv.Itoa(i)] = ""
+	}
+	root := t.TempDir()
+	for p, data := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
+	}
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	s := mountT(t, lfs, Options{ReadOnly: true})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
+	env := []string{"M=" + s.Dir(), "H=" + root}
+	same := `diff <(cd "$H" && find . | sort) <(cd "$M" && find . | sort) && echo same; cat "$M/big/sub/deeper/f"`
+	assert.Equal(t, "same\nf\n", sh(t, same, env...))
+	assert.Positive(t, s.m.handlelessReads.Load(), "directory reads without a handle (no-opendir)")
+	assert.Equal(t, "same\nf\n", sh(t, same, env...), "listed again, from the kernel's cache")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "big", "new"), nil, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(root, "big", "a-rather-long-file-name-to-fill-the-listing-7")))
+	eventually(t, "a host change in a large directory", same, "same\nf\n", env...)
 }
