@@ -260,6 +260,11 @@ func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]boo
 	}
 	name := segs[len(segs)-1]
 	ch := parent.GetChild(name)
+	var fi vfs.FileInfo
+	var err error
+	if ch != nil {
+		fi, err = m.stat(c.Path)
+	}
 	if c.Entry || c.Lost {
 		if pn, ok := parent.Operations().(*node); ok {
 			pn.forgetSubdirs()
@@ -267,11 +272,18 @@ func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]boo
 		// Its listing, mtime and link count: once per batch (see
 		// invalidateDirs).
 		dirs[parent] = true
-		// The name: unless the kernel holds nothing of it (go-fuse
-		// knows every name the kernel looked up; a negative entry is
-		// cached only with a negative timeout) or what it holds is
-		// still right (the mount's own change).
-		if ch == nil && m.opts.negativeTimeout() > 0 || ch != nil && !iv.unchanged(ch, c.Path) {
+		// The name, where what the kernel holds of it is wrong: a name
+		// gone, or now of another kind (a node is its path, so a file
+		// replaced by a file keeps its node: its attributes and pages
+		// go below). A name the kernel does not hold needs nothing
+		// (go-fuse knows every name the kernel looked up), but for a
+		// negative entry, cached only with a negative timeout.
+		switch {
+		case ch == nil:
+			if m.opts.negativeTimeout() > 0 {
+				parent.NotifyEntry(name)
+			}
+		case err != nil || fi.Kind == vfs.KindMissing && !fi.Link || typeOf(fi) != ch.StableAttr().Mode:
 			parent.NotifyEntry(name)
 		}
 	}
@@ -281,7 +293,7 @@ func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]boo
 	if c.Lost {
 		iv.invalidateTree(ch)
 	}
-	if !c.Entry && iv.unchanged(ch, c.Path) {
+	if err == nil && iv.unchanged(ch, fi) {
 		return
 	}
 	iv.staleNode(ch)
@@ -298,17 +310,13 @@ func (iv *invalidator) invalidateDirs(dirs map[*fs.Inode]bool) {
 	}
 }
 
-// unchanged reports whether what the tree has at p now is what the
-// kernel was last told of in (same kind, etag, size, time and mode), so
-// a change the mount made itself, reported by the host watch a moment
-// later, drops nothing.
-func (iv *invalidator) unchanged(in *fs.Inode, p string) bool {
+// unchanged reports whether fi, what the tree has at the node's path now,
+// is what the kernel was last told of it (same kind, etag, size, time
+// and mode), so a change the mount made itself, reported by the host
+// watch a moment later, drops nothing.
+func (iv *invalidator) unchanged(in *fs.Inode, fi vfs.FileInfo) bool {
 	n, ok := in.Operations().(*node)
 	if !ok {
-		return false
-	}
-	fi, err := iv.m.fsys.Stat(iv.m.ctx, p)
-	if err != nil {
 		return false
 	}
 	n.mu.Lock()
@@ -320,21 +328,23 @@ func (iv *invalidator) unchanged(in *fs.Inode, p string) bool {
 		fi.LinkModTime.Equal(old.LinkModTime)
 }
 
-// staleNode marks what the node holds of its path stale (see invalidate).
+// staleNode forgets what the node holds of the tree's file at its path:
+// the Stat an open would reuse and the version whose pages the kernel
+// keeps. Unlike a change through the API (see invalidate), it leaves the
+// node's open handles alone: a program that has the file open keeps
+// reading the version it opened (a reopen by path could find another
+// file there, or none, in the middle of a read), as before the mount
+// heard host changes at all; the mount's own renames and commits, heard
+// here a moment later, must not disturb their readers.
 func (iv *invalidator) staleNode(in *fs.Inode) {
 	cn, ok := in.Operations().(*node)
 	if !ok {
 		return
 	}
 	cn.mu.Lock()
-	if !cn.deleted {
-		cn.changes.Add(1)
-		if !cn.dirty {
-			cn.dropStage()
-		}
-		cn.version = ""
-		cn.subdirsAt = time.Time{}
-	}
+	cn.statAt, cn.statLong = time.Time{}, false
+	cn.version = ""
+	cn.subdirsAt = time.Time{}
 	cn.mu.Unlock()
 }
 
