@@ -47,6 +47,7 @@ type mount struct {
 	displaced map[uint64]bool
 
 	ptState
+	hostState
 }
 
 func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
@@ -86,12 +87,22 @@ func inoOf(path string) uint64 {
 }
 
 // observed reports whether every change to what fi describes reaches the
-// mount, so the kernel may cache it for ObservedTimeout: the tree reports
-// its changes (vfs.Notifier), the entry is not a host file or directory
-// (no host mode: another program cannot change it behind the tree), and
-// the timeouts were left at their defaults.
-func (m *mount) observed(fi vfs.FileInfo) bool {
-	return !fi.HasMode && !fi.Link && m.watched.Load() && m.opts.EntryTimeout == 0 && m.opts.AttrTimeout == 0
+// mount, so the kernel may cache it for ObservedTimeout; gen is m.hostGen
+// from before the Stat that answered fi. The timeouts must have been left
+// at their defaults, and either fi is under a host directory the mount
+// watches completely (vfs/local's WatchHost: any program's change is
+// heard) and no host change was heard since gen (fi may predate it), or
+// it is no host file or directory and no link (no host mode: nobody can
+// change it behind the tree) of a tree that reports its changes
+// (vfs.Notifier).
+func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
+	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 {
+		return false
+	}
+	if m.hostCovered(fi.Path) {
+		return m.hostGen.Load() == gen
+	}
+	return !fi.HasMode && !fi.Link && m.watched.Load()
 }
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a

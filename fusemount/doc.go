@@ -61,8 +61,9 @@
 // On a read-write mount, a file of a tree that exposes host descriptors
 // (vfs.FileDescriptor: local:'s OpenFile readers and Stage stagings) is
 // read and written by the kernel itself (FUSE passthrough, go-fuse's
-// fs.FilePassthroughFder): a reader passes through to a read-only
-// descriptor of the host file, a writer to the file's staging, made at
+// fs.FilePassthroughFder): a reader of a file above WholeFileLimit passes
+// through to a read-only descriptor of the host file (smaller ones are
+// read whole and kept in the kernel's pages), a writer to the file's staging, made at
 // open; commits stay renames with the compare-and-swap at flush, fsync
 // and release. The kernel allows one backing file per inode and no mix
 // with cached opens, so a node is in one mode at a time: an open that
@@ -87,10 +88,20 @@
 // default timeouts, entries that are not host files (no FileInfo.HasMode:
 // temp:) are cached for ObservedTimeout, and directory listings are cached
 // across opens (FOPEN_CACHE_DIR, dropped on a change through the mount, an
-// invalidation, or a new directory mtime). A file reopened at the version
-// the kernel keeps pages of is not read at open. A read-only mount answers
-// OPEN with ENOSYS (no-open): reads come without a handle and are served by
-// range from the tree's current file.
+// invalidation, or a new directory mtime). Host entries of local: trees
+// (alone, in a union, under vfs/readonly) are cached for ObservedTimeout
+// too while the mount watches their host directories (hostwatch.go:
+// vfs/local's WatchHost, inotify, asked for by interface, not part of
+// vfs.Notifier): every host change, by any program, is invalidated from
+// the invalidator's goroutine; lost changes (an inotify overflow) drop
+// everything the kernel holds; a tree that cannot be watched completely
+// (the inotify watch limit) keeps, or falls back to, the short timeouts.
+// Explicit timeouts turn the watch off. A file reopened at the version
+// the kernel keeps pages of is not read at open. Readers open with
+// FOPEN_NOFLUSH (they have nothing to commit). A read-only mount answers
+// OPEN and FLUSH with ENOSYS (no-open, no-flush): reads come without a
+// handle and are served by range from the tree's current file; on a tree
+// that reports its changes OPENDIR too (no-opendir, noopendir.go).
 //
 // # Permissions
 //

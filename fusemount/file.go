@@ -76,6 +76,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if h.keepCache {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 	}
+	if !h.write && !h.wrote {
+		// A reader has nothing to commit (its Flush is a no-op: only
+		// a writer's close publishes a staging), so the kernel need not
+		// send FLUSH at each close (FOPEN_NOFLUSH, Linux 5.16+; older
+		// kernels ignore it). An open with O_TRUNC wrote (it emptied
+		// the staging) and keeps its flush.
+		fuseFlags |= fuse.FOPEN_NOFLUSH
+	}
 	return h.fuseHandle(), fuseFlags, 0
 }
 
@@ -169,10 +177,14 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		if pt == -1 && !write {
 			// A first reader passes through to the host file, unless
 			// the kernel keeps this version's pages (a cached open
-			// serves them with no read at all) or the tree gives no
-			// descriptor: then it reads as without passthrough.
+			// serves them with no read at all), the file is small
+			// enough to be read whole (the next open of this
+			// version is then served from the kernel's pages: no
+			// read, and no atime refresh, which a passthrough read
+			// costs the next fstat) or the tree gives no descriptor:
+			// then it reads as without passthrough.
 			pt = ptNone
-			if !keep {
+			if limit := m.opts.wholeFileLimit(); !keep && (limit < 0 || fi.Size > limit) {
 				if fd, ok := n.ptSetup(false, p, false); ok {
 					pt, ptFd, ptNew = ptRead, fd, true
 				}
@@ -344,14 +356,22 @@ func (n *node) stageEmpty() syscall.Errno {
 
 // stageEmptyAt makes n.stage, nil before, an empty staging of the file at
 // p. Callers hold n.mu.
+//
+// The staging is made first: a staging that says what it replaces
+// (vfs.BaseETag: local:) needs no Stat of the file (an empty staging
+// copies nothing, so there is no copy for a change to slip past).
 func (n *node) stageEmptyAt(p string) syscall.Errno {
-	base, errno := n.baseOf(n.m.fsys, p)
-	if errno != 0 {
-		return errno
-	}
 	st, err := vfs.Stage(n.m.ctx, n.m.fsys, p, false)
 	if err != nil {
 		return n.m.errno("truncate", p, err)
+	}
+	var base vfs.Precondition
+	if vfs.BaseETag(st) == "" {
+		var errno syscall.Errno
+		if base, errno = n.baseOf(n.m.fsys, p); errno != 0 {
+			st.Abort()
+			return errno
+		}
 	}
 	n.stage, n.base = st, stagedBase(st, base)
 	n.mtime = time.Now()

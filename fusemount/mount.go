@@ -128,6 +128,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	var watched bool
 	s.unwatch, watched = vfs.Watch(fsys, s.inv.changed)
 	m.watched.Store(watched)
+	m.watchHost(s.inv)
 	return s, nil
 }
 
@@ -206,6 +207,7 @@ func (s *Server) close() error {
 		if s.unwatch != nil {
 			s.unwatch()
 		}
+		s.m.stopHost()
 		if s.inv != nil {
 			s.inv.stop()
 		}

@@ -61,6 +61,10 @@ type node struct {
 	statFI  vfs.FileInfo
 	statAt  time.Time
 	statGen uint64
+	// statLong says statFI was handed to the kernel for ObservedTimeout
+	// (every change of it is heard, and bumps changes): open reuses it
+	// for as long.
+	statLong bool
 
 	// realDirs caches hasRealDirs: 0 unknown, 1 yes, 2 no.
 	realDirs atomic.Int32
@@ -279,6 +283,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, stale
 	}
 	p := vfs.Join(dir, name)
+	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return nil, n.m.errno("lookup", p, err)
@@ -290,29 +295,46 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
-	if n.m.observed(fi) {
+	cn.entryTimeouts(fi, gen, out)
+	return ch, 0
+}
+
+// entryTimeouts sets out's timeouts, for node n, to ObservedTimeout when
+// every change of fi is heard (see observed); gen is m.hostGen from
+// before fi was asked.
+func (n *node) entryTimeouts(fi vfs.FileInfo, gen uint64, out *fuse.EntryOut) {
+	if n.m.observed(fi, gen) {
 		out.SetEntryTimeout(ObservedTimeout)
 		out.SetAttrTimeout(ObservedTimeout)
+		n.setLong()
 	}
-	return ch, 0
+}
+
+// setLong records that the attributes last remembered were handed to the
+// kernel for ObservedTimeout.
+func (n *node) setLong() {
+	n.mu.Lock()
+	n.statLong = true
+	n.mu.Unlock()
 }
 
 // remember records fi, just answered by the tree's Stat, for recent.
 func (n *node) remember(fi vfs.FileInfo) {
 	gen := n.changes.Load()
 	n.mu.Lock()
-	n.statFI, n.statAt, n.statGen = fi, time.Now(), gen
+	n.statFI, n.statAt, n.statGen, n.statLong = fi, time.Now(), gen, false
 	n.mu.Unlock()
 }
 
 // recent returns what the tree's Stat said of file n if that was within
-// the attribute timeout (the kernel trusts attributes that long anyway) and
-// no change of the path was reported since.
+// the attribute timeout (the kernel trusts attributes that long anyway),
+// or the kernel was given it for ObservedTimeout (statLong), and no change
+// of the path was reported since.
 func (n *node) recent() (vfs.FileInfo, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.statAt.IsZero() || n.statFI.Kind != vfs.KindFile || n.statGen != n.changes.Load() ||
-		time.Since(n.statAt) >= n.m.opts.attrTimeout() {
+		!n.statLong && time.Since(n.statAt) >= n.m.opts.attrTimeout() {
 		return vfs.FileInfo{}, false
 	}
 	return n.statFI, true
@@ -343,6 +365,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if stale != 0 {
 		return stale
 	}
+	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return n.m.errno("getattr", p, err)
@@ -359,8 +382,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	n.remember(fi)
 	n.fill(fi, &out.Attr)
-	if n.m.observed(fi) {
+	if n.m.observed(fi, gen) {
 		out.SetTimeout(ObservedTimeout)
+		n.setLong()
 	}
 	return 0
 }
@@ -535,23 +559,27 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 // (vfs.ModeSetter); a tree without modes, or a directory only the mount
 // holds, gets it held by the mount (see the package doc). def is the
 // mode shown when the tree reports none.
-func (n *node) createMode(p string, perm, def uint32) {
+//
+// It returns what the tree's Stat said of p when the mode was already
+// right (ok), so a caller need not ask again.
+func (n *node) createMode(p string, perm, def uint32) (fi vfs.FileInfo, ok bool) {
 	cur := def
 	fi, err := n.m.fsys.Stat(n.m.ctx, p)
 	if err == nil && (fi.HasMode || fi.Mode != 0) {
 		cur = modeBits(fi.Mode)
 	}
 	if perm == cur {
-		return
+		return fi, err == nil
 	}
 	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(perm))
 	if err == nil {
-		return
+		return vfs.FileInfo{}, false
 	}
 	if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, vfs.ErrNotFound) {
 		n.m.log.Printf("chmod %s at create: %v; the mount holds the mode", p, err)
 	}
 	n.m.setMeta(p, func(md *meta) { md.mode = perm })
+	return vfs.FileInfo{}, false
 }
 
 // Symlink makes a link through the tree (vfs.Symlinker: on the host for
@@ -575,6 +603,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, n.m.errno("symlink", p, err)
 	}
 	n.m.forget(p)
+	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
 	if err != nil {
 		return nil, n.m.errno("symlink", p, err)
@@ -584,6 +613,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
+	cn.entryTimeouts(fi, gen, out)
 	return ch, 0
 }
 
@@ -677,13 +707,18 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	n.createMode(p, mode&0o7777, 0o755)
 	n.m.ownByCaller(ctx, p)
 	fi = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: now}
+	gen := n.m.hostGen.Load()
+	known := false
 	if tf, err := n.m.stat(p); err == nil && tf.Kind == vfs.KindDir {
-		fi = tf
+		fi, known = tf, true
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFDIR)
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
+	if known {
+		cn.entryTimeouts(fi, gen, out)
+	}
 	return ch, 0
 }
 
@@ -835,9 +870,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			return nil, nil, 0, syscall.EISDIR
 		}
 	}
+	gen := n.m.hostGen.Load()
+	var fi vfs.FileInfo
+	known := false // fi is the tree's Stat of the file just created
 	if created {
 		n.m.forget(p)
-		n.createMode(p, mode&0o7777, 0o644)
+		fi, known = n.createMode(p, mode&0o7777, 0o644)
+		known = known && fi.Kind == vfs.KindFile
 		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFREG)
@@ -850,12 +889,15 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	fi, err := n.m.stat(p)
-	if err != nil {
-		return nil, nil, 0, n.m.errno("create", p, err)
+	if !known {
+		gen = n.m.hostGen.Load()
+		if fi, err = n.m.stat(p); err != nil {
+			return nil, nil, 0, n.m.errno("create", p, err)
+		}
 	}
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
+	cn.entryTimeouts(fi, gen, out)
 	return ch, h.fuseHandle(), 0, 0
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // invalidator turns the tree's change notifications into kernel cache
@@ -17,13 +18,17 @@ type invalidator struct {
 	m    *mount
 	root *fs.Inode
 
-	mu      sync.Mutex
-	queue   []vfs.Change
-	busy    bool       // run is sending a batch taken from queue
-	idle    *sync.Cond // broadcast when queue is empty and !busy
-	wake    chan struct{}
-	stopped bool
-	done    chan struct{}
+	mu    sync.Mutex
+	queue []vfs.Change
+	// host holds the host changes not sent yet, by path (merged), in
+	// the order of hostOrder (see hostwatch.go).
+	host      map[string]local.HostChange
+	hostOrder []string
+	busy      bool       // run is sending a batch taken from queue
+	idle      *sync.Cond // broadcast when queue is empty and !busy
+	wake      chan struct{}
+	stopped   bool
+	done      chan struct{}
 }
 
 func newInvalidator(m *mount, root *fs.Inode) *invalidator {
@@ -72,7 +77,7 @@ func (iv *invalidator) stop() {
 func (iv *invalidator) flush() {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
-	for (len(iv.queue) > 0 || iv.busy) && !iv.stopped {
+	for (len(iv.queue) > 0 || len(iv.hostOrder) > 0 || iv.busy) && !iv.stopped {
 		iv.idle.Wait()
 	}
 }
@@ -88,15 +93,21 @@ func (iv *invalidator) run() {
 	for range iv.wake {
 		iv.mu.Lock()
 		q, stopped := iv.queue, iv.stopped
-		iv.queue = nil
+		host, order := iv.host, iv.hostOrder
+		iv.queue, iv.host, iv.hostOrder = nil, nil, nil
 		iv.busy = true
 		iv.mu.Unlock()
 		for _, c := range q {
 			iv.invalidate(c)
 		}
+		dirs := map[*fs.Inode]bool{}
+		for _, p := range order {
+			iv.invalidateHost(host[p], dirs)
+		}
+		iv.invalidateDirs(dirs)
 		iv.mu.Lock()
 		iv.busy = false
-		if len(iv.queue) == 0 {
+		if len(iv.queue) == 0 && len(iv.hostOrder) == 0 {
 			iv.idle.Broadcast()
 		}
 		iv.mu.Unlock()

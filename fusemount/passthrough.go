@@ -372,6 +372,16 @@ type rawFS struct {
 	m *mount
 }
 
+// Flush answers ENOSYS on a read-only mount, which never has anything to
+// flush: the kernel then stops sending FLUSH at every close (no-flush);
+// its no-open (see Open) leaves it no OPEN reply to carry FOPEN_NOFLUSH.
+func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	if r.m.opts.ReadOnly {
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.Flush(cancel, in)
+}
+
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	r.RawFileSystem.Release(cancel, in)
 	r.m.ptMu.Lock()

@@ -212,9 +212,12 @@ func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
 // TestPassthroughWriterWaitsForReader: a writer opening a file that a
 // reader has open in passthrough waits for the reader's release, then
 // fails with ETXTBSY while it stays open; once the reader is gone it opens.
+// (Readers of files up to WholeFileLimit read through the daemon and the
+// kernel's pages, so the limit is off here: see
+// TestPassthroughSmallFileReaderShares.)
 func TestPassthroughWriterWaitsForReader(t *testing.T) {
 	requireFUSE(t)
-	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{Passthrough: true})
+	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{Passthrough: true, WholeFileLimit: -1})
 	if !s.m.pt.Load() {
 		t.Skip("passthrough unavailable here: " + fuseReason())
 	}
@@ -223,6 +226,26 @@ func TestPassthroughWriterWaitsForReader(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(root, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, "one\nthree\n", string(got))
+}
+
+// TestPassthroughSmallFileReaderShares: a reader of a file up to
+// WholeFileLimit does not pass through (it is read whole and kept in the
+// kernel's pages), so a writer while it is open does not wait: it writes
+// through the daemon, and the reader then reads the file as committed, as
+// on a local disk.
+func TestPassthroughSmallFileReaderShares(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{Passthrough: true})
+	if !s.m.pt.Load() {
+		t.Skip("passthrough unavailable here: " + fuseReason())
+	}
+	before := s.m.ptFds.Load()
+	out := sh(t, `exec 3<"$M/f"; echo two >> "$M/f" && echo appended; cat <&3; exec 3<&-; cat "$M/f"`, "M="+s.Dir())
+	assert.Equal(t, "appended\none\ntwo\none\ntwo\n", out)
+	assert.Equal(t, before, s.m.ptFds.Load(), "descriptors passed through")
+	got, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\n", string(got))
 }
 
 // TestPassthroughUnion: a tree of several mounts (a local: mount at /, a
@@ -238,7 +261,7 @@ func TestPassthroughUnion(t *testing.T) {
 	notes := temp.MustNew(map[string]string{"/n": "note\n"})
 	u, err := union.New([]union.Mount{{Prefix: "/", FS: repo}, {Prefix: "/notes", FS: notes}})
 	require.NoError(t, err)
-	s := mountT(t, u, Options{Passthrough: true})
+	s := mountT(t, u, Options{Passthrough: true, WholeFileLimit: -1})
 	if !s.m.pt.Load() {
 		t.Skip("passthrough unavailable here: " + fuseReason())
 	}

@@ -121,6 +121,10 @@ func TestRenameLocalMovesInOneStep(t *testing.T) {
 
 // TestRenameAtomicUnderReaders renames fresh files over one name while a
 // separate process reads that name: every read sees one whole version.
+// An open that loses the race twice (the kernel retries once) fails with
+// ESTALE, as docs/mount.md says; that is no partial read, and more
+// likely since the mount hears its own renames on the host (each drops
+// what the kernel caches of the name), so it is let through.
 func TestRenameAtomicUnderReaders(t *testing.T) {
 	const size = 256 << 10
 	_, s := localMount(t, map[string]string{"cur": strings.Repeat("a", size)}, Options{})
@@ -134,14 +138,17 @@ done &
 w=$!
 bad=0
 E=$(mktemp)
+T=$(mktemp)
 while kill -0 $w 2>/dev/null; do
-	n=$(cat "$M/cur" 2>>"$E" | wc -c)
-	k=$(cat "$M/cur" 2>>"$E" | fold -w1 | sort -u | wc -l)
+	if ! cat "$M/cur" > "$T" 2>>"$E"; then continue; fi
+	n=$(wc -c < "$T")
+	k=$(fold -w1 < "$T" | sort -u | wc -l)
 	if [ "$n" != "$SIZE" ] || [ "$k" != 1 ]; then bad=$((bad+1)); fi
 done
 wait $w
 echo bad=$bad
-sort -u "$E"; rm -f "$E"`
+sort -u "$E" | grep -v ': Stale file handle$' || true
+rm -f "$E" "$T"`
 	assert.Equal(t, "bad=0\n", sh(t, script, env...))
 }
 

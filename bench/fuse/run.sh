@@ -6,7 +6,8 @@
 # where the kernel allows it, and without: the default) and
 # --read-only.
 # Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
-# mounts a tmpfs), fio, python3 and about 6 GiB of free memory.
+# mounts a tmpfs), fio, python3 and about 6 GiB of free memory. Each julyfs
+# mount serves its own copy of the tree (it watches its host directory).
 #
 #   [TARGETS="native loopback ..."] bench/fuse/run.sh [N_META_FILES]
 #
@@ -37,6 +38,11 @@ go build -o "$BIN/metaops" ./bench/fuse/metaops
 mount -t tmpfs -o size=6g tmpfs "$T"
 mkdir "$T/data"
 cp -r "$(go env GOROOT)/src" "$T/data/gosrc"
+# Each julyfs mount serves a copy of its own: a julyfs mount watches its
+# host directory (inotify), and would otherwise spend the other targets'
+# time following their changes.
+for m in julyfs julyfs-nopt julyfs-ro; do cp -a "$T/data" "$T/data-$m"; done
+host() { case $1 in julyfs*) echo "$T/data-$1" ;; *) echo "$T/data" ;; esac; }
 
 waitmount() {
   for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
@@ -44,9 +50,9 @@ waitmount() {
 }
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
-"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
-"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
-"$BIN/julyfs" mount --read-only --mount "/=local:$T/data" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
+"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data-julyfs" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data-julyfs-nopt" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
+"$BIN/julyfs" mount --read-only --mount "/=local:$T/data-julyfs-ro" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
 for m in loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do waitmount "$W/$m"; done
 
 fiojson() { fio --output-format=json "$@" | python3 -c "$FIOPY"; }
@@ -95,11 +101,12 @@ echo "| target | seq write MiB/s | seq read MiB/s | 4k randwrite IOPS | create/s
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TARGETS:-native loopback loopback-nopt julyfs julyfs-nopt julyfs-ro}; do
   if [ $name = native ]; then D=$T/data; else D=$W/$name; fi
+  H=$(host $name)
   if [ $name = julyfs-ro ]; then
     # read-only: the read workloads only, on files made on the tmpfs
-    head -c 1G /dev/zero | tr '\0' 'x' > "$T/data/seq-$name.dat"
+    head -c 1G /dev/zero | tr '\0' 'x' > "$H/seq-$name.dat"
     read -r sr _ _ < <(fiojson --name=seq --directory="$D" --filename=seq-$name.dat --rw=read --bs=1M --size=1G --readonly)
-    rm -f "$T/data/seq-$name.dat"
+    rm -f "$H/seq-$name.dat"
     f=$(best find "$D/gosrc")
     g=$(best grep -r -c "func " "$D/gosrc")
     echo "| $name | — | $sr | — | — | — | — | — | $f | $g | — | — |"
@@ -113,13 +120,14 @@ for name in ${TARGETS:-native loopback loopback-nopt julyfs julyfs-nopt julyfs-r
   while read -r k v; do meta[$k]=$v; done < <("$BIN/metaops" "$D" "$NMETA")
   f=$(best find "$D/gosrc")
   g=$(best grep -r -c "func " "$D/gosrc")
-  mktree "$T/data/rm-$name" "$NRM"
+  mktree "$H/rm-$name" "$NRM"
+  sleep 1 # a julyfs mount hears the 31,000 creates on its host directory
   r=$(once rm -rf "$D/rm-$name")
-  mkdir -p "$T/data/mv-$name/to"
-  head -c 1G /dev/zero > "$T/data/mv-$name/big"
+  mkdir -p "$H/mv-$name/to"
+  head -c 1G /dev/zero > "$H/mv-$name/big"
   mv_s=$(once mv "$D/mv-$name/big" "$D/mv-$name/to/big")
   mvms=$(python3 -c "print('%.1f' % (1000*float('$mv_s')))")
-  rm -rf "$T/data/mv-$name"
+  rm -rf "$H/mv-$name"
   echo "| $name | $sw | $sr | $iops | ${meta[create]} | ${meta[stat]} | ${meta[stat-cached]} | ${meta[readdir-entries]} | $f | $g | $r | $mvms |"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

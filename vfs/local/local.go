@@ -76,7 +76,8 @@
 // the other gets "conflict: /p". Programs that write the host directory
 // directly take no such lock. Change notifications ([FS.Watch]) cover
 // writes and deletes made through this FS only, not changes made on the
-// disk by others.
+// disk by others; [FS.WatchHost] follows those (inotify, asynchronous, and
+// it can lose events: see watch.go).
 //
 // # Errors
 //

@@ -152,6 +152,11 @@ func (fsys *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.
 		return "", writeDirError(p, err)
 	}
 	defer w.close()
+	if len(data) == 0 && cond.IfNoneMatch && cond.IfMatch == "" {
+		if etag, ok := fsys.createEmpty(w, p); ok {
+			return etag, nil
+		}
+	}
 	tmp, f, err := w.createTemp()
 	if err != nil {
 		return "", vfs.WriteFailed(p, err)
@@ -171,6 +176,35 @@ func (fsys *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.
 		return "", err
 	}
 	return etagOf(&st), nil
+}
+
+// createEmpty creates the empty file p in its directory w where nothing
+// is at its name, in one exclusive create (O_EXCL: nothing partial can
+// show, so no temporary file and rename are needed), under the
+// directory's lock like every commit, and returns its etag. ok false
+// means something is at the name (a file, a directory, a link, dangling
+// or not) or the create failed: the caller writes the usual way, which
+// decides.
+func (fsys *FS) createEmpty(w *wdir, p string) (string, bool) {
+	fsys.mu.Lock()
+	w.lock()
+	fd, err := unix.Openat(w.fd, vfs.Base(p), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+	var st unix.Stat_t
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			w.remove(vfs.Base(p))
+		}
+	}
+	w.unlock()
+	fsys.mu.Unlock()
+	if err != nil {
+		return "", false
+	}
+	unix.Fsync(w.fd) // make the create durable; best effort, as commit's
+	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return etagOf(&st), true
 }
 
 // commit renames the temporary file tmp of w (open as f, its data synced)

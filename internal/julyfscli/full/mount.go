@@ -41,8 +41,8 @@ func mount(c *cli.Context, dir string) error {
 		ReadOnly:        c.Bool("read-only") || !writable(table),
 		Debug:           c.Bool("debug"),
 		Logger:          logger,
-		EntryTimeout:    cacheTimeout(c.Duration("entry-timeout")),
-		AttrTimeout:     cacheTimeout(c.Duration("attr-timeout")),
+		EntryTimeout:    cacheTimeout(c, "entry-timeout"),
+		AttrTimeout:     cacheTimeout(c, "attr-timeout"),
 		NegativeTimeout: c.Duration("negative-timeout"),
 		AllowOther:      c.Bool("allow-other"),
 		Passthrough:     c.Bool("passthrough"),
@@ -73,10 +73,16 @@ func writable(t rootspec.Table) bool {
 	return false
 }
 
-// cacheTimeout maps the flag's 0 ("no caching") to fusemount's negative.
-func cacheTimeout(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
+// cacheTimeout is the timeout flag name asks for as fusemount has it: 0
+// (fusemount's defaults, which cache entries the mount hears every change
+// of for fusemount.ObservedTimeout) when the flag is not given, and the
+// flag's 0 ("no caching") as fusemount's negative.
+func cacheTimeout(c *cli.Context, name string) time.Duration {
+	if !c.IsSet(name) {
+		return 0
 	}
-	return d
+	if d := c.Duration(name); d > 0 {
+		return d
+	}
+	return -1
 }

@@ -1,0 +1,360 @@
+package fusemount
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+// Host changes. A local: tree's files can be changed by any program on
+// the host, behind the daemon; the tree reports those changes through an
+// explicit capability (hostWatcher: vfs/local's WatchHost, inotify), so
+// the kernel may cache host entries for ObservedTimeout and the mount
+// invalidates them on each host change, from the invalidator's goroutine.
+// Where that is not possible (the tree cannot watch, a watch is not
+// complete: more directories than inotify watches allowed) host entries
+// keep the short timeouts. A host change seen while a lookup or getattr
+// was asking the tree makes that reply use the short timeouts too (see
+// hostGen), since its answer may predate the change and its invalidation
+// may reach the kernel before the reply does.
+
+// hostWatcher is a tree that reports the changes made to its host
+// directory by any process (vfs/local).
+type hostWatcher interface {
+	WatchHost(fn func(local.HostChange)) (*local.HostWatch, error)
+}
+
+// hostMount is one mount of the tree: where it appears, and the watch of
+// its host directory (nil when it has none).
+type hostMount struct {
+	prefix string
+	watch  *local.HostWatch
+	want   bool // a hostWatcher: watched once its watch started
+}
+
+// hostState is what the mount knows of its trees' host watches.
+type hostState struct {
+	hostMu     sync.Mutex
+	hostMounts atomic.Pointer[[]hostMount] // deepest prefix first; set once watched
+	hostClosed bool                        // stopHost ran: a watch started later is closed (guarded by hostMu)
+	// hostOK says every host mount is watched completely: host entries
+	// may be cached for ObservedTimeout.
+	hostOK atomic.Bool
+	// hostGen counts the host changes heard; a reply whose Stat ran
+	// while it moved is cached for the short timeouts only.
+	hostGen atomic.Uint64
+	// hostDropForTest drops the host changes heard (tests: changes lost).
+	hostDropForTest atomic.Bool
+	// handlelessReads counts the directory reads served without a
+	// handle (no-opendir, see noopendir.go).
+	handlelessReads atomic.Int64
+}
+
+// hostMountsOf lists the mounts of fsys (itself, a union's mounts, the tree
+// a wrapper such as vfs/readonly wraps) at prefix.
+func hostMountsOf(fsys vfs.FileSystem, prefix string) []hostMount {
+	switch t := fsys.(type) {
+	case hostWatcher:
+		return []hostMount{{prefix: prefix, want: true}}
+	case multiMount:
+		var out []hostMount
+		for _, m := range t.Mounts() {
+			out = append(out, hostMountsOf(m.FS, vfs.Join(prefix, m.Prefix))...)
+		}
+		return out
+	case interface{ Unwrap() vfs.FileSystem }:
+		return hostMountsOf(t.Unwrap(), prefix)
+	}
+	return []hostMount{{prefix: prefix}}
+}
+
+// watchHost starts watching the host directories of the mount's trees
+// (in the background: a large tree takes a while), then lets host entries
+// be cached long. It does nothing when explicit timeouts were given:
+// they keep their meaning.
+func (m *mount) watchHost(iv *invalidator) {
+	mounts := hostMountsOf(m.fsys, "/")
+	if !slices.ContainsFunc(mounts, func(hm hostMount) bool { return hm.want }) {
+		return
+	}
+	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 {
+		m.debugf("host changes: not watched (explicit --entry-timeout or --attr-timeout: host entries are cached that long)")
+		return
+	}
+	// Deepest first: the mount serving a path is the first whose prefix
+	// holds it.
+	slices.SortStableFunc(mounts, func(a, b hostMount) int { return len(b.prefix) - len(a.prefix) })
+	go func() {
+		for i := range mounts {
+			if !mounts[i].want {
+				continue
+			}
+			fsys := hostWatcherAt(m.fsys, mounts[i].prefix)
+			prefix := mounts[i].prefix
+			hw, err := fsys.WatchHost(func(c local.HostChange) {
+				m.hostGen.Add(1)
+				if m.hostDropForTest.Load() {
+					return
+				}
+				c.Path = vfs.Join(prefix, c.Path)
+				iv.queueHost(c)
+			})
+			if err != nil {
+				m.debugf("host changes: %v; host entries keep the %v timeouts", err, m.opts.entryTimeout())
+				m.closeHostWatches(mounts)
+				return
+			}
+			mounts[i].watch = hw
+			m.debugf("host changes: watching %d directories under %s", hw.Dirs(), prefix)
+		}
+		m.hostMu.Lock()
+		if m.hostClosed {
+			m.hostMu.Unlock()
+			m.closeHostWatches(mounts)
+			return
+		}
+		m.hostMounts.Store(&mounts)
+		m.hostMu.Unlock()
+		m.hostOK.Store(true)
+		m.debugf("host changes: host entries cached for %v, dropped on each change", ObservedTimeout)
+	}()
+}
+
+// hostWatcherAt is the hostWatcher mounted at prefix in fsys.
+func hostWatcherAt(fsys vfs.FileSystem, prefix string) hostWatcher {
+	var find func(vfs.FileSystem, string) hostWatcher
+	find = func(f vfs.FileSystem, at string) hostWatcher {
+		switch t := f.(type) {
+		case hostWatcher:
+			if at == prefix {
+				return t
+			}
+		case multiMount:
+			for _, mm := range t.Mounts() {
+				if w := find(mm.FS, vfs.Join(at, mm.Prefix)); w != nil {
+					return w
+				}
+			}
+		case interface{ Unwrap() vfs.FileSystem }:
+			return find(t.Unwrap(), at)
+		}
+		return nil
+	}
+	return find(fsys, "/")
+}
+
+func (m *mount) closeHostWatches(mounts []hostMount) {
+	for _, hm := range mounts {
+		if hm.watch != nil {
+			hm.watch.Close()
+		}
+	}
+}
+
+// stopHost stops the host watches.
+func (m *mount) stopHost() {
+	m.hostOK.Store(false)
+	m.hostMu.Lock()
+	mounts := m.hostMounts.Swap(nil)
+	m.hostClosed = true
+	m.hostMu.Unlock()
+	if mounts != nil {
+		m.closeHostWatches(*mounts)
+	}
+}
+
+// hostCovered reports whether the host entry at p may be cached long:
+// the mount serving p has a complete watch of its host directory.
+func (m *mount) hostCovered(p string) bool {
+	mounts := m.hostMounts.Load()
+	if !m.hostOK.Load() || mounts == nil {
+		return false
+	}
+	for _, hm := range *mounts {
+		if vfs.HasPrefix(p, hm.prefix) {
+			return hm.watch != nil && hm.watch.Complete()
+		}
+	}
+	return false
+}
+
+// hostComplete reports whether every host directory the mount watches is
+// watched completely.
+func (m *mount) hostComplete() bool {
+	mounts := m.hostMounts.Load()
+	if mounts == nil {
+		return false
+	}
+	for _, hm := range *mounts {
+		if hm.watch != nil && !hm.watch.Complete() {
+			return false
+		}
+	}
+	return true
+}
+
+// queueHost queues a host change for the invalidator's goroutine; changes
+// of one path not sent yet are merged.
+func (iv *invalidator) queueHost(c local.HostChange) {
+	iv.mu.Lock()
+	if !iv.stopped {
+		if iv.host == nil {
+			iv.host = map[string]local.HostChange{}
+		}
+		old, ok := iv.host[c.Path]
+		if ok {
+			c.Entry = c.Entry || old.Entry
+			c.Lost = c.Lost || old.Lost
+		} else {
+			iv.hostOrder = append(iv.hostOrder, c.Path)
+		}
+		iv.host[c.Path] = c
+	}
+	iv.mu.Unlock()
+	select {
+	case iv.wake <- struct{}{}:
+	default:
+	}
+}
+
+// invalidateHost drops what the kernel caches that a host change may
+// have made stale: the name and the parent directory's listing and
+// attributes for a name that came or went, the attributes and pages of
+// the file or directory at c.Path, and for a Lost change everything the
+// kernel holds at or under c.Path. A watch that is no longer complete
+// sends the mount back to the short timeouts, and everything the kernel
+// cached for long is dropped.
+func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]bool) {
+	m := iv.m
+	if m.hostOK.Load() && !m.hostComplete() {
+		// A directory could not be watched (the watch limit): from now
+		// on host entries get the short timeouts, and what the kernel
+		// cached for long goes.
+		m.hostOK.Store(false)
+		m.log.Printf("host changes: a directory of the host tree could not be watched (fs.inotify.max_user_watches); host entries are cached for %v from now on", m.opts.entryTimeout())
+		iv.invalidateTree(iv.root)
+		return
+	}
+	segs := vfs.Split(c.Path)
+	if len(segs) == 0 {
+		if c.Lost {
+			m.debugf("host changes: some were lost (%s); dropping every cached name and attribute", "inotify queue overflow")
+			iv.invalidateTree(iv.root)
+			return
+		}
+		iv.root.NotifyContent(0, 0)
+		return
+	}
+	parent := iv.root
+	for _, seg := range segs[:len(segs)-1] {
+		ch := parent.GetChild(seg)
+		if ch == nil {
+			return // the kernel holds nothing under a directory it does not know
+		}
+		parent = ch
+	}
+	name := segs[len(segs)-1]
+	ch := parent.GetChild(name)
+	var fi vfs.FileInfo
+	var err error
+	if ch != nil {
+		fi, err = m.stat(c.Path)
+	}
+	if c.Entry || c.Lost {
+		if pn, ok := parent.Operations().(*node); ok {
+			pn.forgetSubdirs()
+		}
+		// Its listing, mtime and link count: once per batch (see
+		// invalidateDirs).
+		dirs[parent] = true
+		// The name, where what the kernel holds of it is wrong: a name
+		// gone, or now of another kind (a node is its path, so a file
+		// replaced by a file keeps its node: its attributes and pages
+		// go below). A name the kernel does not hold needs nothing
+		// (go-fuse knows every name the kernel looked up), but for a
+		// negative entry, cached only with a negative timeout.
+		switch {
+		case ch == nil:
+			if m.opts.negativeTimeout() > 0 {
+				parent.NotifyEntry(name)
+			}
+		case err != nil || fi.Kind == vfs.KindMissing && !fi.Link || typeOf(fi) != ch.StableAttr().Mode:
+			parent.NotifyEntry(name)
+		}
+	}
+	if ch == nil {
+		return
+	}
+	if c.Lost {
+		iv.invalidateTree(ch)
+	}
+	if err == nil && iv.unchanged(ch, fi) {
+		return
+	}
+	iv.staleNode(ch)
+	ch.NotifyContent(0, 0)
+}
+
+// invalidateDirs drops the listings and attributes of the directories
+// whose entries a batch of host changes touched: one invalidation per
+// directory, where a burst of changes in one directory (rm -r, a build)
+// would otherwise send one per name.
+func (iv *invalidator) invalidateDirs(dirs map[*fs.Inode]bool) {
+	for d := range dirs {
+		d.NotifyContent(0, 0)
+	}
+}
+
+// unchanged reports whether fi, what the tree has at the node's path now,
+// is what the kernel was last told of it (same kind, etag, size, time
+// and mode), so a change the mount made itself, reported by the host
+// watch a moment later, drops nothing.
+func (iv *invalidator) unchanged(in *fs.Inode, fi vfs.FileInfo) bool {
+	n, ok := in.Operations().(*node)
+	if !ok {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	old := n.statFI
+	return !n.statAt.IsZero() && n.statGen == n.changes.Load() && n.stage == nil &&
+		fi.Kind == old.Kind && fi.Link == old.Link && fi.ETag == old.ETag && fi.Size == old.Size &&
+		fi.ModTime.Equal(old.ModTime) && fi.Mode == old.Mode && fi.UID == old.UID && fi.GID == old.GID &&
+		fi.LinkModTime.Equal(old.LinkModTime)
+}
+
+// staleNode forgets what the node holds of the tree's file at its path:
+// the Stat an open would reuse and the version whose pages the kernel
+// keeps. Unlike a change through the API (see invalidate), it leaves the
+// node's open handles alone: a program that has the file open keeps
+// reading the version it opened (a reopen by path could find another
+// file there, or none, in the middle of a read), as before the mount
+// heard host changes at all; the mount's own renames and commits, heard
+// here a moment later, must not disturb their readers.
+func (iv *invalidator) staleNode(in *fs.Inode) {
+	cn, ok := in.Operations().(*node)
+	if !ok {
+		return
+	}
+	cn.mu.Lock()
+	cn.statAt, cn.statLong = time.Time{}, false
+	cn.version = ""
+	cn.subdirsAt = time.Time{}
+	cn.mu.Unlock()
+}
+
+// invalidateTree drops every name, attribute, page and listing the kernel
+// holds at and under in.
+func (iv *invalidator) invalidateTree(in *fs.Inode) {
+	iv.staleNode(in)
+	in.NotifyContent(0, 0)
+	for name, ch := range in.Children() {
+		iv.invalidateTree(ch)
+		in.NotifyEntry(name)
+	}
+}

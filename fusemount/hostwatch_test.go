@@ -1,0 +1,215 @@
+package fusemount
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/temp"
+	"github.com/julyfs/julyfs/vfs/union"
+)
+
+// hostCounter is a local: tree (it keeps every capability of *local.FS,
+// WatchHost included) that counts the Stat calls reaching it.
+type hostCounter struct {
+	*local.FS
+	n atomic.Int64
+}
+
+func (c *hostCounter) Stat(ctx context.Context, p string) (vfs.FileInfo, error) {
+	c.n.Add(1)
+	return c.FS.Stat(ctx, p)
+}
+
+// hostWatchedMount mounts a local: tree of files with the default
+// timeouts and waits (bounded) until its host directory is watched.
+func hostWatchedMount(t *testing.T, files map[string]string) (string, *hostCounter, *Server) {
+	t.Helper()
+	root := t.TempDir()
+	for p, data := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
+	}
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	fsys := &hostCounter{FS: lfs}
+	s := mountT(t, fsys, Options{})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
+	return root, fsys, s
+}
+
+// eventually runs script in a shell until it prints want, for at most
+// 10 s.
+func eventually(t *testing.T, what, script, want string, env ...string) {
+	t.Helper()
+	var got string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got = sh(t, script, env...)
+		if got == want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, want, got, what)
+}
+
+// TestHostChangesSeenPromptly: with the default timeouts, the names and
+// attributes of a local: tree stay in the kernel's caches past the
+// one-second default (no Stat reaches the tree), yet a change made on the
+// host behind the mount (an edit, a create, a delete, a rename, a
+// directory made with a file in it, a chmod) shows through the mount
+// promptly: the host watch invalidates what the kernel cached.
+func TestHostChangesSeenPromptly(t *testing.T) {
+	root, fsys, s := hostWatchedMount(t, map[string]string{
+		"d/a.txt": "one\n", "d/b.txt": "bee\n", "d/c.txt": "see\n",
+	})
+	env := "M=" + s.Dir()
+	host := func(p string) string { return filepath.Join(root, p) }
+	require.Equal(t, "a.txt\nb.txt\nc.txt\none\n", sh(t, `ls "$M/d"; cat "$M/d/a.txt"; stat "$M/d/b.txt" "$M/d/c.txt" >/dev/null`, env))
+	time.Sleep(1300 * time.Millisecond) // past DefaultEntryTimeout and DefaultAttrTimeout
+	// (A read or a listing has the kernel ask for the atime again at
+	// the next stat: b.txt and c.txt were only looked up.)
+	before := fsys.n.Load()
+	require.Equal(t, "4\n4\n", sh(t, `stat -c %s "$M/d/b.txt" "$M/d/c.txt"`, env))
+	assert.Zero(t, fsys.n.Load()-before, "Stat calls that reached the tree for cached host entries after 1.3 s")
+
+	require.NoError(t, os.WriteFile(host("d/a.txt"), []byte("two, longer\n"), 0o644))
+	eventually(t, "an edit on the host", `cat "$M/d/a.txt"`, "two, longer\n", env)
+
+	require.NoError(t, os.WriteFile(host("d/new.txt"), []byte("new\n"), 0o644))
+	eventually(t, "a create on the host", `ls "$M/d"; cat "$M/d/new.txt" 2>&1`, "a.txt\nb.txt\nc.txt\nnew.txt\nnew\n", env)
+
+	require.NoError(t, os.Remove(host("d/b.txt")))
+	eventually(t, "a delete on the host", `ls "$M/d"; stat "$M/d/b.txt" >/dev/null 2>&1 || echo gone`, "a.txt\nc.txt\nnew.txt\ngone\n", env)
+
+	require.NoError(t, os.Rename(host("d/c.txt"), host("d/e.txt")))
+	eventually(t, "a rename on the host", `ls "$M/d"; cat "$M/d/e.txt"; stat "$M/d/c.txt" >/dev/null 2>&1 || echo gone`,
+		"a.txt\ne.txt\nnew.txt\nsee\ngone\n", env)
+
+	require.NoError(t, os.Rename(host("d/e.txt"), host("d/a.txt")))
+	eventually(t, "a rename over a file on the host", `ls "$M/d"; cat "$M/d/a.txt"`, "a.txt\nnew.txt\nsee\n", env)
+
+	require.NoError(t, os.Chmod(host("d/a.txt"), 0o600))
+	eventually(t, "a chmod on the host", `stat -c %a "$M/d/a.txt"`, "600\n", env)
+
+	// A new directory with a file made in it at once (before the watch
+	// of the new directory can be in place), looked up through the
+	// mount first so the kernel caches an empty listing if it can.
+	require.NoError(t, os.Mkdir(host("nd"), 0o755))
+	eventually(t, "mkdir on the host", `ls "$M/nd" && echo ok`, "ok\n", env)
+	require.NoError(t, os.WriteFile(host("nd/f.txt"), []byte("f\n"), 0o644))
+	require.NoError(t, os.MkdirAll(host("nd/sub/deeper"), 0o755))
+	require.NoError(t, os.WriteFile(host("nd/sub/deeper/g.txt"), []byte("g\n"), 0o644))
+	eventually(t, "files made in new directories on the host", `ls "$M/nd"; cat "$M/nd/f.txt" "$M/nd/sub/deeper/g.txt"`, "f.txt\nsub\nf\ng\n", env)
+
+	// A directory moved on the host: the old name goes, the new one
+	// shows, and a change in it afterwards shows too.
+	require.NoError(t, os.Rename(host("nd"), host("md")))
+	eventually(t, "a directory moved on the host", `ls "$M"; cat "$M/md/sub/deeper/g.txt"`, "d\nmd\ng\n", env)
+	require.NoError(t, os.WriteFile(host("md/sub/deeper/g.txt"), []byte("g2\n"), 0o644))
+	eventually(t, "an edit in a moved directory", `cat "$M/md/sub/deeper/g.txt"`, "g2\n", env)
+}
+
+// TestHostChangesLost: when host changes were lost (the kernel's inotify
+// queue overflowed), the mount drops everything the kernel cached, so an
+// edit it never heard of shows all the same; without that the kernel
+// would keep the old file for ObservedTimeout.
+func TestHostChangesLost(t *testing.T) {
+	root, _, s := hostWatchedMount(t, map[string]string{"d/a.txt": "one\n", "e/b.txt": "bee\n"})
+	env := "M=" + s.Dir()
+	require.Equal(t, "one\nbee\na.txt\n", sh(t, `cat "$M/d/a.txt" "$M/e/b.txt"; ls "$M/d"`, env))
+	s.m.hostDropForTest.Store(true) // the changes below are not heard
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d/a.txt"), []byte("two, longer\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "e/b.txt"), []byte("bee two\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d/n.txt"), nil, 0o644))
+	time.Sleep(1300 * time.Millisecond) // past the short timeouts
+	want := "two, longer\nbee two\na.txt\nn.txt\n"
+	require.NotEqual(t, want, sh(t, `cat "$M/d/a.txt" "$M/e/b.txt"; ls "$M/d"`, env), "changes not heard are seen")
+	s.m.hostDropForTest.Store(false)
+	s.inv.queueHost(local.HostChange{Path: "/", Lost: true})
+	s.Settle()
+	assert.Equal(t, want, sh(t, `cat "$M/d/a.txt" "$M/e/b.txt"; ls "$M/d"`, env))
+}
+
+// TestHostWatchExplicitTimeouts: explicit timeouts keep their meaning: a
+// host entry is asked for again once they pass, and nothing is watched.
+func TestHostWatchExplicitTimeouts(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644))
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	fsys := &hostCounter{FS: lfs}
+	s := mountT(t, fsys, Options{EntryTimeout: 200 * time.Millisecond, AttrTimeout: 200 * time.Millisecond})
+	env := "M=" + s.Dir()
+	sh(t, `stat "$M/a.txt" >/dev/null`, env)
+	time.Sleep(500 * time.Millisecond)
+	before := fsys.n.Load()
+	sh(t, `stat "$M/a.txt" >/dev/null`, env)
+	assert.NotZero(t, fsys.n.Load()-before, "a host entry asked for again after the explicit timeouts")
+	assert.False(t, s.m.hostOK.Load(), "host entries cached long with explicit timeouts")
+}
+
+// TestHostChangesUnion: a union of a local: mount at / and a temp: mount
+// at /notes watches the local: one; a host change shadowed by the temp:
+// mount (the host directory has a notes/ of its own) leaves the watch
+// complete, and a host edit of a local: file shows promptly.
+func TestHostChangesUnion(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host\n"), 0o644))
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	notes := temp.MustNew(map[string]string{"/n": "note\n"})
+	u, err := union.New([]union.Mount{{Prefix: "/", FS: lfs}, {Prefix: "/notes", FS: notes}})
+	require.NoError(t, err)
+	s := mountT(t, u, Options{})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
+	env := "M=" + s.Dir()
+	require.Equal(t, "host\nnote\n", sh(t, `cat "$M/f" "$M/notes/n"`, env))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "notes"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes", "hidden"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("host two\n"), 0o644))
+	eventually(t, "a host edit in a union", `cat "$M/f"; ls "$M/notes"`, "host two\nn\n", env)
+	assert.True(t, s.m.hostOK.Load(), "host entries cached long after a change under the temp: mount")
+}
+
+// TestReadOnlyNoOpendir: a read-only mount answers OPENDIR with ENOSYS
+// (no-opendir), and its listings, read without a handle and in several
+// requests for a large directory, are what the host holds, again from
+// the kernel's cache, and after a host change.
+func TestReadOnlyNoOpendir(t *testing.T) {
+	files := map[string]string{"big/sub/deeper/f": "f\n"}
+	for i := range 3000 {
+		files["big/a-rather-long-file-name-to-fill-the-listing-"+strconv.Itoa(i)] = ""
+	}
+	root := t.TempDir()
+	for p, data := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
+	}
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	s := mountT(t, lfs, Options{ReadOnly: true})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
+	env := []string{"M=" + s.Dir(), "H=" + root}
+	same := `diff <(cd "$H" && find . | sort) <(cd "$M" && find . | sort) && echo same; cat "$M/big/sub/deeper/f"`
+	assert.Equal(t, "same\nf\n", sh(t, same, env...))
+	assert.Positive(t, s.m.handlelessReads.Load(), "directory reads without a handle (no-opendir)")
+	assert.Equal(t, "same\nf\n", sh(t, same, env...), "listed again, from the kernel's cache")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "big", "new"), nil, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(root, "big", "a-rather-long-file-name-to-fill-the-listing-7")))
+	eventually(t, "a host change in a large directory", same, "same\nf\n", env...)
+}

@@ -1,0 +1,213 @@
+package local
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostLog gathers the changes a HostWatch reports.
+type hostLog struct {
+	mu  sync.Mutex
+	got []HostChange
+}
+
+func (l *hostLog) add(c HostChange) {
+	l.mu.Lock()
+	l.got = append(l.got, c)
+	l.mu.Unlock()
+}
+
+// waitFor waits (at most 10 s) until a change matching ok was reported.
+func (l *hostLog) waitFor(t *testing.T, what string, ok func(HostChange) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		for _, c := range l.got {
+			if ok(c) {
+				l.mu.Unlock()
+				return
+			}
+		}
+		got := fmt.Sprint(l.got)
+		l.mu.Unlock()
+		if time.Now().After(deadline) {
+			require.Failf(t, "no host change reported", "%s; got %s", what, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (l *hostLog) reset() {
+	l.mu.Lock()
+	l.got = nil
+	l.mu.Unlock()
+}
+
+func watchT(t *testing.T, root string) (*FS, *HostWatch, *hostLog) {
+	t.Helper()
+	fsys, err := New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	l := &hostLog{}
+	hw, err := fsys.WatchHost(l.add)
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+	return fsys, hw, l
+}
+
+func is(p string, entry, lost bool) func(HostChange) bool {
+	return func(c HostChange) bool { return c.Path == p && c.Entry == entry && c.Lost == lost }
+}
+
+// TestWatchHost: edits, creates, deletes and renames made on the host by
+// another program are reported with their tree paths; a directory made on
+// the host is watched at once (a file made in it is reported), and one
+// moved keeps being watched under its new name. The package's own
+// temporary files are not reported.
+func TestWatchHost(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "d", "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d", "a.txt"), []byte("one\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d", "b.txt"), []byte("bee\n"), 0o644))
+	fsys, hw, l := watchT(t, root)
+	assert.True(t, hw.Complete())
+	assert.Equal(t, 3, hw.Dirs(), "directories watched: /, /d, /d/sub")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d", "a.txt"), []byte("two\n"), 0o644))
+	l.waitFor(t, "edit of /d/a.txt", is("/d/a.txt", false, false))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d", "sub", "new.txt"), nil, 0o644))
+	l.waitFor(t, "create of /d/sub/new.txt", is("/d/sub/new.txt", true, false))
+	require.NoError(t, os.Remove(filepath.Join(root, "d", "b.txt")))
+	l.waitFor(t, "delete of /d/b.txt", is("/d/b.txt", true, false))
+	require.NoError(t, os.Rename(filepath.Join(root, "d", "a.txt"), filepath.Join(root, "d", "c.txt")))
+	l.waitFor(t, "rename from /d/a.txt", is("/d/a.txt", true, false))
+	l.waitFor(t, "rename to /d/c.txt", is("/d/c.txt", true, false))
+	require.NoError(t, os.Chmod(filepath.Join(root, "d", "c.txt"), 0o600))
+	l.waitFor(t, "chmod of /d/c.txt", is("/d/c.txt", false, false))
+
+	// A new directory, and a file made in it right away.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "n1", "n2"), 0o755))
+	l.waitFor(t, "mkdir /n1", is("/n1", true, true))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "n1", "n2", "f.txt"), []byte("f\n"), 0o644))
+	l.waitFor(t, "create of /n1/n2/f.txt", is("/n1/n2/f.txt", true, false))
+
+	// A directory moved: reported Lost under both names, and what
+	// happens in it afterwards under the new one.
+	require.NoError(t, os.Rename(filepath.Join(root, "n1"), filepath.Join(root, "m1")))
+	l.waitFor(t, "move from /n1", is("/n1", true, true))
+	l.waitFor(t, "move to /m1", is("/m1", true, true))
+	l.reset()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "m1", "n2", "g.txt"), nil, 0o644))
+	l.waitFor(t, "create of /m1/n2/g.txt", is("/m1/n2/g.txt", true, false))
+	l.mu.Lock()
+	for _, c := range l.got {
+		assert.False(t, strings.HasPrefix(c.Path, "/n1"), "a change reported under the old name: %v", c)
+	}
+	l.mu.Unlock()
+
+	// The package's own write: its temporary file is not reported, the
+	// file written is.
+	l.reset()
+	require.NoError(t, fsys.Write(t.Context(), "/d/w.txt", []byte("w\n")))
+	l.waitFor(t, "write of /d/w.txt", is("/d/w.txt", true, false))
+	l.mu.Lock()
+	for _, c := range l.got {
+		assert.NotContains(t, c.Path, tempPrefix)
+	}
+	l.mu.Unlock()
+
+	require.NoError(t, hw.Close())
+	require.NoError(t, hw.Close(), "a second Close")
+	l.reset()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "after.txt"), nil, 0o644))
+	time.Sleep(100 * time.Millisecond)
+	l.mu.Lock()
+	assert.Empty(t, l.got, "changes reported after Close")
+	l.mu.Unlock()
+}
+
+// TestWatchHostOverflow: when the kernel's event queue overflows (the
+// subscriber was too slow), the loss is reported as a Lost change of "/".
+func TestWatchHostOverflow(t *testing.T) {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skipf("no inotify limits to read: %v", err)
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	if limit > 100000 {
+		t.Skipf("fs.inotify.max_queued_events is %d: too many events to make", limit)
+	}
+	root := t.TempDir()
+	fsys, err := New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	block := make(chan struct{})
+	l := &hostLog{}
+	var once sync.Once
+	hw, err := fsys.WatchHost(func(c HostChange) {
+		once.Do(func() { <-block }) // the first change holds the rest up
+		l.add(c)
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+	t.Cleanup(func() {
+		select {
+		case <-block:
+		default:
+			close(block)
+		}
+	})
+	// More events than the kernel's queue, fsnotify's read buffer (4,096
+	// events) and its channel hold.
+	n := limit + 4096 + 1024 + 2000
+	for i := range n {
+		f, err := os.Create(filepath.Join(root, "f"+strconv.Itoa(i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	close(block)
+	l.waitFor(t, "a Lost change of / after an overflow", is("/", false, true))
+}
+
+// TestWatchHostLimit: a tree with more directories than watches allowed
+// cannot be watched (an error at start); a directory made later that
+// cannot be watched makes the watch incomplete and is reported Lost.
+func TestWatchHostLimit(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b", "c"} {
+		require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+	}
+	fsys, err := New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	maxWatchesForTest.Store(3)
+	t.Cleanup(func() { maxWatchesForTest.Store(0) })
+	_, err = fsys.WatchHost(func(HostChange) {})
+	require.Error(t, err, "four directories, three watches")
+	assert.Contains(t, err.Error(), "max_user_watches")
+
+	maxWatchesForTest.Store(5)
+	l := &hostLog{}
+	hw, err := fsys.WatchHost(l.add)
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+	require.True(t, hw.Complete())
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "n", "m"), 0o755))
+	l.waitFor(t, "a Lost change of the new directory", is("/n", true, true))
+	deadline := time.Now().Add(10 * time.Second)
+	for hw.Complete() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.False(t, hw.Complete(), "the watch is complete with /n/m unwatched")
+}
