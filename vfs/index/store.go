@@ -70,8 +70,8 @@ func scorchConfig(path string, create, readOnly bool) map[string]any {
 // another merge of the small segments at hand: merges wrote 2.3 times the
 // final index at 1x. With this plan a build's merges wrote 2.1 times it
 // at 8x and the build took ~15% less CPU (docs/perf/index.md); the final
-// merge of a large sync (store.merge) still brings the index down to the
-// default policy's ~10 segments.
+// merge of a large sync (store.merge) then merges the small segments left
+// (finalMergePlan).
 func storeConfig() map[string]any {
 	return map[string]any{
 		"unsafe_batch": true,
