@@ -124,6 +124,15 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
+// wordByte[c] is isWordByte(c) for ASCII c; false for the bytes of a
+// multi-byte rune, which wordRuns decodes.
+var wordByte = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = isWordByte(byte(c))
+	}
+	return t
+}()
+
 // Tokenize splits input into words.
 func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	var (
@@ -150,14 +159,32 @@ func wordRuns(input []byte, fn func(start, end int)) {
 	start := -1
 	for i := 0; i < len(input); {
 		c := input[i]
-		isWord, size := false, 1
 		if c < utf8.RuneSelf {
-			isWord = isWordByte(c)
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(input[i:])
-			isWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+			// ASCII: the rest of a run in one loop.
+			if !wordByte[c] {
+				if start >= 0 {
+					fn(start, i)
+					start = -1
+				}
+				i++
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+			i++
+			for i < len(input) && wordByte[input[i]] {
+				i++
+			}
+			if i < len(input) && input[i] < utf8.RuneSelf {
+				fn(start, i)
+				start = -1
+				i++
+			}
+			continue
 		}
+		r, size := utf8.DecodeRune(input[i:])
+		isWord := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 		switch {
 		case isWord && start < 0:
 			start = i

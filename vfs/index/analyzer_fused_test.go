@@ -183,3 +183,68 @@ func TestAppendLower(t *testing.T) {
 		assert.Equal(t, string(want([]byte(s))), string(appendLower(nil, []byte(s))), "appendLower(%q)", s)
 	}
 }
+
+// wordRunsRef is wordRuns as it was before its ASCII fast path: one rune
+// at a time.
+func wordRunsRef(input []byte, fn func(start, end int)) {
+	start := -1
+	for i := 0; i < len(input); {
+		c := input[i]
+		isWord, size := false, 1
+		if c < utf8.RuneSelf {
+			isWord = isWordByte(c)
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(input[i:])
+			isWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+		}
+		switch {
+		case isWord && start < 0:
+			start = i
+		case !isWord && start >= 0:
+			fn(start, i)
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 {
+		fn(start, len(input))
+	}
+}
+
+// TestWordRuns: wordRuns finds the runs the rune-at-a-time scan finds, on
+// runs that start, end or continue with non-ASCII runes, invalid bytes,
+// random bytes and a few hundred files of GOROOT/src.
+func TestWordRuns(t *testing.T) {
+	inputs := []string{
+		"", "a", " ", "a b", "ab ", " ab", "é", "aé", "éa", "a é b", "aé-b", "-é-", "日本語 text", "a\xffb", "\xff", "ab\xc3",
+		"x := foo.BarBaz(qux_1, QUUX2x) // HTTPServer2Go\n\tµs_µs ÀÉÎ", "naïveΣίσυφος, ÉtéCafé; e\u0301t\u0301e\u0301",
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "Z", "_", "9", " ", ".", "\n", "é", "日", "\u0301", "\xff", "\xc3", "€", "-"}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(20) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		inputs = append(inputs, b.String())
+	}
+	n := 0
+	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "unicode"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || n >= 300 {
+			return nil
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			inputs = append(inputs, string(data))
+			n++
+		}
+		return nil
+	})
+	runs := func(scan func([]byte, func(int, int)), in string) (out [][2]int) {
+		scan([]byte(in), func(s, e int) { out = append(out, [2]int{s, e}) })
+		return out
+	}
+	for _, in := range inputs {
+		require.Equal(t, runs(wordRunsRef, in), runs(wordRuns, in), "%.60q", in)
+	}
+}

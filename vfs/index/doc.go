@@ -95,9 +95,10 @@
 // reads Options.Parallelism files at once and commits Options.Committers
 // batches at once (scorch builds each batch's segment in the committing
 // goroutine; its merger, one goroutine, merges the segments 8 at a time
-// from a first tier of one batch, and a large sync ends by merging down to
-// ~10 segments). A file's text is analysed straight into term counts
-// (codeField), never into a token per occurrence. A search scores the
+// from a first tier of one batch, and a large sync ends by merging the
+// segments of fewer than 1,024 documents left). A file's text is
+// analysed straight into term counts (codeField), never into a token per
+// occurrence. A search scores the
 // index's segments straight from their postings lists, term at a time,
 // up to GOMAXPROCS segments at once when the index holds 16k documents or
 // more (score.go: bleve's tf-idf scores, bit for bit, without bleve's

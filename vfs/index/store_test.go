@@ -15,6 +15,7 @@ import (
 	// the index it would write and read; the package itself does not.
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/temp"
@@ -115,5 +116,52 @@ func TestSearchRacingClose(t *testing.T) {
 		}
 		require.NoError(t, f.Close())
 		wg.Wait()
+	}
+}
+
+// planSegment is a segment of live documents for mergeplan.Plan.
+type planSegment struct{ id, size int64 }
+
+func (s planSegment) Id() uint64          { return uint64(s.id) }
+func (s planSegment) FullSize() int64     { return s.size }
+func (s planSegment) LiveSize() int64     { return s.size }
+func (s planSegment) HasVector() bool     { return false }
+func (s planSegment) FileSize() int64     { return 1000 * s.size }
+func (s planSegment) LiveFileSize() int64 { return 1000 * s.size }
+
+// TestFinalMergePlan: the merge at the end of a large sync takes the
+// small segments the build's tiers left (into as few merges as fit), and
+// leaves the segments of 1,800 documents and more as they are.
+func TestFinalMergePlan(t *testing.T) {
+	sizes := []int64{15781, 15106, 1571, 1688, 2048, 1995, 3584, 256, 256, 256, 256, 256, 256, 256, 256, 256, 213, 15, 900}
+	var segs []mergeplan.Segment
+	for i, n := range sizes {
+		segs = append(segs, planSegment{int64(i), n})
+	}
+	o := finalMergePlan()
+	plan, err := mergeplan.Plan(segs, &o)
+	require.NoError(t, err)
+	require.NotNil(t, plan)
+	merged := map[int64]bool{}
+	for _, task := range plan.Tasks {
+		assert.Greater(t, len(task.Segments), 1, "a merge of one segment")
+		var docs int64
+		for _, s := range task.Segments {
+			assert.False(t, merged[s.(planSegment).id], "segment %d in two merges", s.Id())
+			merged[s.(planSegment).id] = true
+			docs += s.LiveSize()
+		}
+		assert.Less(t, docs, int64(2*finalMergeBelow), "documents in one merge")
+	}
+	for i, n := range sizes {
+		assert.Equal(t, n < finalMergeBelow, merged[int64(i)], "segment %d of %d documents", i, n)
+	}
+	assert.Len(t, plan.Tasks, 2, "merges")
+
+	// Nothing small: nothing to merge.
+	plan, err = mergeplan.Plan([]mergeplan.Segment{planSegment{1, 15000}, planSegment{2, 2048}, planSegment{3, 1900}}, &o)
+	require.NoError(t, err)
+	if plan != nil {
+		assert.Empty(t, plan.Tasks)
 	}
 }
