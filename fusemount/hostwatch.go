@@ -33,8 +33,8 @@ type hostWatcher interface {
 // its host directory (nil when it has none).
 type hostMount struct {
 	prefix string
-	watch  *local.HostWatch
-	want   bool // a hostWatcher: watched once its watch started
+	tree   hostWatcher      // nil: a tree that cannot watch its host directory
+	watch  *local.HostWatch // tree's watch, once started
 }
 
 // hostState is what the mount knows of its trees' host watches.
@@ -60,7 +60,7 @@ type hostState struct {
 func hostMountsOf(fsys vfs.FileSystem, prefix string) []hostMount {
 	switch t := fsys.(type) {
 	case hostWatcher:
-		return []hostMount{{prefix: prefix, want: true}}
+		return []hostMount{{prefix: prefix, tree: t}}
 	case multiMount:
 		var out []hostMount
 		for _, m := range t.Mounts() {
@@ -79,7 +79,7 @@ func hostMountsOf(fsys vfs.FileSystem, prefix string) []hostMount {
 // they keep their meaning.
 func (m *mount) watchHost(iv *invalidator) {
 	mounts := hostMountsOf(m.fsys, "/")
-	if !slices.ContainsFunc(mounts, func(hm hostMount) bool { return hm.want }) {
+	if !slices.ContainsFunc(mounts, func(hm hostMount) bool { return hm.tree != nil }) {
 		return
 	}
 	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 {
@@ -91,12 +91,11 @@ func (m *mount) watchHost(iv *invalidator) {
 	slices.SortStableFunc(mounts, func(a, b hostMount) int { return len(b.prefix) - len(a.prefix) })
 	go func() {
 		for i := range mounts {
-			if !mounts[i].want {
+			if mounts[i].tree == nil {
 				continue
 			}
-			fsys := hostWatcherAt(m.fsys, mounts[i].prefix)
 			prefix := mounts[i].prefix
-			hw, err := fsys.WatchHost(func(c local.HostChange) {
+			hw, err := mounts[i].tree.WatchHost(func(c local.HostChange) {
 				m.hostGen.Add(1)
 				if m.hostDropForTest.Load() {
 					return
@@ -123,29 +122,6 @@ func (m *mount) watchHost(iv *invalidator) {
 		m.hostOK.Store(true)
 		m.debugf("host changes: host entries cached for %v, dropped on each change", ObservedTimeout)
 	}()
-}
-
-// hostWatcherAt is the hostWatcher mounted at prefix in fsys.
-func hostWatcherAt(fsys vfs.FileSystem, prefix string) hostWatcher {
-	var find func(vfs.FileSystem, string) hostWatcher
-	find = func(f vfs.FileSystem, at string) hostWatcher {
-		switch t := f.(type) {
-		case hostWatcher:
-			if at == prefix {
-				return t
-			}
-		case multiMount:
-			for _, mm := range t.Mounts() {
-				if w := find(mm.FS, vfs.Join(at, mm.Prefix)); w != nil {
-					return w
-				}
-			}
-		case interface{ Unwrap() vfs.FileSystem }:
-			return find(t.Unwrap(), at)
-		}
-		return nil
-	}
-	return find(fsys, "/")
 }
 
 func (m *mount) closeHostWatches(mounts []hostMount) {
