@@ -60,10 +60,9 @@ type HostWatch struct {
 	skip func(string) bool // HostWatchOptions.SkipDir, nil: none
 
 	mu   sync.Mutex
-	dirs map[string]bool // host directories watched
+	dirs map[string]uint64 // host directories watched -> inode (0: unknown)
 
 	barrierDir string                   // HostWatchOptions.BarrierDir, "" if not watched
-	barrierSeq atomic.Uint64            // names the barrier files
 	barriers   map[string]chan struct{} // barrier file -> its waiter (under mu)
 
 	complete atomic.Bool
@@ -138,7 +137,7 @@ func (fsys *FS) WatchHostWith(opts HostWatchOptions, fn func(HostChange)) (*Host
 	if err != nil {
 		return nil, fmt.Errorf("local: watching %s: %w", fsys.real, err)
 	}
-	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]bool{},
+	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{},
 		barriers: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := hw.watchTree(fsys.real); err != nil {
 		w.Close()
@@ -195,10 +194,15 @@ func (hw *HostWatch) watchTree(dir string) error {
 			return filepath.SkipDir
 		}
 		hw.mu.Lock()
+		_, known := hw.dirs[p]
 		n := len(hw.dirs)
 		hw.mu.Unlock()
-		if max := maxWatchesForTest.Load(); max > 0 && int64(n) >= max {
+		if max := maxWatchesForTest.Load(); max > 0 && !known && int64(n) >= max {
 			return fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", p, syscall.ENOSPC)
+		}
+		var ino uint64
+		if fi, err := d.Info(); err == nil {
+			ino = inode(fi)
 		}
 		if err := hw.w.Add(p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -210,10 +214,18 @@ func (hw *HostWatch) watchTree(dir string) error {
 			return fmt.Errorf("local: watching %s: %w", p, err)
 		}
 		hw.mu.Lock()
-		hw.dirs[p] = true
+		hw.dirs[p] = ino
 		hw.mu.Unlock()
 		return nil
 	})
+}
+
+// inode is fi's inode number, 0 if unknown.
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }
 
 // unwatchTree stops watching host directory dir and the directories
@@ -258,8 +270,8 @@ func (hw *HostWatch) skipped(dir string) bool {
 // barrierPrefix starts the name of a Barrier's file.
 const barrierPrefix = "julyfs-barrier."
 
-// barrierID tells apart the barrier files of the watches of a process.
-var barrierID atomic.Uint64
+// barrierSeq tells apart the barrier files of a process.
+var barrierSeq atomic.Uint64
 
 // ErrNoBarrier is returned by Barrier when the watch follows no
 // HostWatchOptions.BarrierDir.
@@ -276,8 +288,7 @@ func (hw *HostWatch) Barrier(ctx context.Context) error {
 	if hw.barrierDir == "" {
 		return ErrNoBarrier
 	}
-	name := filepath.Join(hw.barrierDir, fmt.Sprintf("%s%d.%d.%d", barrierPrefix, os.Getpid(),
-		barrierID.Add(1), hw.barrierSeq.Add(1)))
+	name := filepath.Join(hw.barrierDir, fmt.Sprintf("%s%d.%d", barrierPrefix, os.Getpid(), barrierSeq.Add(1)))
 	ch := make(chan struct{})
 	hw.mu.Lock()
 	hw.barriers[name] = ch
@@ -374,7 +385,7 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 	}
 	if hw.barrierDir != "" && filepath.Dir(ev.Name) == hw.barrierDir {
 		hw.mu.Lock()
-		inTree := hw.dirs[hw.barrierDir]
+		_, inTree := hw.dirs[hw.barrierDir]
 		hw.mu.Unlock()
 		if !inTree {
 			return // the barrier directory's own files, in a directory skipped
@@ -387,10 +398,16 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 			// A directory made or moved in: watch it and what it
 			// holds already, then report it Lost, since what was made
 			// in it before the watch is not reported one by one.
+			// A watch may be here already: the directory's parent
+			// was being watched when it was made, and the walk found
+			// it (keep that watch: removing it would lose what
+			// happens in it until it is added again), or a watch was
+			// left under this name by another directory (replaced by
+			// a rename): drop that one.
 			hw.mu.Lock()
-			stale := hw.dirs[ev.Name]
+			ino, watched := hw.dirs[ev.Name]
 			hw.mu.Unlock()
-			if stale { // a watch left under this name
+			if watched && (ino == 0 || ino != inode(fi)) {
 				hw.unwatchTree(ev.Name)
 			}
 			if err := hw.watchTree(ev.Name); err != nil {
@@ -404,13 +421,13 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 		// removed (and unwatched) before it, and the kernel dropped its
 		// own watch.
 		hw.mu.Lock()
-		dir := hw.dirs[ev.Name]
+		_, dir := hw.dirs[ev.Name]
 		delete(hw.dirs, ev.Name)
 		hw.mu.Unlock()
 		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/"})
 	case ev.Has(fsnotify.Rename):
 		hw.mu.Lock()
-		dir := hw.dirs[ev.Name]
+		_, dir := hw.dirs[ev.Name]
 		hw.mu.Unlock()
 		c := HostChange{Path: p, Entry: true}
 		if dir && p != "/" {

@@ -97,9 +97,17 @@ func TestWatchHost(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(root, "d", "c.txt"), 0o600))
 	l.waitFor(t, "chmod of /d/c.txt", is("/d/c.txt", false, false))
 
-	// A new directory, and a file made in it right away.
+	// New directories, and a file made in them once they are watched
+	// (/n1/n2 is watched when the walk of /n1 finds it, or when its own
+	// creation, reported Lost, is taken: what is made in it before is
+	// covered by that Lost change, not reported one by one).
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "n1", "n2"), 0o755))
 	l.waitFor(t, "mkdir /n1", is("/n1", true, true))
+	deadline := time.Now().Add(10 * time.Second)
+	for hw.Dirs() < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, 5, hw.Dirs(), "directories watched: /, /d, /d/sub, /n1, /n1/n2")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "n1", "n2", "f.txt"), []byte("f\n"), 0o644))
 	l.waitFor(t, "create of /n1/n2/f.txt", is("/n1/n2/f.txt", true, false))
 
