@@ -158,16 +158,14 @@ func (fl *follower) hostChange(prefix string, c local.HostChange) {
 // checkComplete logs, once, that a directory could not be watched.
 func (fl *follower) checkComplete() {
 	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	if fl.incomplete {
-		return
-	}
+	was := fl.incomplete
 	for _, hw := range fl.watches {
-		if !hw.Complete() {
-			fl.incomplete = true
-			fl.f.opts.Log(fmt.Sprintf("index %s: a directory could not be watched (raise fs.inotify.max_user_watches); changes under it are not followed", fl.f.dir))
-			return
-		}
+		fl.incomplete = fl.incomplete || !hw.Complete()
+	}
+	now := fl.incomplete
+	fl.mu.Unlock()
+	if now && !was {
+		fl.f.opts.Log(fmt.Sprintf("index %s: a directory could not be watched (raise fs.inotify.max_user_watches); changes under it are not followed", fl.f.dir))
 	}
 }
 
