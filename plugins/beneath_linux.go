@@ -6,21 +6,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // The host reads a vfs/local tree's files itself, beneath the root
-// directory its plugin handed over (OpenReply.root_dir), resolving each
-// name exactly as the tree does first (local.FS.BeneathDir): one openat2
-// with the same flags and resolve rules. Only a success on a regular file
-// is answered here, and it is the file the tree would read; anything else
-// goes to the plugin, which applies the rest of its rules.
-
-// beneathHow is the open local.FS makes of an exact path first.
-var beneathHow = unix.OpenHow{
-	Flags:   uint64(unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC),
-	Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-}
+// directory its plugin handed over (OpenReply.root_dir), with the tree's
+// own first open of an exact path (local.OpenBeneath: the rule
+// local.FS.BeneathDir states, one openat2). Only a success on a regular
+// file is answered here, and it is the file the tree would read; anything
+// else goes to the plugin, which applies the rest of its rules.
 
 // openRootDir opens the directory open as fd in process pid through
 // /proc/PID/fd/N and checks it is the one the plugin described (a
@@ -53,47 +47,15 @@ func dirID(f *os.File) (dev, ino uint64, dir bool, err error) {
 
 // readBeneath reads the file at path beneath root as local.FS.Read would
 // when its first open succeeds on a regular file; ok is false for every
-// other outcome (the plugin answers those).
+// other outcome (the plugin answers those). root stays open during the
+// open even if another goroutine closes it.
 func readBeneath(root *os.File, path string) (data []byte, ok bool) {
-	fd, size, ok := openBeneath(root, path)
+	fd, size, ok := local.OpenBeneath(root, path)
 	if !ok {
 		return nil, false
 	}
 	defer unix.Close(fd)
 	return readFD(fd, size)
-}
-
-// openBeneath opens path beneath root as local.FS does first, and answers
-// the descriptor (and the file's size) only when that open succeeds on a
-// regular file. root
-// stays open during the open even if another goroutine closes it
-// (Control holds it).
-func openBeneath(root *os.File, path string) (fd int, size int64, ok bool) {
-	p := vfs.Clean(path)
-	if p == "/" {
-		return -1, 0, false
-	}
-	rc, err := root.SyscallConn()
-	if err != nil {
-		return -1, 0, false
-	}
-	name := p[1:]
-	if rc.Control(func(dir uintptr) {
-		for {
-			fd, err = unix.Openat2(int(dir), name, &beneathHow)
-			if err != unix.EINTR {
-				return
-			}
-		}
-	}) != nil || err != nil {
-		return -1, 0, false
-	}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return -1, 0, false
-	}
-	return fd, st.Size, true
 }
 
 // readFD reads fd from its start as local's readAll does: size bytes (the
@@ -130,11 +92,17 @@ func readFD(fd int, size int64) ([]byte, bool) {
 // on a regular file (ok false otherwise): len(p) bytes from off, io.EOF
 // when the file ends first.
 func readAtBeneath(root *os.File, path string, p []byte, off int64) (n int, eof, ok bool) {
-	fd, _, ok := openBeneath(root, path)
+	fd, _, ok := local.OpenBeneath(root, path)
 	if !ok {
 		return 0, false, false
 	}
 	defer unix.Close(fd)
+	return readAtFD(fd, p, off)
+}
+
+// readAtFD reads len(p) bytes of fd from off; eof says the file ended
+// first; ok is false on a read error (the plugin answers then).
+func readAtFD(fd int, p []byte, off int64) (n int, eof, ok bool) {
 	for n < len(p) {
 		m, err := unix.Pread(fd, p[n:], off+int64(n))
 		switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
@@ -110,9 +111,26 @@ func TestBeneathEquivalence(t *testing.T) {
 	t.Cleanup(func() { in.Close() })
 	root := in.BeneathDir()
 	require.NotNil(t, root, "vfs/local declares no root directory")
-	ctx := t.Context()
+	checkBeneath(t, in, root, host, beneathReader{plugins.ReadBeneath, plugins.ReadAtBeneath})
+	// What the tree does read among the paths left to the plugin (links
+	// with an absolute target inside the root): the plugin reads them.
+	data, err := in.Read(t.Context(), "/abs-in")
+	require.NoError(t, err)
+	assert.Equal(t, "file\n", string(data))
+}
+
+// beneathReader is a host's way to read beneath a root directory.
+type beneathReader struct {
+	read   func(root *os.File, p string) ([]byte, bool)
+	readAt func(root *os.File, p string, b []byte, off int64) (n int, eof, ok bool)
+}
+
+// checkBeneath checks r against the tree in on the tricky tree: r reads
+// exactly the paths host says it may, and those as the tree does.
+func checkBeneath(t assert.TestingT, in *local.FS, root *os.File, host map[string]bool, r beneathReader) {
+	ctx := context.Background()
 	for p, want := range host {
-		got, ok := plugins.ReadBeneath(root, p)
+		got, ok := r.read(root, p)
 		assert.Equal(t, want, ok, "%q: the host reads it itself", p)
 		inData, inErr := in.Read(ctx, p)
 		if ok {
@@ -122,29 +140,106 @@ func TestBeneathEquivalence(t *testing.T) {
 			assert.NotContains(t, string(got), "secret", p)
 			assert.NotContains(t, string(got), "outside", p)
 		}
-		for _, r := range []struct{ off, n int64 }{{0, 3}, {2, 100}, {0, 0}, {100, 4}} {
-			b := make([]byte, r.n)
-			n, eof, ok := plugins.ReadAtBeneath(root, p, b, r.off)
+		for _, rg := range []struct{ off, n int64 }{{0, 3}, {2, 100}, {0, 0}, {100, 4}} {
+			b := make([]byte, rg.n)
+			n, eof, ok := r.readAt(root, p, b, rg.off)
 			assert.Equal(t, want, ok, "%q: ReadAt: the host reads it itself", p)
 			if !ok {
 				continue
 			}
-			wb := make([]byte, r.n)
-			wn, werr := in.ReadAt(ctx, p, wb, r.off)
+			wb := make([]byte, rg.n)
+			wn, werr := in.ReadAt(ctx, p, wb, rg.off)
 			if werr != nil && werr != io.EOF {
 				assert.Fail(t, "the host read a file the tree refuses", "%q: %v", p, werr)
 				continue
 			}
-			assert.Equal(t, wn, n, "%q at %d: bytes", p, r.off)
-			assert.Equal(t, werr == io.EOF, eof, "%q at %d: EOF", p, r.off)
-			assert.Equal(t, wb[:wn], b[:n], "%q at %d", p, r.off)
+			assert.Equal(t, wn, n, "%q at %d: bytes", p, rg.off)
+			assert.Equal(t, werr == io.EOF, eof, "%q at %d: EOF", p, rg.off)
+			assert.Equal(t, wb[:wn], b[:n], "%q at %d", p, rg.off)
 		}
 	}
-	// What the tree does read among the paths left to the plugin (links
-	// with an absolute target inside the root): the plugin reads them.
-	data, err := in.Read(ctx, "/abs-in")
+}
+
+// mutantOpen is an open beneath the root with one of local.OpenBeneath's
+// rules broken: resolve in place of RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS,
+// and any kind of file answered unless regularOnly. (A mutant without
+// O_NONBLOCK would hang on the FIFO rather than fail.)
+func mutantOpen(resolve uint64, regularOnly bool) beneathReader {
+	open := func(root *os.File, p string) (int, int64, bool) {
+		p = vfs.Clean(p)
+		if p == "/" {
+			return -1, 0, false
+		}
+		fd, err := unix.Openat2(int(root.Fd()), p[1:], &unix.OpenHow{
+			Flags:   uint64(unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC),
+			Resolve: resolve,
+		})
+		if err != nil {
+			return -1, 0, false
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || regularOnly && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return -1, 0, false
+		}
+		return fd, st.Size, true
+	}
+	return beneathReader{
+		read: func(root *os.File, p string) ([]byte, bool) {
+			fd, size, ok := open(root, p)
+			if !ok {
+				return nil, false
+			}
+			defer unix.Close(fd)
+			return plugins.ReadFD(fd, size)
+		},
+		readAt: func(root *os.File, p string, b []byte, off int64) (int, bool, bool) {
+			fd, _, ok := open(root, p)
+			if !ok {
+				return 0, false, false
+			}
+			defer unix.Close(fd)
+			return plugins.ReadAtFD(fd, b, off)
+		},
+	}
+}
+
+// failures counts the failures a check reports.
+type failures struct{ n int }
+
+func (f *failures) Errorf(string, ...any) { f.n++ }
+
+// TestBeneathEquivalenceCatches: checkBeneath fails on opens that break
+// one rule of local.OpenBeneath each, and passes on the rule itself
+// written out, so the equivalence test has teeth.
+func TestBeneathEquivalenceCatches(t *testing.T) {
+	dir, host := trickyTree(t)
+	in, err := local.New(dir)
 	require.NoError(t, err)
-	assert.Equal(t, "file\n", string(data))
+	t.Cleanup(func() { in.Close() })
+	root := in.BeneathDir()
+	require.NotNil(t, root)
+	rule := uint64(unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS)
+	for _, c := range []struct {
+		name  string
+		r     beneathReader
+		fails bool
+	}{
+		{"the rule", mutantOpen(rule, true), false},
+		{"no RESOLVE_BENEATH", mutantOpen(unix.RESOLVE_NO_MAGICLINKS, true), true},
+		{"no resolve rules", mutantOpen(0, true), true},
+		{"no regular-file check", mutantOpen(rule, false), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var f failures
+			checkBeneath(&f, in, root, host, c.r)
+			if c.fails {
+				assert.NotZero(t, f.n, "the check passes an open with %s", c.name)
+			} else {
+				assert.Zero(t, f.n, "the check fails the rule itself")
+			}
+		})
+	}
 }
 
 // TestBeneathThroughPlugin reads the tricky tree through a plugin serving

@@ -37,3 +37,10 @@ var (
 	ReadBeneath   = readBeneath
 	ReadAtBeneath = readAtBeneath
 )
+
+// ReadFD and ReadAtFD are how the host reads a file its open beneath the
+// root answered (a test pairs them with a mutant of that open).
+var (
+	ReadFD   = readFD
+	ReadAtFD = readAtFD
+)

@@ -4,119 +4,113 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // Following the tree (Options.Follow): the FS subscribes to the tree's
 // vfs.Notifier (changes made through the tree by others than this FS) and,
-// for every directory of a local tree (a tree with a host root, alone or
-// mounted in a union), to inotify through fsnotify (changes made behind
-// julyfs's back by editors, compilers, git). An event names a path, never
-// content: the path is stat'ed and read through the tree, so what the
-// index holds is what the tree serves. Events are gathered for
+// for every local tree it is made of (alone, mounted in a union, or
+// wrapped read-only), to vfs/local's host watch (local.FS.WatchHostWith:
+// inotify, for changes made behind julyfs's back by editors, compilers,
+// git), which watches the directories made and moved in, stops watching
+// those moved out, and reports what it lost. An event names a path,
+// never content: the path is stat'ed and read through the tree, so what
+// the index holds is what the tree serves. Events are gathered for
 // followDelay and applied together, so a change is searchable within
 // about followDelay plus the time to read and index the files it touched.
 
 // followDelay is how long events are gathered before they are applied.
 const followDelay = 100 * time.Millisecond
 
-// hostRoot is a local tree's host directory and where it appears.
-type hostRoot struct {
-	prefix string // clean vfs path
-	host   string // absolute host path
+// barrierWait bounds a barrier's wait for its event (the index directory
+// may be on a file system that does not report it).
+const barrierWait = 2 * time.Second
+
+// hostWatcher is a tree that follows the changes made to its host
+// directory by any process (vfs/local).
+type hostWatcher interface {
+	WatchHostWith(local.HostWatchOptions, func(local.HostChange)) (*local.HostWatch, error)
 }
 
-// hostRoots returns the host directories of the local trees that make up
-// fsys: fsys itself when it has a host root (vfs/local's Root), its
-// mounts when it is a union, the tree it wraps when it has an Unwrap
-// (vfs/readonly).
-func hostRoots(fsys vfs.FileSystem, prefix string) []hostRoot {
+// hostTree is a local tree and where it appears.
+type hostTree struct {
+	prefix string // clean vfs path
+	tree   hostWatcher
+}
+
+// hostTrees returns the local trees that make up fsys: fsys itself when
+// it watches a host directory, its mounts when it is a union, the tree
+// it wraps when it has an Unwrap (vfs/readonly).
+func hostTrees(fsys vfs.FileSystem, prefix string) []hostTree {
 	switch t := fsys.(type) {
-	case interface{ Root() string }:
-		host, err := filepath.Abs(t.Root())
-		if err != nil {
-			return nil
-		}
-		if real, err := filepath.EvalSymlinks(host); err == nil {
-			host = real
-		}
-		return []hostRoot{{prefix: prefix, host: host}}
+	case hostWatcher:
+		return []hostTree{{prefix: prefix, tree: t}}
 	case interface{ Mounts() []union.Mount }:
-		var out []hostRoot
+		var out []hostTree
 		for _, m := range t.Mounts() {
-			out = append(out, hostRoots(m.FS, vfs.Join(prefix, m.Prefix))...)
+			out = append(out, hostTrees(m.FS, vfs.Join(prefix, m.Prefix))...)
 		}
 		return out
 	case interface{ Unwrap() vfs.FileSystem }: // a wrapper such as vfs/readonly
-		return hostRoots(t.Unwrap(), prefix)
+		return hostTrees(t.Unwrap(), prefix)
 	}
 	return nil
 }
 
 // follower applies the tree's changes to the index.
 type follower struct {
-	f     *FS
-	roots []hostRoot
-	w     *fsnotify.Watcher // nil without local trees
+	f *FS
 
-	mu       sync.Mutex
-	pending  map[string]bool // path -> created (walk it when a directory)
-	resync   bool            // events were lost: walk the whole tree
-	wake     chan struct{}   // buffered 1
-	stop     chan struct{}
-	done     sync.WaitGroup
-	cancelFn func()
-	watched  int    // directories watched
-	onApply  func() // tests: called after each apply
+	mu         sync.Mutex
+	watches    []*local.HostWatch // one per local tree
+	pending    map[string]bool    // path -> walk it when a directory
+	resync     bool               // events were lost: walk the whole tree
+	incomplete bool               // a directory could not be watched (logged)
+	wake       chan struct{}      // buffered 1
+	stop       chan struct{}
+	done       sync.WaitGroup
+	cancelFn   func()
 
 	// applyMu is held from taking the pending paths to the end of
 	// applying them, so applyPending returns after every earlier round.
 	applyMu sync.Mutex
-	// cookieDir is the index directory, watched for barrier cookies
-	// (see barrier); cookies maps a cookie file to its waiter.
-	cookieDir string
-	cookieSeq atomic.Uint64
-	cookies   map[string]chan struct{}
 }
 
 // startFollow starts following the tree; it is called by Open before the
 // open-time sync, so no change slips between the sync and the watch.
 func (f *FS) startFollow() error {
-	fl := &follower{f: f, pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{}),
-		cookies: map[string]chan struct{}{}}
-	fl.roots = hostRoots(f.inner, "/")
-	if len(fl.roots) > 0 {
-		w, err := fsnotify.NewWatcher()
+	fl := &follower{f: f, pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	barrierDir, err := filepath.Abs(f.dir)
+	if err != nil {
+		barrierDir = ""
+	}
+	for _, t := range hostTrees(f.inner, "/") {
+		opts := local.HostWatchOptions{
+			SkipDir:    func(p string) bool { return f.opts.SkipDir(vfs.Join(t.prefix, p)) },
+			BarrierDir: barrierDir,
+		}
+		hw, err := t.tree.WatchHostWith(opts, func(c local.HostChange) { fl.hostChange(t.prefix, c) })
+		if errors.Is(err, local.ErrNoHostRoot) {
+			continue // followed through its Notifier only
+		}
 		if err != nil {
-			return fmt.Errorf("index: follow: %w", err)
+			fl.closeWatches()
+			return fmt.Errorf("index: follow %s: %w; or open the index without following", t.prefix, err)
 		}
-		fl.w = w
-		if dir, err := filepath.Abs(f.dir); err == nil && w.Add(dir) == nil {
-			fl.cookieDir = dir
-		}
-		for _, r := range fl.roots {
-			if err := fl.watchTree(r, r.host); err != nil {
-				w.Close()
-				return fmt.Errorf("index: follow %s: %w (raise fs.inotify.max_user_watches, or open the index without following)", r.host, err)
-			}
-		}
-		fl.done.Add(1)
-		go fl.watchLoop()
+		fl.mu.Lock()
+		fl.watches = append(fl.watches, hw)
+		fl.mu.Unlock()
 	}
 	fl.cancelFn, _ = vfs.Watch(f.inner, func(c vfs.Change) { fl.add(c.Path, false) })
 	fl.done.Add(1)
@@ -125,112 +119,53 @@ func (f *FS) startFollow() error {
 	return nil
 }
 
-// watchTree adds a watch on every directory under host (of root r),
-// skipping those SkipDir leaves out.
-func (fl *follower) watchTree(r hostRoot, host string) error {
-	return filepath.WalkDir(host, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != host && errors.Is(err, fs.ErrNotExist) {
-				return nil // gone meanwhile
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if vp, ok := r.vfsPath(p); ok && vp != "/" && fl.f.opts.SkipDir(vp) {
-			return filepath.SkipDir
-		}
-		if err := fl.w.Add(p); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		return nil
-	})
-}
-
-// vfsPath maps a host path under r.host to the tree's path.
-func (r hostRoot) vfsPath(host string) (string, bool) {
-	rel, err := filepath.Rel(r.host, host)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	if rel == "." {
-		return r.prefix, true
-	}
-	return vfs.Join(r.prefix, filepath.ToSlash(rel)), true
-}
-
-func (fl *follower) add(p string, created bool) {
+// add makes p pending (walked when it is a directory and walk is set).
+func (fl *follower) add(p string, walk bool) {
 	p = vfs.Clean(p)
 	fl.mu.Lock()
-	fl.pending[p] = fl.pending[p] || created
+	fl.pending[p] = fl.pending[p] || walk
 	fl.mu.Unlock()
+	fl.signal()
+}
+
+// signal wakes the apply loop.
+func (fl *follower) signal() {
 	select {
 	case fl.wake <- struct{}{}:
 	default:
 	}
 }
 
-// watchLoop turns inotify events into pending paths, and watches the
-// directories created.
-func (fl *follower) watchLoop() {
-	defer fl.done.Done()
-	for {
-		select {
-		case <-fl.stop:
-			return
-		case ev, ok := <-fl.w.Events:
-			if !ok {
-				return
-			}
-			if filepath.Dir(ev.Name) == fl.cookieDir {
-				if strings.HasPrefix(filepath.Base(ev.Name), cookiePrefix) && ev.Has(fsnotify.Create) {
-					fl.mu.Lock()
-					if ch, ok := fl.cookies[ev.Name]; ok {
-						close(ch)
-						delete(fl.cookies, ev.Name)
-					}
-					fl.mu.Unlock()
-				}
-				if _, inTree := fl.vfsPath(ev.Name); !inTree {
-					continue // the index directory's own files
-				}
-			}
-			for _, r := range fl.roots {
-				vp, ok := r.vfsPath(ev.Name)
-				if !ok {
-					continue
-				}
-				created := ev.Has(fsnotify.Create)
-				if created {
-					// A new directory: watch it (and what it holds
-					// already) before its files are walked.
-					if fi, err := statHost(ev.Name); err == nil && fi.IsDir() && !fl.f.opts.SkipDir(vp) {
-						if err := fl.watchTree(r, ev.Name); err != nil {
-							fl.f.opts.Log(fmt.Sprintf("index %s: cannot follow %s: %v", fl.f.dir, ev.Name, err))
-						}
-					}
-				}
-				fl.add(vp, created)
-				break
-			}
-		case err, ok := <-fl.w.Errors:
-			if !ok {
-				return
-			}
-			// The kernel's queue overflowed: events were lost.
-			fl.f.opts.Log(fmt.Sprintf("index %s: change notifications lost (%v); walking the tree again", fl.f.dir, err))
-			fl.mu.Lock()
-			fl.resync = true
-			fl.mu.Unlock()
-			select {
-			case fl.wake <- struct{}{}:
-			default:
-			}
-		}
+// hostChange takes a change reported by the host watch of the local tree
+// at prefix. A Lost change of a directory (made, moved in or out,
+// removed) has it walked, or what was under it dropped; a Lost "/" (the
+// kernel's queue overflowed) has the whole tree walked.
+func (fl *follower) hostChange(prefix string, c local.HostChange) {
+	if c.Lost && c.Path == "/" {
+		fl.f.opts.Log(fmt.Sprintf("index %s: change notifications lost under %s (inotify queue overflow); walking the tree again", fl.f.dir, prefix))
+		fl.mu.Lock()
+		fl.resync = true
+		fl.mu.Unlock()
+		fl.signal()
+		return
+	}
+	if c.Lost {
+		fl.checkComplete()
+	}
+	fl.add(vfs.Join(prefix, c.Path), c.Lost)
+}
+
+// checkComplete logs, once, that a directory could not be watched.
+func (fl *follower) checkComplete() {
+	fl.mu.Lock()
+	was := fl.incomplete
+	for _, hw := range fl.watches {
+		fl.incomplete = fl.incomplete || !hw.Complete()
+	}
+	now := fl.incomplete
+	fl.mu.Unlock()
+	if now && !was {
+		fl.f.opts.Log(fmt.Sprintf("index %s: a directory could not be watched (raise fs.inotify.max_user_watches); changes under it are not followed", fl.f.dir))
 	}
 }
 
@@ -273,24 +208,45 @@ func (fl *follower) applyPending() {
 	}
 }
 
-// vfsPath maps a host path to the tree's path, when it is in a local tree.
-func (fl *follower) vfsPath(host string) (string, bool) {
-	for _, r := range fl.roots {
-		if vp, ok := r.vfsPath(host); ok {
-			return vp, true
-		}
+// closeWatches stops the host watches.
+func (fl *follower) closeWatches() {
+	fl.mu.Lock()
+	watches := fl.watches
+	fl.watches = nil
+	fl.mu.Unlock()
+	for _, hw := range watches {
+		hw.Close()
 	}
-	return "", false
 }
 
 // close stops following.
 func (fl *follower) close() {
 	fl.cancelFn()
+	fl.closeWatches()
 	close(fl.stop)
-	if fl.w != nil {
-		fl.w.Close()
-	}
 	fl.done.Wait()
+}
+
+// barrier returns once every change the follower is told of, made before
+// barrier was called, is in the index. For local trees it waits for each
+// host watch's barrier (a file made in the index directory, which the
+// watch follows too: local.HostWatch.Barrier), at most barrierWait each,
+// then answers with what is known. Then it applies what is pending at
+// once.
+func (fl *follower) barrier(ctx context.Context) error {
+	fl.mu.Lock()
+	watches := fl.watches
+	fl.mu.Unlock()
+	for _, hw := range watches {
+		bctx, cancel := context.WithTimeout(ctx, barrierWait)
+		hw.Barrier(bctx) // no barrier directory, or no event in time: what is known
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	fl.applyPending()
+	return nil
 }
 
 // applyChanges brings the documents of the paths changed up to date: a
@@ -377,8 +333,6 @@ func (f *FS) listSkipping(ctx context.Context, dir string) iter.Seq2[vfs.DirEntr
 		}
 	}
 }
-
-func statHost(p string) (fs.FileInfo, error) { return os.Stat(p) }
 
 // pathsUnder returns the ids of the documents of p and everything under
 // it.

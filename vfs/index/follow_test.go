@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
+	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/readonly"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/union"
@@ -101,4 +105,84 @@ func TestFollowUnion(t *testing.T) {
 	eventually(t, f, "papa", []string{"/notes/p.md"})
 	require.NoError(t, notes.Delete(t.Context(), "/n.md"))
 	eventually(t, f, "november", nil)
+}
+
+// TestFollowDirRenamed: a directory renamed within the tree behind
+// julyfs's back is searchable under its new path and gone under its old
+// one, and so is everything changed in it afterwards (its files rewritten
+// in place, made, deleted), also after it moves again into another
+// directory and a directory under it is renamed.
+func TestFollowDirRenamed(t *testing.T) {
+	root := hostTree(t, map[string]string{
+		"/mv/sub/x.go": "func Quebec() {}\n",
+		"/mv/y.go":     "func Romeo() {}\n",
+		"/other/z.go":  "func Sierra() {}\n",
+	})
+	f := open(t, localTree(t, root), "", index.Options{Follow: true})
+	host := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+
+	require.NoError(t, os.Rename(host("mv"), host("moved")))
+	eventually(t, f, "quebec", []string{"/moved/sub/x.go"})
+	eventually(t, f, "romeo", []string{"/moved/y.go"})
+
+	// Changes in the renamed directory, after the rename.
+	require.NoError(t, os.WriteFile(host("moved/sub/x.go"), []byte("func Tango() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(host("moved/sub/new.go"), []byte("func Uniform() {}\n"), 0o644))
+	require.NoError(t, os.Remove(host("moved/y.go")))
+	eventually(t, f, "tango", []string{"/moved/sub/x.go"})
+	eventually(t, f, "uniform", []string{"/moved/sub/new.go"})
+	eventually(t, f, "quebec", nil)
+	eventually(t, f, "romeo", nil)
+
+	// Moved again, into another directory; then a directory under it
+	// renamed; then changes in it.
+	require.NoError(t, os.Rename(host("moved"), host("other/in")))
+	require.NoError(t, os.Rename(host("other/in/sub"), host("other/in/sub2")))
+	eventually(t, f, "tango", []string{"/other/in/sub2/x.go"})
+	require.NoError(t, os.WriteFile(host("other/in/sub2/x.go"), []byte("func Victor() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(host("other/in/sub2/w.go"), []byte("func Whiskey() {}\n"), 0o644))
+	eventually(t, f, "victor", []string{"/other/in/sub2/x.go"})
+	eventually(t, f, "whiskey", []string{"/other/in/sub2/w.go"})
+	eventually(t, f, "uniform", []string{"/other/in/sub2/new.go"})
+	eventually(t, f, "tango", nil)
+	eventually(t, f, "sierra", []string{"/other/z.go"})
+}
+
+// TestFollowOverflow: when the kernel's event queue overflows (the
+// follower was held up), the change whose event was lost is still found:
+// the follower walks the tree again.
+func TestFollowOverflow(t *testing.T) {
+	queue, err := local.HostQueueEvents()
+	if err != nil {
+		t.Skipf("no inotify limits to read: %v", err)
+	}
+	if queue > 110000 {
+		t.Skipf("%d events wait before a loss: too many to make", queue)
+	}
+	root := hostTree(t, syncFixture)
+	var mu sync.Mutex
+	var logs []string
+	f := open(t, localTree(t, root), "", index.Options{Follow: true, Log: func(m string) {
+		mu.Lock()
+		logs = append(logs, m)
+		mu.Unlock()
+	}})
+	release := index.HoldFollower(f)
+	t.Cleanup(release)
+	// More events than can wait (local.HostQueueEvents): files made and
+	// removed (nothing to index), then one made whose event the full
+	// queue drops.
+	for i := range (queue+2000)/2 + 1 {
+		p := filepath.Join(root, "f"+strconv.Itoa(i))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		require.NoError(t, os.Remove(p))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "late.go"), []byte("func Yankee() {}\n"), 0o644))
+	release()
+	eventually(t, f, "yankee", []string{"/late.go"})
+	eventually(t, f, "alpha", []string{"/a/one.go"})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.True(t, slices.ContainsFunc(logs, func(m string) bool { return strings.Contains(m, "walking the tree again") }),
+		"the loss is logged: %q", logs)
 }

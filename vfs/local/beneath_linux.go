@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/julyfs/julyfs/vfs"
 )
 
 // Exact-path opens take one openat2 with RESOLVE_BENEATH where the kernel
@@ -40,25 +42,41 @@ func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err er
 	if fsys.rootDir == nil || noOpenat2.Load() {
 		return nil, false, nil
 	}
-	how := unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	fd, err := openat2Beneath(fsys.rootDir, name, flags)
+	switch err {
+	case nil:
+		return os.NewFile(uintptr(fd), name), true, nil
+	case unix.ENOSYS:
+		noOpenat2.Store(true)
+		return nil, false, nil
+	case unix.EXDEV, unix.EAGAIN, unix.EPERM, unix.ENAMETOOLONG:
+		return nil, false, nil
 	}
-	for {
-		fd, err := fsys.openat2(name, &how)
-		switch err {
-		case nil:
-			return os.NewFile(uintptr(fd), name), true, nil
-		case unix.EINTR:
-			continue
-		case unix.ENOSYS:
-			noOpenat2.Store(true)
-			return nil, false, nil
-		case unix.EXDEV, unix.EAGAIN, unix.EPERM, unix.ENAMETOOLONG:
-			return nil, false, nil
-		}
-		return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
+	return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
+}
+
+// OpenBeneath opens path beneath dir, a tree's [FS.BeneathDir], as the
+// tree's Read, ReadAt and OpenFile first open it (the rule BeneathDir
+// states), and answers the descriptor and the file's size (fstat after
+// the open) only when that open succeeds on a regular file: the caller
+// reads it and closes fd. For every other outcome ok is false, and only
+// the tree may answer (a plugin's host asks the plugin). dir stays open
+// during the open even if another goroutine closes it.
+func OpenBeneath(dir *os.File, path string) (fd int, size int64, ok bool) {
+	p := vfs.Clean(path)
+	if p == "/" || noOpenat2.Load() {
+		return -1, 0, false
 	}
+	fd, err := openat2Beneath(dir, p[1:], readFlags)
+	if err != nil {
+		return -1, 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, 0, false
+	}
+	return fd, st.Size, true
 }
 
 // oPath opens a name for its metadata only.
@@ -70,16 +88,27 @@ const oNoFollow = unix.O_NOFOLLOW
 // keepAtime is the utimensat time that leaves the access time as it is.
 func keepAtime() unix.Timespec { return unix.Timespec{Nsec: unix.UTIME_OMIT} }
 
-// openat2 runs openat2 relative to the root directory, holding it open
-// for the call (a Close racing a verb cannot free the descriptor number
-// for reuse under it).
-func (fsys *FS) openat2(name string, how *unix.OpenHow) (fd int, err error) {
-	rc, err := fsys.rootDir.SyscallConn()
+// openat2Beneath opens name beneath the directory dir with flags (and
+// O_CLOEXEC), resolved as every exact-path open of the tree is
+// (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS), holding dir open for the call
+// (a Close racing a verb cannot free the descriptor number for reuse
+// under it: EBADF instead).
+func openat2Beneath(dir *os.File, name string, flags int) (fd int, err error) {
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	rc, err := dir.SyscallConn()
 	if err != nil {
 		return -1, err
 	}
-	if cerr := rc.Control(func(root uintptr) {
-		fd, err = unix.Openat2(int(root), name, how)
+	if cerr := rc.Control(func(d uintptr) {
+		for {
+			fd, err = unix.Openat2(int(d), name, &how)
+			if err != unix.EINTR {
+				return
+			}
+		}
 	}); cerr != nil {
 		return -1, unix.EBADF // closed
 	}

@@ -486,7 +486,7 @@ func (fsys *FS) open(p string) (*os.File, fs.FileInfo, error) {
 	if p == "/" {
 		return nil, nil, vfs.IsDir(p)
 	}
-	f, err := fsys.openFile(rel(p), os.O_RDONLY|syscall.O_NONBLOCK)
+	f, err := fsys.openFile(rel(p), readFlags)
 	if err != nil {
 		if isMissing(err) {
 			return nil, nil, vfs.NotFound(p)

@@ -1,6 +1,9 @@
 package local
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // BeneathDir returns the tree's root directory, open, for a process that
 // reads the tree's files itself (a plugin's host: package plugins), or nil
@@ -20,5 +23,10 @@ import "os"
 // errors), which only the tree may answer. So a holder of the same
 // directory that opens a name the same way and reads only what such an
 // open yields reads exactly what the tree would, and nothing the kernel
-// would not resolve beneath the root.
+// would not resolve beneath the root. [OpenBeneath] is that open, for
+// such a holder; the tree's own first open shares its code.
 func (fsys *FS) BeneathDir() *os.File { return fsys.rootDir }
+
+// readFlags are the flags of the tree's open of a file to read it (Read,
+// ReadAt, OpenFile; OpenBeneath): read-only, and never blocking on a FIFO.
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK

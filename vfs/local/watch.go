@@ -1,11 +1,13 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,7 +30,9 @@ import (
 // overflows) or not covered (more directories than inotify watches
 // allowed), which the subscriber must be told of. A FUSE mount uses it to
 // cache a local: tree's names and attributes long and drop them when the
-// host changes (fusemount).
+// host changes (fusemount); a search index follows the tree with it
+// (vfs/index, through WatchHostWith: skipped directories, and Barrier to
+// know every change made before a question has been reported).
 
 // HostChange is one change WatchHost reports.
 type HostChange struct {
@@ -53,8 +57,13 @@ type HostWatch struct {
 	w    *fsnotify.Watcher
 	fn   func(HostChange)
 
+	skip func(string) bool // HostWatchOptions.SkipDir, nil: none
+
 	mu   sync.Mutex
-	dirs map[string]bool // host directories watched
+	dirs map[string]uint64 // host directories watched -> inode (0: unknown)
+
+	barrierDir string                   // HostWatchOptions.BarrierDir, "" if not watched
+	barriers   map[string]chan struct{} // barrier file -> its waiter (under mu)
 
 	complete atomic.Bool
 	stop     chan struct{}
@@ -65,6 +74,26 @@ type HostWatch struct {
 // maxWatchesForTest, when above zero, bounds the directories a HostWatch
 // watches, as fs.inotify.max_user_watches does (tests).
 var maxWatchesForTest atomic.Int64
+
+// hostChanBuffer is how many events fsnotify holds for a HostWatch's loop.
+const hostChanBuffer = 1024
+
+// HostQueueEvents is at most how many events can wait for a HostWatch's
+// subscriber before some are lost: the kernel's queue
+// (fs.inotify.max_queued_events), fsnotify's read buffer (4,096 events
+// at most) and the watch's own buffer. A subscriber held up while more
+// changes than that happen is told with a Lost change of "/".
+func HostQueueEvents() (int, error) {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("local: fs.inotify.max_queued_events: %w", err)
+	}
+	return n + 4096 + hostChanBuffer, nil
+}
 
 // ErrNoHostRoot is returned by WatchHost for a tree whose root's host
 // path could not be resolved.
@@ -81,18 +110,43 @@ var ErrNoHostRoot = errors.New("local: the root's host path is unknown")
 // cannot be watched makes Complete false and is reported as Lost.
 // Close stops it.
 func (fsys *FS) WatchHost(fn func(HostChange)) (*HostWatch, error) {
+	return fsys.WatchHostWith(HostWatchOptions{}, fn)
+}
+
+// HostWatchOptions are the options of WatchHostWith.
+type HostWatchOptions struct {
+	// SkipDir reports whether the directory at tree path p (clean, never
+	// "/") is left unwatched with everything under it: changes under it
+	// are not reported (its own appearing, going or being renamed is, as
+	// an Entry change that is not Lost). nil watches every directory.
+	SkipDir func(p string) bool
+	// BarrierDir is a host directory, outside the tree or inside it, that
+	// the watch follows too, for Barrier: Barrier makes and removes its
+	// files there, named julyfs-barrier.*, which are never reported. ""
+	// (or a directory that cannot be watched) leaves Barrier without one.
+	BarrierDir string
+}
+
+// WatchHostWith is WatchHost with options: directories left out
+// (a search index skips .git), and a directory for Barrier.
+func (fsys *FS) WatchHostWith(opts HostWatchOptions, fn func(HostChange)) (*HostWatch, error) {
 	if fsys.real == "" {
 		return nil, ErrNoHostRoot
 	}
-	w, err := fsnotify.NewBufferedWatcher(1024)
+	w, err := fsnotify.NewBufferedWatcher(hostChanBuffer)
 	if err != nil {
 		return nil, fmt.Errorf("local: watching %s: %w", fsys.real, err)
 	}
-	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, dirs: map[string]bool{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{},
+		barriers: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := hw.watchTree(fsys.real); err != nil {
 		w.Close()
 		return nil, err
+	}
+	if opts.BarrierDir != "" {
+		if dir, err := filepath.Abs(opts.BarrierDir); err == nil && w.Add(dir) == nil {
+			hw.barrierDir = dir
+		}
 	}
 	hw.complete.Store(true)
 	go hw.loop()
@@ -136,11 +190,19 @@ func (hw *HostWatch) watchTree(dir string) error {
 		if !d.IsDir() {
 			return nil
 		}
+		if p != dir && hw.skipped(p) {
+			return filepath.SkipDir
+		}
 		hw.mu.Lock()
+		_, known := hw.dirs[p]
 		n := len(hw.dirs)
 		hw.mu.Unlock()
-		if max := maxWatchesForTest.Load(); max > 0 && int64(n) >= max {
+		if max := maxWatchesForTest.Load(); max > 0 && !known && int64(n) >= max {
 			return fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", p, syscall.ENOSPC)
+		}
+		var ino uint64
+		if fi, err := d.Info(); err == nil {
+			ino = inode(fi)
 		}
 		if err := hw.w.Add(p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -152,10 +214,18 @@ func (hw *HostWatch) watchTree(dir string) error {
 			return fmt.Errorf("local: watching %s: %w", p, err)
 		}
 		hw.mu.Lock()
-		hw.dirs[p] = true
+		hw.dirs[p] = ino
 		hw.mu.Unlock()
 		return nil
 	})
+}
+
+// inode is fi's inode number, 0 if unknown.
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }
 
 // unwatchTree stops watching host directory dir and the directories
@@ -188,6 +258,91 @@ func (hw *HostWatch) treePath(host string) (string, bool) {
 	return vfs.Clean("/" + rel), true
 }
 
+// skipped reports whether SkipDir leaves host directory dir out.
+func (hw *HostWatch) skipped(dir string) bool {
+	if hw.skip == nil {
+		return false
+	}
+	p, ok := hw.treePath(dir)
+	return ok && p != "/" && hw.skip(p)
+}
+
+// barrierPrefix starts the name of a Barrier's file.
+const barrierPrefix = "julyfs-barrier."
+
+// barrierSeq tells apart the barrier files of a process.
+var barrierSeq atomic.Uint64
+
+// ErrNoBarrier is returned by Barrier when the watch follows no
+// HostWatchOptions.BarrierDir.
+var ErrNoBarrier = errors.New("local: the host watch has no barrier directory")
+
+// Barrier returns once fn has been called for every change the kernel
+// reported before Barrier was called, or ctx's error when ctx ends first
+// (the caller bounds the wait: a file system may not report the event).
+// It makes a file in the BarrierDir and waits for its event: inotify
+// reports one watch's events in order (watchman's and git fsmonitor's
+// cookie). When events are lost (an overflow), waiting barriers return
+// after the Lost change of "/" was reported.
+func (hw *HostWatch) Barrier(ctx context.Context) error {
+	if hw.barrierDir == "" {
+		return ErrNoBarrier
+	}
+	name := filepath.Join(hw.barrierDir, fmt.Sprintf("%s%d.%d", barrierPrefix, os.Getpid(), barrierSeq.Add(1)))
+	ch := make(chan struct{})
+	hw.mu.Lock()
+	hw.barriers[name] = ch
+	hw.mu.Unlock()
+	defer func() {
+		hw.mu.Lock()
+		delete(hw.barriers, name)
+		hw.mu.Unlock()
+	}()
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("local: host watch barrier: %w", err)
+	}
+	f.Close()
+	defer os.Remove(name)
+	select {
+	case <-ch:
+		return nil
+	case <-hw.stop:
+		return errors.New("local: host watch closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// barrierEvent handles an event of a Barrier's file, and reports whether
+// ev was one.
+func (hw *HostWatch) barrierEvent(ev fsnotify.Event) bool {
+	if hw.barrierDir == "" || filepath.Dir(ev.Name) != hw.barrierDir ||
+		!strings.HasPrefix(filepath.Base(ev.Name), barrierPrefix) {
+		return false
+	}
+	if ev.Has(fsnotify.Create) {
+		hw.mu.Lock()
+		if ch, ok := hw.barriers[ev.Name]; ok {
+			close(ch)
+			delete(hw.barriers, ev.Name)
+		}
+		hw.mu.Unlock()
+	}
+	return true
+}
+
+// releaseBarriers lets every waiting Barrier return (events were lost,
+// theirs perhaps too).
+func (hw *HostWatch) releaseBarriers() {
+	hw.mu.Lock()
+	for name, ch := range hw.barriers {
+		close(ch)
+		delete(hw.barriers, name)
+	}
+	hw.mu.Unlock()
+}
+
 func (hw *HostWatch) loop() {
 	defer close(hw.done)
 	for {
@@ -205,6 +360,7 @@ func (hw *HostWatch) loop() {
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				hw.report(HostChange{Path: "/", Lost: true})
+				hw.releaseBarriers()
 			}
 		}
 	}
@@ -220,21 +376,38 @@ func (hw *HostWatch) report(c HostChange) {
 }
 
 func (hw *HostWatch) event(ev fsnotify.Event) {
+	if hw.barrierEvent(ev) {
+		return
+	}
 	p, ok := hw.treePath(ev.Name)
 	if !ok || strings.HasPrefix(filepath.Base(ev.Name), tempPrefix) {
 		return
 	}
+	if hw.barrierDir != "" && filepath.Dir(ev.Name) == hw.barrierDir {
+		hw.mu.Lock()
+		_, inTree := hw.dirs[hw.barrierDir]
+		hw.mu.Unlock()
+		if !inTree {
+			return // the barrier directory's own files, in a directory skipped
+		}
+	}
 	switch {
 	case ev.Has(fsnotify.Create):
 		c := HostChange{Path: p, Entry: true}
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !hw.skipped(ev.Name) {
 			// A directory made or moved in: watch it and what it
 			// holds already, then report it Lost, since what was made
 			// in it before the watch is not reported one by one.
+			// A watch may be here already: the directory's parent
+			// was being watched when it was made, and the walk found
+			// it (keep that watch: removing it would lose what
+			// happens in it until it is added again), or a watch was
+			// left under this name by another directory (replaced by
+			// a rename): drop that one.
 			hw.mu.Lock()
-			stale := hw.dirs[ev.Name]
+			ino, watched := hw.dirs[ev.Name]
 			hw.mu.Unlock()
-			if stale { // a watch left under this name
+			if watched && (ino == 0 || ino != inode(fi)) {
 				hw.unwatchTree(ev.Name)
 			}
 			if err := hw.watchTree(ev.Name); err != nil {
@@ -248,13 +421,13 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 		// removed (and unwatched) before it, and the kernel dropped its
 		// own watch.
 		hw.mu.Lock()
-		dir := hw.dirs[ev.Name]
+		_, dir := hw.dirs[ev.Name]
 		delete(hw.dirs, ev.Name)
 		hw.mu.Unlock()
 		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/"})
 	case ev.Has(fsnotify.Rename):
 		hw.mu.Lock()
-		dir := hw.dirs[ev.Name]
+		_, dir := hw.dirs[ev.Name]
 		hw.mu.Unlock()
 		c := HostChange{Path: p, Entry: true}
 		if dir && p != "/" {
