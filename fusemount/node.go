@@ -3,7 +3,6 @@ package fusemount
 import (
 	"context"
 	"errors"
-	iofs "io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -515,21 +514,6 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	return n.Getattr(context.Background(), f, out)
 }
 
-// fileMode converts the mode bits of a chmod to the tree's.
-func fileMode(mode uint32) iofs.FileMode {
-	fm := iofs.FileMode(mode & 0o777)
-	if mode&syscall.S_ISUID != 0 {
-		fm |= iofs.ModeSetuid
-	}
-	if mode&syscall.S_ISGID != 0 {
-		fm |= iofs.ModeSetgid
-	}
-	if mode&syscall.S_ISVTX != 0 {
-		fm |= iofs.ModeSticky
-	}
-	return fm
-}
-
 // setMode sets the mode of p through the tree (vfs.ModeSetter), so the
 // change outlives the mount and holds for every program: ENOTSUP when the
 // tree cannot. A directory only the mount holds (mkdir on a tree without
@@ -541,7 +525,7 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 			return 0
 		}
 	}
-	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(mode)); {
+	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(mode)); {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
 	case err != nil:
@@ -566,12 +550,12 @@ func (n *node) createMode(p string, perm, def uint32) (fi vfs.FileInfo, ok bool)
 	cur := def
 	fi, err := n.m.fsys.Stat(n.m.ctx, p)
 	if err == nil && (fi.HasMode || fi.Mode != 0) {
-		cur = modeBits(fi.Mode)
+		cur = vfs.ModeBits(fi.Mode)
 	}
 	if perm == cur {
 		return fi, err == nil
 	}
-	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(perm))
+	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(perm))
 	if err == nil {
 		return vfs.FileInfo{}, false
 	}
