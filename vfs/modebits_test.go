@@ -20,8 +20,8 @@ func TestModeBits(t *testing.T) {
 	}{
 		{0o644, 0o644},
 		{0o755 | fs.ModeDir, 0o755},
-		{0o4755 &^ 0o4000 | fs.ModeSetuid, 0o4755},
-		{0o2750 &^ 0o2000 | fs.ModeSetgid, 0o2750},
+		{0o4755&^0o4000 | fs.ModeSetuid, 0o4755},
+		{0o2750&^0o2000 | fs.ModeSetgid, 0o2750},
 		{0o777 | fs.ModeSticky | fs.ModeDir, 0o1777},
 		{0o700 | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky, 0o7700},
 		{fs.ModeSymlink | fs.ModeAppend, 0},
