@@ -53,6 +53,104 @@ type hostState struct {
 	// handlelessReads counts the directory reads served without a
 	// handle (no-opendir, see noopendir.go).
 	handlelessReads atomic.Int64
+	// selfEntries holds, by path, the names the mount is making or
+	// removing on the host itself (see expectEntry), guarded by selfMu.
+	selfMu      sync.Mutex
+	selfEntries map[string]selfEntry
+}
+
+// selfEntry counts the host changes of a name the mount expects to hear
+// of its own create or unlink, and when the last was expected.
+type selfEntry struct {
+	n  int
+	at time.Time
+}
+
+// selfWindow bounds how long an expected report of the mount's own change
+// of a name is waited for: inotify reports within milliseconds, and a
+// report that never came must not swallow another program's change later.
+const selfWindow = 2 * time.Second
+
+// expectEntry records, before the mount creates or removes the name p on
+// the host itself (a CREATE or an UNLINK), that the host watch will
+// report that change: the kernel, which sent the request, has already
+// dropped what it cached of the name and its directory's listing and
+// attributes (fuse_dir_changed), so the report needs no invalidation, and
+// dropping it saves the daemon a Stat and the kernel a listing and
+// attribute refresh per name (creates, rm -rf). The caller calls
+// doneEntry after the change, saying whether it was made.
+func (m *mount) expectEntry(p string) {
+	if !m.hostOK.Load() || !m.hostCovered(p) {
+		return
+	}
+	now := time.Now()
+	m.selfMu.Lock()
+	defer m.selfMu.Unlock()
+	if m.selfEntries == nil {
+		m.selfEntries = map[string]selfEntry{}
+	}
+	if len(m.selfEntries) >= 1024 {
+		for q, e := range m.selfEntries {
+			if now.Sub(e.at) > selfWindow {
+				delete(m.selfEntries, q)
+			}
+		}
+	}
+	e := m.selfEntries[p]
+	m.selfEntries[p] = selfEntry{n: e.n + 1, at: now}
+}
+
+// doneEntry ends an expectEntry of p. A change that was not made (an
+// error) is not waited for; as another program's change of p heard
+// meanwhile may have been taken for the mount's, the name is invalidated
+// as a host change of it would be.
+func (m *mount) doneEntry(p string, made bool) {
+	if made {
+		return
+	}
+	m.selfMu.Lock()
+	e, ok := m.selfEntries[p]
+	if ok {
+		if e.n--; e.n <= 0 {
+			delete(m.selfEntries, p)
+		} else {
+			m.selfEntries[p] = e
+		}
+	}
+	m.selfMu.Unlock()
+	if ok {
+		m.mu.Lock()
+		iv := m.inv
+		m.mu.Unlock()
+		if iv != nil {
+			iv.queueHost(local.HostChange{Path: p, Entry: true})
+		}
+	}
+}
+
+// ownEntry reports whether c is the host watch's report of a create or
+// unlink the mount made itself (expectEntry), and takes it off the
+// expected changes.
+func (m *mount) ownEntry(c local.HostChange) bool {
+	if !c.Entry || c.Lost {
+		return false
+	}
+	m.selfMu.Lock()
+	defer m.selfMu.Unlock()
+	e, ok := m.selfEntries[c.Path]
+	switch {
+	case !ok:
+		return false
+	case time.Since(e.at) > selfWindow:
+		delete(m.selfEntries, c.Path)
+		return false
+	}
+	if e.n--; e.n <= 0 {
+		delete(m.selfEntries, c.Path)
+	} else {
+		m.selfEntries[c.Path] = e
+	}
+	return true
 }
 
 // hostMountsOf lists the mounts of fsys (itself, a union's mounts, the tree
@@ -96,11 +194,14 @@ func (m *mount) watchHost(iv *invalidator) {
 			}
 			prefix := mounts[i].prefix
 			hw, err := mounts[i].tree.WatchHost(func(c local.HostChange) {
+				c.Path = vfs.Join(prefix, c.Path)
+				if m.ownEntry(c) {
+					return
+				}
 				m.hostGen.Add(1)
 				if m.hostDropForTest.Load() {
 					return
 				}
-				c.Path = vfs.Join(prefix, c.Path)
 				iv.queueHost(c)
 			})
 			if err != nil {
