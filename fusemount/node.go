@@ -742,7 +742,9 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	p := vfs.Join(dir, name)
 	if n.hasRealDirs() {
 		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
+		n.m.expectEntry(p, false)
 		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
+		n.m.doneEntry(p, false, err == nil)
 		switch {
 		case err == nil:
 			n.m.removePending(p)
@@ -801,9 +803,9 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	p := vfs.Join(dir, name)
 	n.preserve(name)
-	n.m.expectEntry(p)
+	n.m.expectEntry(p, false)
 	err := n.m.remove(p)
-	n.m.doneEntry(p, err == nil)
+	n.m.doneEntry(p, false, err == nil)
 	if err != nil {
 		return n.m.errno("unlink", p, err)
 	}
@@ -872,9 +874,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	case !made:
 		// Not created in place: through the tree (which may find
 		// the name taken).
-		n.m.expectEntry(p)
+		n.m.expectEntry(p, true)
 		err = n.m.create(p)
-		n.m.doneEntry(p, err == nil)
+		n.m.doneEntry(p, true, err == nil)
 	}
 	created := err == nil
 	if err != nil {

@@ -523,9 +523,9 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		return nil, nil, vfs.FileInfo{}, false
 	}
 	m.beginSelf(p)
-	m.expectEntry(p)
+	m.expectEntry(p, true)
 	f, fi, err := c.CreateInPlace(m.ctx, p, vfs.FileModeOf(perm))
-	m.doneEntry(p, err == nil)
+	m.doneEntry(p, true, err == nil)
 	m.endSelf(p)
 	if err != nil {
 		return nil, nil, vfs.FileInfo{}, false // the tree's create says why
