@@ -3,7 +3,6 @@ package fusemount
 import (
 	"context"
 	"hash/fnv"
-	iofs "io/fs"
 	"log"
 	"maps"
 	"slices"
@@ -190,22 +189,6 @@ func (m *mount) dirtyNodes() []*node {
 	return slices.Collect(maps.Keys(m.dirty))
 }
 
-// modeBits is the permission, setuid, setgid and sticky bits of mode as
-// the kernel has them.
-func modeBits(mode iofs.FileMode) uint32 {
-	bits := uint32(mode.Perm())
-	if mode&iofs.ModeSetuid != 0 {
-		bits |= syscall.S_ISUID
-	}
-	if mode&iofs.ModeSetgid != 0 {
-		bits |= syscall.S_ISGID
-	}
-	if mode&iofs.ModeSticky != 0 {
-		bits |= syscall.S_ISVTX
-	}
-	return bits
-}
-
 // attr fills out from fi and what the mount holds for its path.
 func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	mt := fi.ModTime
@@ -227,7 +210,7 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if fi.HasMode || fi.Mode != 0 {
 		// The tree's own bits (the host's on local:; what SetMode set
 		// on temp:).
-		out.Mode = out.Mode&syscall.S_IFMT | modeBits(fi.Mode)
+		out.Mode = out.Mode&syscall.S_IFMT | vfs.ModeBits(fi.Mode)
 	}
 	if fi.HasMode {
 		// The host's owner: with --allow-other the kernel checks access

@@ -65,7 +65,11 @@
 // through to a read-only descriptor of the host file (smaller ones are
 // read whole and kept in the kernel's pages), a writer to the file's staging, made at
 // open; commits stay renames with the compare-and-swap at flush, fsync
-// and release. The kernel allows one backing file per inode and no mix
+// and release. A file the mount creates on a tree that can
+// (local: alone: CreateInPlace) is created on the host and written there
+// in place, with no staging: it has no older version to protect; its
+// flush checks that the name still holds it (EIO otherwise) and reports
+// the writes to the tree's watchers. The kernel allows one backing file per inode and no mix
 // with cached opens, so a node is in one mode at a time: an open that
 // cannot share the node's backing waits up to five seconds for its
 // handles' release, then fails with ETXTBSY. The mount probes the kernel

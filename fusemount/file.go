@@ -709,6 +709,9 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		h.err = 0
 		return errno
 	}
+	if h.write && n.ptFresh {
+		return n.publishInPlace() // a new file written in place
+	}
 	if !h.write && !h.wrote {
 		return 0
 	}
@@ -724,7 +727,10 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if fd, ok := n.ptInPlaceFd(); ok {
-		return n.m.errno("fsync", n.path(), unix.Fsync(fd))
+		if err := unix.Fsync(fd); err != nil {
+			return n.m.errno("fsync", n.path(), err)
+		}
+		return n.publishInPlace()
 	}
 	if h.err != 0 {
 		errno := h.err
@@ -753,6 +759,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	defer n.mu.Unlock()
 	delete(n.handles, h)
 	var errno syscall.Errno
+	if h.write && n.ptFresh {
+		// Writes after the last close's flush (through a mapping).
+		if errno := n.publishInPlace(); errno != 0 {
+			n.m.log.Printf("release %s: %v", n.path(), errno)
+		}
+	}
 	if len(n.handles) == 0 {
 		errno = n.commitLocked()
 		if errno != 0 && errno != syscall.EIO && n.dirty {

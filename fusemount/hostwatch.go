@@ -53,6 +53,139 @@ type hostState struct {
 	// handlelessReads counts the directory reads served without a
 	// handle (no-opendir, see noopendir.go).
 	handlelessReads atomic.Int64
+	// selfEntries holds, by path, the names the mount is making or
+	// removing on the host itself (see expectEntry), guarded by selfMu.
+	selfMu      sync.Mutex
+	selfEntries map[string]selfEntry
+}
+
+// selfEntry counts the host changes of a name the mount expects to hear
+// of its own changes: made (a create), gone (an unlink or rmdir); at is
+// when the last was expected.
+type selfEntry struct {
+	made, gone int
+	at         time.Time
+}
+
+// selfWindow bounds how long an expected report of the mount's own change
+// of a name is waited for: inotify reports within milliseconds, and a
+// report that never came (a file made in a directory the watch did not
+// hold yet, whose creation is reported as Lost instead) must not swallow
+// another program's change later. A report that comes later is handled
+// as any other.
+const selfWindow = 500 * time.Millisecond
+
+// expectEntry records, before the mount creates (made) or removes the
+// name p on the host itself (a CREATE, an UNLINK, an RMDIR), that the host
+// watch will report that change: the kernel, which sent the request, has
+// already dropped what it cached of the name and its directory's listing
+// and attributes (fuse_dir_changed), so the report needs no invalidation,
+// and dropping it saves the daemon a Stat and the kernel a listing and
+// attribute refresh per name (creates, rm -rf). The caller calls
+// doneEntry after the change, saying whether it was made.
+func (m *mount) expectEntry(p string, made bool) {
+	if !m.hostOK.Load() || !m.hostCovered(p) {
+		return
+	}
+	now := time.Now()
+	m.selfMu.Lock()
+	defer m.selfMu.Unlock()
+	if m.selfEntries == nil {
+		m.selfEntries = map[string]selfEntry{}
+	}
+	if len(m.selfEntries) >= 1024 {
+		for q, e := range m.selfEntries {
+			if now.Sub(e.at) > selfWindow {
+				delete(m.selfEntries, q)
+			}
+		}
+	}
+	e := m.selfEntries[p]
+	if made {
+		e.made++
+	} else {
+		e.gone++
+	}
+	e.at = now
+	m.selfEntries[p] = e
+}
+
+// doneEntry ends an expectEntry(p, made). A change that was not made
+// (ok false: an error) is not waited for; as another program's change of
+// p heard meanwhile may have been taken for the mount's, the name is
+// invalidated as a host change of it would be.
+func (m *mount) doneEntry(p string, made, ok bool) {
+	if ok {
+		return
+	}
+	m.selfMu.Lock()
+	e, found := m.selfEntries[p]
+	if found {
+		if made {
+			e.made = max(e.made-1, 0)
+		} else {
+			e.gone = max(e.gone-1, 0)
+		}
+		if e.made+e.gone == 0 {
+			delete(m.selfEntries, p)
+		} else {
+			m.selfEntries[p] = e
+		}
+	}
+	m.selfMu.Unlock()
+	if found {
+		m.mu.Lock()
+		iv := m.inv
+		m.mu.Unlock()
+		if iv != nil {
+			iv.queueHost(local.HostChange{Path: p, Entry: true})
+		}
+	}
+}
+
+// ownEntry reports whether c is the host watch's report of a create,
+// unlink or rmdir the mount made itself (expectEntry), and takes it off
+// the expected changes. The host must still show what the mount did
+// (the name there for a create, gone for a removal): a report of another
+// program's change the other way is never taken for the mount's.
+func (m *mount) ownEntry(c local.HostChange) bool {
+	if !c.Entry {
+		return false
+	}
+	m.selfMu.Lock()
+	e, ok := m.selfEntries[c.Path]
+	m.selfMu.Unlock()
+	if !ok {
+		return false
+	}
+	fi, err := m.fsys.Stat(m.ctx, c.Path)
+	if err != nil {
+		return false
+	}
+	there := fi.Kind != vfs.KindMissing || fi.Link
+	m.selfMu.Lock()
+	defer m.selfMu.Unlock()
+	if e, ok = m.selfEntries[c.Path]; !ok {
+		return false
+	}
+	switch {
+	case time.Since(e.at) > selfWindow:
+		delete(m.selfEntries, c.Path)
+		return false
+	case there && e.made > 0 && !c.Lost:
+		e.made--
+	case !there && e.gone > 0:
+		// (A directory removed is reported Lost: it was empty.)
+		e.gone--
+	default:
+		return false
+	}
+	if e.made+e.gone == 0 {
+		delete(m.selfEntries, c.Path)
+	} else {
+		m.selfEntries[c.Path] = e
+	}
+	return true
 }
 
 // hostMountsOf lists the mounts of fsys (itself, a union's mounts, the tree
@@ -96,11 +229,14 @@ func (m *mount) watchHost(iv *invalidator) {
 			}
 			prefix := mounts[i].prefix
 			hw, err := mounts[i].tree.WatchHost(func(c local.HostChange) {
+				c.Path = vfs.Join(prefix, c.Path)
+				if m.ownEntry(c) {
+					return
+				}
 				m.hostGen.Add(1)
 				if m.hostDropForTest.Load() {
 					return
 				}
-				c.Path = vfs.Join(prefix, c.Path)
 				iv.queueHost(c)
 			})
 			if err != nil {

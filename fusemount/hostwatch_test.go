@@ -34,6 +34,13 @@ func (c *hostCounter) Stat(ctx context.Context, p string) (vfs.FileInfo, error) 
 // timeouts and waits (bounded) until its host directory is watched.
 func hostWatchedMount(t *testing.T, files map[string]string) (string, *hostCounter, *Server) {
 	t.Helper()
+	return hostWatchedMountWith(t, files, Options{})
+}
+
+// hostWatchedMountWith is hostWatchedMount with opts (which must leave
+// the timeouts unset).
+func hostWatchedMountWith(t *testing.T, files map[string]string, opts Options) (string, *hostCounter, *Server) {
+	t.Helper()
 	root := t.TempDir()
 	for p, data := range files {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
@@ -43,7 +50,7 @@ func hostWatchedMount(t *testing.T, files map[string]string) (string, *hostCount
 	require.NoError(t, err)
 	t.Cleanup(func() { lfs.Close() })
 	fsys := &hostCounter{FS: lfs}
-	s := mountT(t, fsys, Options{})
+	s := mountT(t, fsys, opts)
 	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
 	return root, fsys, s
 }

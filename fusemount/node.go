@@ -3,7 +3,6 @@ package fusemount
 import (
 	"context"
 	"errors"
-	iofs "io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -48,6 +49,8 @@ type node struct {
 	ptStage     vfs.StagedFile // ptStage: the staging the backing is
 	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
 	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
+	ptFresh     bool           // ptInPlace: a file this mount created in place (see createInPlace)
+	ptPub       fileStamp      // ptFresh: the file as its writes were last reported
 	ptNoReader  bool           // in a tree of several mounts: the file's readers have no host descriptor
 	ptNoStage   bool           // in a tree of several mounts: the file's stagings have no host descriptor
 
@@ -157,7 +160,9 @@ func (n *node) preserve(name string) {
 	}
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	if cn.opens > 0 && cn.stage == nil && !cn.deleted {
+	if cn.opens > 0 && cn.stage == nil && !cn.deleted && cn.ptMode != ptInPlace {
+		// (A file written in place keeps its host file, unlinked, as
+		// on disk: its handles go on with it.)
 		if cn.load() == 0 {
 			// A copy, not a change: keep the times last reported.
 			cn.mtime = time.Unix(int64(cn.last.Mtime), int64(cn.last.Mtimensec))
@@ -346,6 +351,17 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	n.mu.Lock()
 	if n.deleted {
 		out.Attr = n.last
+		if fd, ok := n.ptInPlaceFd(); ok {
+			// Written in place: the host file, unlinked, is the file.
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil {
+				out.Size, out.Blocks = uint64(st.Size), uint64(st.Blocks)
+				mtime := time.Unix(st.Mtim.Unix())
+				out.SetTimes(nil, &mtime, &mtime)
+			}
+			n.mu.Unlock()
+			return 0
+		}
 		if n.stage != nil {
 			// Still open and written to after the unlink.
 			out.Size = uint64(n.stage.Size())
@@ -501,6 +517,9 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	if mtime, ok := in.GetMTime(); ok {
 		n.mtime = mtime
 		n.last.SetTimes(nil, &mtime, nil)
+		if fd, ok := n.ptInPlaceFd(); ok {
+			unix.Futimes(fd, []unix.Timeval{unix.NsecToTimeval(time.Now().UnixNano()), unix.NsecToTimeval(mtime.UnixNano())})
+		}
 	}
 	if atime, ok := in.GetATime(); ok {
 		n.last.SetTimes(&atime, nil, nil)
@@ -515,21 +534,6 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	return n.Getattr(context.Background(), f, out)
 }
 
-// fileMode converts the mode bits of a chmod to the tree's.
-func fileMode(mode uint32) iofs.FileMode {
-	fm := iofs.FileMode(mode & 0o777)
-	if mode&syscall.S_ISUID != 0 {
-		fm |= iofs.ModeSetuid
-	}
-	if mode&syscall.S_ISGID != 0 {
-		fm |= iofs.ModeSetgid
-	}
-	if mode&syscall.S_ISVTX != 0 {
-		fm |= iofs.ModeSticky
-	}
-	return fm
-}
-
 // setMode sets the mode of p through the tree (vfs.ModeSetter), so the
 // change outlives the mount and holds for every program: ENOTSUP when the
 // tree cannot. A directory only the mount holds (mkdir on a tree without
@@ -541,7 +545,7 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 			return 0
 		}
 	}
-	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(mode)); {
+	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(mode)); {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
 	case err != nil:
@@ -566,12 +570,12 @@ func (n *node) createMode(p string, perm, def uint32) (fi vfs.FileInfo, ok bool)
 	cur := def
 	fi, err := n.m.fsys.Stat(n.m.ctx, p)
 	if err == nil && (fi.HasMode || fi.Mode != 0) {
-		cur = modeBits(fi.Mode)
+		cur = vfs.ModeBits(fi.Mode)
 	}
 	if perm == cur {
 		return fi, err == nil
 	}
-	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, fileMode(perm))
+	err = vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(perm))
 	if err == nil {
 		return vfs.FileInfo{}, false
 	}
@@ -738,7 +742,9 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	p := vfs.Join(dir, name)
 	if n.hasRealDirs() {
 		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
+		n.m.expectEntry(p, false)
 		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
+		n.m.doneEntry(p, false, err == nil)
 		switch {
 		case err == nil:
 			n.m.removePending(p)
@@ -797,7 +803,10 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	p := vfs.Join(dir, name)
 	n.preserve(name)
-	if err := n.m.remove(p); err != nil {
+	n.m.expectEntry(p, false)
+	err := n.m.remove(p)
+	n.m.doneEntry(p, false, err == nil)
+	if err != nil {
 		return n.m.errno("unlink", p, err)
 	}
 	if ch := n.GetChild(name); ch != nil {
@@ -853,7 +862,22 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, stale
 	}
 	p := vfs.Join(dir, name)
-	err := n.m.create(p)
+	gen0 := n.m.hostGen.Load()
+	var err error
+	switch ch, h, fi, made := n.createInPlace(ctx, name, p, flags, mode&0o7777); {
+	case h != nil:
+		cn := ch.Operations().(*node)
+		cn.remember(fi)
+		cn.fill(fi, &out.Attr)
+		cn.entryTimeouts(fi, gen0, out)
+		return ch, h, 0, 0
+	case !made:
+		// Not created in place: through the tree (which may find
+		// the name taken).
+		n.m.expectEntry(p, true)
+		err = n.m.create(p)
+		n.m.doneEntry(p, true, err == nil)
+	}
 	created := err == nil
 	if err != nil {
 		if vfs.KindOf(err) != vfs.KindConflict {

@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"context"
+	iofs "io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -360,7 +361,7 @@ func (n *node) ptReleased() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted = ptNone, nil, false, false
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptFresh = ptNone, nil, false, false, false
 }
 
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
@@ -464,4 +465,151 @@ func (m *mount) debugf(format string, args ...any) {
 	if m.opts.Debug {
 		m.log.Printf(format, args...)
 	}
+}
+
+// New files written in place. A file the mount creates (CREATE: nothing
+// at the name, an exclusive create on the host) has no older version a
+// staging would protect, so with passthrough on a tree that can
+// (inPlaceCreator: local: mounted alone) it is made on the host open
+// for writing and the kernel writes it directly (ptInPlace, ptFresh): no
+// staging, no copy, no rename at close. What a program's close commits
+// through a staging elsewhere is here a report: the flush checks that the
+// name still holds the file (a rename over it or an unlink by another
+// writer meanwhile is EIO, as a lost compare-and-swap is) and tells the
+// tree's watchers of the writes (vfs.ChangeWrite). docs/mount.md ("Data
+// safety") says what a reader and a crash see.
+
+// inPlaceCreator is a tree that creates new files open for writing in
+// place and reports their writes (local:).
+type inPlaceCreator interface {
+	CreateInPlace(ctx context.Context, path string, perm iofs.FileMode) (*os.File, vfs.FileInfo, error)
+	WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error)
+}
+
+// fileStamp is what changes when a file is written: its size and
+// modification time.
+type fileStamp struct {
+	size  int64
+	mtime unix.Timespec
+}
+
+// stampOf is the stamp of the open host file fd.
+func stampOf(fd int) (fileStamp, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return fileStamp{}, false
+	}
+	return fileStamp{st.Size, st.Mtim}, true
+}
+
+// createInPlace creates the file name of directory n at p in place (see
+// above) and opens it with flags, giving it the permission bits perm: h
+// nil means it did not (passthrough off or undecided, a tree that cannot,
+// a disk nearly full, a node the kernel still has open under that name);
+// made then says the file was created on the host all the same (empty),
+// for the caller to open the usual way.
+func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm uint32) (ch *fs.Inode, h fs.FileHandle, fi vfs.FileInfo, made bool) {
+	m := n.m
+	c, ok := m.fsys.(inPlaceCreator)
+	if !ok {
+		return nil, nil, vfs.FileInfo{}, false
+	}
+	select {
+	case <-m.ptDecided:
+	default:
+		return nil, nil, vfs.FileInfo{}, false // an open right at mount: staged
+	}
+	if !m.pt.Load() || n.ptNoFd(true) {
+		return nil, nil, vfs.FileInfo{}, false
+	}
+	m.beginSelf(p)
+	m.expectEntry(p, true)
+	f, fi, err := c.CreateInPlace(m.ctx, p, vfs.FileModeOf(perm))
+	m.doneEntry(p, true, err == nil)
+	m.endSelf(p)
+	if err != nil {
+		return nil, nil, vfs.FileInfo{}, false // the tree's create says why
+	}
+	m.forget(p)
+	m.ownByCaller(ctx, p)
+	if vfs.ModeBits(fi.Mode) != perm {
+		// The host kept other bits (no fchmod there): the mount holds
+		// the mode asked for, as for any create.
+		f.Close()
+		return nil, nil, vfs.FileInfo{}, true
+	}
+	var st unix.Statfs_t
+	fd := int(f.Fd())
+	stamp, ok := stampOf(fd)
+	if !ok || unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+		// A disk nearly full: the daemon must see the writes (see
+		// ptMinFree).
+		f.Close()
+		return nil, nil, vfs.FileInfo{}, true
+	}
+	ch = n.child(ctx, name, p, syscall.S_IFREG)
+	cn := ch.Operations().(*node)
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.opens > 0 || cn.ptLive > 0 || cn.stage != nil || cn.deleted {
+		// A node the kernel still holds under this name, busy: opened
+		// the usual way.
+		f.Close()
+		return nil, nil, vfs.FileInfo{}, true
+	}
+	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
+	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: true}
+	cn.ptMode, cn.ptFile, cn.ptFresh, cn.ptPub = ptInPlace, hostFile{f}, true, stamp
+	cn.version = ""
+	cn.ptOpen++
+	cn.ptLive++
+	cn.opens++
+	if write {
+		cn.writers++
+	}
+	if cn.handles == nil {
+		cn.handles = map[*handle]bool{}
+	}
+	cn.handles[hd] = true
+	return ch, &ptHandle{handle: hd, fd: fd}, fi, true
+}
+
+// publishInPlace reports the writes made to n, a file created in place,
+// since the last report: nothing when its size and time did not move;
+// EIO when the name no longer holds the file (another writer replaced or
+// removed it: the writes are not in the tree). A file unlinked through
+// the mount has nothing to report. Callers hold n.mu.
+func (n *node) publishInPlace() syscall.Errno {
+	if n.ptMode != ptInPlace || !n.ptFresh || n.deleted {
+		return 0
+	}
+	hf, ok := n.ptFile.(hostFile)
+	if !ok {
+		return 0
+	}
+	stamp, ok := stampOf(int(hf.f.Fd()))
+	if !ok || stamp == n.ptPub {
+		return 0
+	}
+	n.ptPub = stamp
+	p, stale := n.livePath()
+	if stale != 0 {
+		return 0 // cut loose by a rename or unlink through the mount
+	}
+	m := n.m
+	m.beginSelf(p)
+	fi, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f)
+	m.endSelf(p)
+	if vfs.KindOf(err) == vfs.KindConflict {
+		m.log.Printf("write %s: the file was replaced or removed on the host while this writer wrote it in place; its writes are not in the tree (EIO)", p)
+		return syscall.EIO
+	}
+	if err != nil {
+		return m.errno("write", p, err)
+	}
+	// What the tree says now: an open reuses it, and the host watch's
+	// report of these writes then drops nothing (unchanged).
+	n.changes.Add(1)
+	n.statFI, n.statAt, n.statGen, n.statLong = fi, time.Now(), n.changes.Load(), false
+	return 0
 }

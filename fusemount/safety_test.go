@@ -58,13 +58,17 @@ func helperChild() (code int, ran bool) {
 // rewriteChild rewrites file with 64 KiB of 'N' the way `>` does (mode
 // "trunc": open with O_TRUNC) or with a truncate(2) of the path while the
 // file is open for writing (mode "truncpath": the SETATTR without a
-// handle the kernel sends for O_TRUNC when atomic O_TRUNC is off), prints
+// handle the kernel sends for O_TRUNC when atomic O_TRUNC is off), or
+// writes it new (mode "create": O_CREAT|O_EXCL), prints
 // "written", waits for its standard input to close, closes the file and
 // prints "closed" or the error of close.
 func rewriteChild(file, mode string) int {
 	flags := os.O_WRONLY
-	if mode == "trunc" {
+	switch mode {
+	case "trunc":
 		flags |= os.O_TRUNC
+	case "create":
+		flags |= os.O_CREATE | os.O_EXCL
 	}
 	f, err := os.OpenFile(file, flags, 0)
 	if err != nil {

@@ -44,7 +44,8 @@ func serveChild(dir, root string) int {
 	defer fsys.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err = Serve(ctx, dir, fsys, Options{}, func(*Server) { fmt.Println("ready") })
+	opts := Options{Passthrough: os.Getenv("JULYFS_SERVE_PASSTHROUGH") == "on"}
+	err = Serve(ctx, dir, fsys, opts, func(*Server) { fmt.Println("ready") })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1
@@ -61,15 +62,16 @@ type server struct {
 }
 
 // startServer serves the host directory root on a fresh mountpoint from a
-// child process, and makes sure at cleanup that it is gone and nothing is
+// child process (with env added: JULYFS_SERVE_PASSTHROUGH=on asks for
+// passthrough), and makes sure at cleanup that it is gone and nothing is
 // left mounted.
-func startServer(t *testing.T, root string) *server {
+func startServer(t *testing.T, root string, env ...string) *server {
 	t.Helper()
 	requireFUSE(t)
 	dir := filepath.Join(t.TempDir(), "mnt")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "JULYFS_SERVE_DIR="+dir, "JULYFS_SERVE_ROOT="+root)
+	cmd.Env = append(append(os.Environ(), "JULYFS_SERVE_DIR="+dir, "JULYFS_SERVE_ROOT="+root), env...)
 	cmd.Dir = t.TempDir()
 	cmd.Stderr = &testWriter{t: t, prefix: "server: "}
 	stdout, err := cmd.StdoutPipe()

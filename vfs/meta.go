@@ -41,6 +41,49 @@ type ModeSetter interface {
 	SetMode(ctx context.Context, path string, mode fs.FileMode) error
 }
 
+// The POSIX bits of the setuid, setgid and sticky flags in a mode
+// (S_ISUID, S_ISGID, S_ISVTX), the same on every Unix.
+const (
+	modeSetuid = 0o4000
+	modeSetgid = 0o2000
+	modeSticky = 0o1000
+)
+
+// ModeBits is what a ModeSetter sets of mode as POSIX mode bits
+// (chmod(2)'s): the permission bits and the setuid, setgid and sticky
+// bits; FileModeOf is its inverse. Trees on a host disk and FUSE mounts
+// share them.
+func ModeBits(mode fs.FileMode) uint32 {
+	bits := uint32(mode.Perm())
+	if mode&fs.ModeSetuid != 0 {
+		bits |= modeSetuid
+	}
+	if mode&fs.ModeSetgid != 0 {
+		bits |= modeSetgid
+	}
+	if mode&fs.ModeSticky != 0 {
+		bits |= modeSticky
+	}
+	return bits
+}
+
+// FileModeOf is the fs.FileMode of POSIX mode bits (the permission,
+// setuid, setgid and sticky bits; the file type and other bits are
+// ignored): the inverse of ModeBits.
+func FileModeOf(bits uint32) fs.FileMode {
+	mode := fs.FileMode(bits & 0o777)
+	if bits&modeSetuid != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if bits&modeSetgid != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if bits&modeSticky != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
 // TimeSetter is the optional capability of setting a file's or a
 // directory's modification time.
 type TimeSetter interface {

@@ -88,16 +88,7 @@ func (fsys *FS) Readlink(ctx context.Context, path string) (string, error) {
 // found". A process may only change its own files unless it is root
 // (EPERM otherwise).
 func (fsys *FS) SetMode(ctx context.Context, path string, mode fs.FileMode) error {
-	bits := uint32(mode.Perm())
-	if mode&fs.ModeSetuid != 0 {
-		bits |= unix.S_ISUID
-	}
-	if mode&fs.ModeSetgid != 0 {
-		bits |= unix.S_ISGID
-	}
-	if mode&fs.ModeSticky != 0 {
-		bits |= unix.S_ISVTX
-	}
+	bits := vfs.ModeBits(mode)
 	return fsys.setMeta(ctx, path, func(procPath string, f *os.File) error {
 		if procPath != "" {
 			return unix.Fchmodat(unix.AT_FDCWD, procPath, bits, 0)

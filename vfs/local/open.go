@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -106,4 +109,89 @@ func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) 
 		return nil, vfs.NewError(vfs.KindOther, p, errors.New("not a regular file"))
 	}
 	return f, nil
+}
+
+// CreateInPlace makes the file at path, which must not exist (nothing at
+// the name, not even a link: an exclusive create), with the permission
+// bits perm (the process's umask not applied), and returns it open for
+// reading and writing on one host descriptor with what Stat would say of
+// it, for a caller that writes the new file in place (a FUSE mount's new
+// files: docs/mount.md, "Data safety"). The create holds the directory's
+// lock as every commit does, so a compare-and-swap commit of the name in
+// any process cannot slip its rename past it; it is reported to watchers
+// (vfs.ChangeWrite), and the writes, which the caller makes on the
+// descriptor, by WroteInPlace. Unlike Write and Stage it gives a new file
+// no atomicity: a reader sees the file empty, then partly written; a
+// crash leaves what was written so far. There is no older file to
+// protect. The parent directory must exist (not found otherwise); a name
+// taken is a conflict.
+func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode) (*os.File, vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, vfs.FileInfo{}, err
+	}
+	if p == "/" {
+		return nil, vfs.FileInfo{}, vfs.IsDir(p)
+	}
+	w, err := fsys.openWriteDir(vfs.Parent(p), false)
+	if err != nil {
+		if isMissing(err) {
+			return nil, vfs.FileInfo{}, vfs.NotFound(p)
+		}
+		return nil, vfs.FileInfo{}, writeDirError(p, err)
+	}
+	defer w.close()
+	bits := vfs.ModeBits(perm)
+	fsys.mu.Lock()
+	w.lock()
+	fd, err := unix.Openat(w.fd, vfs.Base(p), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, bits)
+	w.unlock()
+	fsys.mu.Unlock()
+	switch {
+	case err == unix.EEXIST:
+		return nil, vfs.FileInfo{}, vfs.NewError(vfs.KindConflict, p, nil)
+	case err != nil:
+		return nil, vfs.FileInfo{}, vfs.WriteFailed(p, err)
+	}
+	f := os.NewFile(uintptr(fd), vfs.Base(p))
+	fi, err := f.Stat()
+	if err == nil && vfs.ModeBits(fi.Mode()) != bits {
+		// The umask took bits away: the caller asked for these.
+		if unix.Fchmod(fd, bits) == nil {
+			fi, err = f.Stat()
+		}
+	}
+	if err != nil {
+		f.Close()
+		w.remove(vfs.Base(p))
+		return nil, vfs.FileInfo{}, vfs.WriteFailed(p, errno(err))
+	}
+	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return f, info(p, fi), nil
+}
+
+// WroteInPlace reports the writes made to f, the file CreateInPlace made
+// at path, to watchers (vfs.ChangeWrite) and returns what Stat says of it
+// now, once it has checked that path still names f: a file another
+// writer put at the name meanwhile (a rename over it, a Write through this
+// package in any process) or a name removed is a conflict, reported to no
+// one (the writes went to a file the tree no longer has at path).
+func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return vfs.FileInfo{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return vfs.FileInfo{}, otherError(p, err)
+	}
+	cur, _, err := fsys.statLink(rel(p))
+	if err != nil || !os.SameFile(fi, cur) {
+		if err != nil && !isMissing(err) {
+			return vfs.FileInfo{}, otherError(p, err)
+		}
+		return vfs.FileInfo{}, vfs.NewError(vfs.KindConflict, p, nil)
+	}
+	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
+	return info(p, fi), nil
 }

@@ -1,0 +1,208 @@
+package fusemount
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// The tests of new files written in place (passthrough.go, "New files
+// written in place"): with passthrough, a file created through a local:
+// mount is the host file from the create on, its writes reported at
+// close, a lost race reported as EIO, and a crash leaves what was
+// written; an existing file is still rewritten through a staging.
+
+// ptAvailable reports whether this machine lets a mount pass through
+// (root on Linux 6.9+), by mounting one.
+func ptAvailable(t *testing.T) bool {
+	t.Helper()
+	_, s := localMount(t, nil, Options{Passthrough: true})
+	return s.m.pt.Load()
+}
+
+// namesIn lists the names in host directory dir.
+func namesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestCreateWritesInPlace: a program creating a file through a local:
+// mount with passthrough writes the host file itself: the host and the
+// API see its writes before it closes the file, no temporary file or
+// staging is made, the create and (at close) the writes are reported to
+// the tree's watchers.
+func TestCreateWritesInPlace(t *testing.T) {
+	root, s := localMount(t, map[string]string{"old.txt": "old\n"}, Options{Passthrough: true})
+	if !s.m.pt.Load() {
+		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
+	}
+	fsys := s.m.fsys
+	var mu sync.Mutex
+	reported := 0
+	cancel, ok := vfs.Watch(fsys, func(c vfs.Change) {
+		if c.Path == "/new.dat" && c.Op == vfs.ChangeWrite {
+			mu.Lock()
+			reported++
+			mu.Unlock()
+		}
+	})
+	require.True(t, ok)
+	t.Cleanup(cancel)
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reported
+	}
+	want := bytes.Repeat([]byte("N"), 64<<10)
+
+	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "new.dat"), "JULYFS_MODE=create")
+	require.Equal(t, "written", readLine(t, out))
+	onHost, err := os.ReadFile(filepath.Join(root, "new.dat"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, onHost), "host file before the close: %d bytes, want the 64 KiB written", len(onHost))
+	fi, err := fsys.Stat(context.Background(), "/new.dat")
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(want)), fi.Size, "API stat before the close")
+	assert.Equal(t, []string{"new.dat", "old.txt"}, namesIn(t, root), "no temporary file on the host")
+	assert.Equal(t, 1, count(), "changes reported before the close (the create)")
+
+	stdin.Close()
+	assert.Equal(t, "closed", readLine(t, out))
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, 2, count(), "changes reported after the close (the create, the writes)")
+	got, err := fsys.Read(context.Background(), "/new.dat")
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, got), "API read after the close")
+	assert.Equal(t, "65536 644\n", sh(t, `stat -c '%s %a' "$M/new.dat"`, "M="+s.Dir()), "size and mode through the mount")
+	assert.NotZero(t, s.m.ptFds.Load(), "the new file was handed to the kernel")
+}
+
+// TestCreateInPlaceReplacedFails: a file replaced on the host while the
+// program that created it through the mount still writes it (a rename
+// over it) keeps the other writer's version, and the creator's close
+// fails with EIO, as a writer that lost a compare-and-swap does.
+func TestCreateInPlaceReplacedFails(t *testing.T) {
+	root, s := localMount(t, nil, Options{Passthrough: true})
+	if !s.m.pt.Load() {
+		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
+	}
+	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "new.dat"), "JULYFS_MODE=create")
+	require.Equal(t, "written", readLine(t, out))
+	other := filepath.Join(root, "theirs")
+	require.NoError(t, os.WriteFile(other, []byte("theirs\n"), 0o644))
+	require.NoError(t, os.Rename(other, filepath.Join(root, "new.dat")))
+	stdin.Close()
+	line := readLine(t, out)
+	assert.True(t, strings.HasPrefix(line, "close:") && strings.Contains(line, "input/output error"), "the creator's close: %q, want EIO", line)
+	cmd.Wait()
+	onHost, err := os.ReadFile(filepath.Join(root, "new.dat"))
+	require.NoError(t, err)
+	assert.Equal(t, "theirs\n", string(onHost), "the other writer's version stays")
+}
+
+// TestCreateSurvivesKill: the server (with passthrough) is killed while
+// one program rewrites an existing file (O_TRUNC) and another writes a
+// new one: the existing file keeps its old content (its rewrite is
+// staged), the new file holds what was written to it before the kill
+// (written in place; without passthrough it stays empty, its writes
+// staged), and no temporary file is left.
+func TestCreateSurvivesKill(t *testing.T) {
+	inPlace := ptAvailable(t)
+	root := t.TempDir()
+	old := filepath.Join(root, "old.dat")
+	require.NoError(t, os.WriteFile(old, oldContent(), 0o644))
+	s := startServer(t, root, "JULYFS_SERVE_PASSTHROUGH=on")
+	_, stdinOld, outOld := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "old.dat"), "JULYFS_MODE=trunc")
+	require.Equal(t, "written", readLine(t, outOld))
+	_, stdinNew, outNew := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "new.dat"), "JULYFS_MODE=create")
+	require.Equal(t, "written", readLine(t, outNew))
+	require.NoError(t, s.cmd.Process.Kill())
+	select {
+	case err := <-s.done:
+		s.done <- err // for startServer's cleanup
+	case <-time.After(unmountTimeout):
+		require.Fail(t, "server still running after SIGKILL")
+	}
+	abortConnection(s.conn)
+	require.NoError(t, Unmount(s.dir, true))
+	stdinOld.Close()
+	stdinNew.Close()
+
+	onHost, err := os.ReadFile(old)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(onHost, oldContent()), "existing file after the kill: %d bytes, want the old 1 MiB", len(onHost))
+	created, err := os.ReadFile(filepath.Join(root, "new.dat"))
+	require.NoError(t, err)
+	if inPlace {
+		assert.True(t, bytes.Equal(created, bytes.Repeat([]byte("N"), 64<<10)), "new file after the kill: %d bytes, want the 64 KiB written in place", len(created))
+	} else {
+		assert.Empty(t, created, "new file after the kill (staged writes)")
+	}
+	assert.Equal(t, []string{"new.dat", "old.dat"}, namesIn(t, root), "no temporary file left")
+}
+
+// TestOwnEntryChangesSkipped: the host watch's reports of the mount's own
+// creates and unlinks are dropped (the kernel knows them: they count as
+// no host change), while another program's change of the same names a
+// moment later still shows through the mount.
+func TestOwnEntryChangesSkipped(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			root, _, s := hostWatchedMountWith(t, map[string]string{"d/gone.txt": "g\n", "d/keep.txt": "k\n"}, opts)
+			env := "M=" + s.Dir()
+			require.NoError(t, os.Mkdir(filepath.Join(root, "d/sub"), 0o755))
+			eventually(t, "a directory made on the host", `ls "$M/d"`, "gone.txt\nkeep.txt\nsub\n", env)
+			before := s.m.hostGen.Load()
+			sh(t, `: > "$M/d/new.txt"; rm "$M/d/gone.txt"; rmdir "$M/d/sub"`, env)
+			waiting := func() int {
+				s.m.selfMu.Lock()
+				defer s.m.selfMu.Unlock()
+				return len(s.m.selfEntries)
+			}
+			require.Eventually(t, func() bool { return waiting() == 0 }, 10*time.Second, 5*time.Millisecond,
+				"the host watch's reports of the mount's create, unlink and rmdir taken as the mount's")
+			// (The rmdir's second report, of the directory's own watch,
+			// is heard as a host change.)
+			assert.LessOrEqual(t, s.m.hostGen.Load()-before, uint64(1), "host changes heard for a create, an unlink and an rmdir, all the mount's")
+			// The watch still hears another program.
+			require.NoError(t, os.Mkdir(filepath.Join(root, "marker"), 0o755))
+			require.Eventually(t, func() bool { return s.m.hostGen.Load() != before }, 10*time.Second, 5*time.Millisecond, "a mkdir on the host heard")
+
+			// Another program's changes of those names right after
+			// are seen.
+			require.NoError(t, os.WriteFile(filepath.Join(root, "d/gone.txt"), []byte("back\n"), 0o644))
+			require.NoError(t, os.Remove(filepath.Join(root, "d/new.txt")))
+			eventually(t, "host changes of the same names", `ls "$M/d"; cat "$M/d/gone.txt"`, "gone.txt\nkeep.txt\nback\n", env)
+
+			// A report the other way than expected (a create where
+			// the mount expects a removal, a removal where it
+			// expects a create) is never taken for the mount's.
+			before = s.m.hostGen.Load()
+			s.m.expectEntry("/d/x.txt", false)
+			s.m.expectEntry("/d/keep.txt", true)
+			require.NoError(t, os.WriteFile(filepath.Join(root, "d/x.txt"), []byte("x\n"), 0o644))
+			require.NoError(t, os.Remove(filepath.Join(root, "d/keep.txt")))
+			// Three host changes: x.txt made and written, keep.txt
+			// removed.
+			require.Eventually(t, func() bool { return s.m.hostGen.Load()-before >= 3 }, 10*time.Second, 5*time.Millisecond,
+				"host changes the other way than expected heard as host changes")
+			eventually(t, "host changes the other way than expected", `ls "$M/d"`, "gone.txt\nx.txt\n", env)
+		})
+	}
+}
