@@ -46,11 +46,14 @@ const (
 // BuildMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
 // julyfs index build sets when GOMEMLIMIT is not set: the garbage
 // collector works harder near it rather than let the heap of a build grow
-// to twice what is live. The build's peak RSS is the heap plus the
-// segment files mapped by the merge in progress: at 8x GOROOT/src, 224
-// MiB gave 311 MiB peak RSS, 272 MiB 366 MiB, 300 MiB 384 MiB with less
-// CPU spent collecting (docs/perf/index.md).
-const BuildMemoryLimit = 288 << 20
+// to twice what is live. The build's peak RSS is the heap plus the pages
+// of the segment files mapped for merges: at 8x GOROOT/src, with the
+// limit at 256 MiB, 242 + 93 MiB and 241 + 133 MiB at the peak; the
+// mapped part is what varies (docs/perf/index.md, "Session 7"), hence a
+// limit that leaves it ~140 MiB under 400 MB. Since the analysed
+// batches hold a third of what they did, the lower limit costs no CPU
+// that the runs resolve.
+const BuildMemoryLimit = 240 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
