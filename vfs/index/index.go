@@ -47,13 +47,12 @@ const (
 // julyfs index build sets when GOMEMLIMIT is not set: the garbage
 // collector works harder near it rather than let the heap of a build grow
 // to twice what is live. The build's peak RSS is the heap plus the pages
-// of the segment files mapped for merges: at 8x GOROOT/src, with the
-// limit at 256 MiB, 242 + 93 MiB and 241 + 133 MiB at the peak; the
-// mapped part is what varies (docs/perf/index.md, "Session 7"), hence a
-// limit that leaves it ~140 MiB under 400 MB. Since the analysed
-// batches hold a third of what they did, the lower limit costs no CPU
-// that the runs resolve.
-const BuildMemoryLimit = 240 << 20
+// of the segment files mapped for merges, and the mapped part varies from
+// run to run (93-133 MiB at 8x GOROOT/src). At 8x, quiet: 288 MiB gave
+// 359-373 MiB peak RSS, 256 MiB 327-375 MiB, 240 MiB 329-349 MiB but
+// ~20% more CPU than 288 in the same window (the collector runs back to
+// back near the limit); see docs/perf/index.md, "Session 7".
+const BuildMemoryLimit = 256 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
