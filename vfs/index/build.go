@@ -678,9 +678,10 @@ func (f *FS) index(ctx context.Context, work []todo, nm *manifest, st *Stats) er
 	results := make(chan readResult, f.opts.Parallelism)
 	go func() {
 		defer close(jobs)
-		for _, w := range work {
+		for i, w := range work {
 			select {
 			case jobs <- w:
+				work[i] = todo{} // let what only the reader needs go
 			case <-ctx.Done():
 				return
 			}

@@ -46,11 +46,13 @@ const (
 // BuildMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
 // julyfs index build sets when GOMEMLIMIT is not set: the garbage
 // collector works harder near it rather than let the heap of a build grow
-// to twice what is live. The build's peak RSS is the heap plus the
-// segment files mapped by the merge in progress: at 8x GOROOT/src, 224
-// MiB gave 311 MiB peak RSS, 272 MiB 366 MiB, 300 MiB 384 MiB with less
-// CPU spent collecting (docs/perf/index.md).
-const BuildMemoryLimit = 288 << 20
+// to twice what is live. The build's peak RSS is the heap plus the pages
+// of the segment files mapped for merges, and the mapped part varies from
+// run to run (93-133 MiB at 8x GOROOT/src). At 8x, quiet: 288 MiB gave
+// 359-373 MiB peak RSS, 256 MiB 327-375 MiB, 240 MiB 329-349 MiB but
+// ~20% more CPU than 288 in the same window (the collector runs back to
+// back near the limit); see docs/perf/index.md, "Session 7".
+const BuildMemoryLimit = 256 << 20
 
 var (
 	// ErrCorrupt is matched (errors.Is) by the error of Open on an index
