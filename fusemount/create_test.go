@@ -132,15 +132,7 @@ func TestCreateSurvivesKill(t *testing.T) {
 	require.Equal(t, "written", readLine(t, outOld))
 	_, stdinNew, outNew := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "new.dat"), "JULYFS_MODE=create")
 	require.Equal(t, "written", readLine(t, outNew))
-	require.NoError(t, s.cmd.Process.Kill())
-	select {
-	case err := <-s.done:
-		s.done <- err // for startServer's cleanup
-	case <-time.After(unmountTimeout):
-		require.Fail(t, "server still running after SIGKILL")
-	}
-	abortConnection(s.conn)
-	require.NoError(t, Unmount(s.dir, true))
+	killServer(t, s)
 	stdinOld.Close()
 	stdinNew.Close()
 

@@ -249,16 +249,7 @@ func TestRewriteSurvivesKill(t *testing.T) {
 	s := startServer(t, root)
 	_, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "t.dat"), "JULYFS_MODE=trunc")
 	require.Equal(t, "written", readLine(t, out))
-	require.NoError(t, s.cmd.Process.Kill())
-	select {
-	case err := <-s.done:
-		s.done <- err // for startServer's cleanup
-	case <-time.After(unmountTimeout):
-		require.Fail(t, "server still running after SIGKILL")
-	}
-	// The dead server leaves its mount behind, as any killed FUSE server.
-	abortConnection(s.conn)
-	require.NoError(t, Unmount(s.dir, true))
+	killServer(t, s)
 	stdin.Close()
 	onHost, err := os.ReadFile(host)
 	require.NoError(t, err)

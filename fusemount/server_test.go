@@ -231,3 +231,19 @@ func TestLargeFileRSS(t *testing.T) {
 	assert.LessOrEqual(t, peak, int64(100<<20), "server peak RSS %d MiB after cat of a 1 GiB file, want under 100 MiB", peak>>20)
 	assert.NoError(t, s.stop(t, syscall.SIGINT), "server exit after SIGINT")
 }
+
+// killServer kills the mount's server with SIGKILL, as a crash would, and
+// unmounts the mount the dead server leaves behind (as any killed FUSE
+// server does).
+func killServer(t *testing.T, s *server) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Kill())
+	select {
+	case err := <-s.done:
+		s.done <- err // for startServer's cleanup
+	case <-time.After(unmountTimeout):
+		require.Fail(t, "server still running after SIGKILL")
+	}
+	abortConnection(s.conn)
+	require.NoError(t, Unmount(s.dir, true))
+}
