@@ -41,11 +41,7 @@ func hostWatchedMount(t *testing.T, files map[string]string) (string, *hostCount
 // the timeouts unset).
 func hostWatchedMountWith(t *testing.T, files map[string]string, opts Options) (string, *hostCounter, *Server) {
 	t.Helper()
-	root := t.TempDir()
-	for p, data := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
-	}
+	root := hostDir(t, files)
 	lfs, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { lfs.Close() })
@@ -201,15 +197,7 @@ func TestReadOnlyNoOpendir(t *testing.T) {
 	for i := range 3000 {
 		files["big/a-rather-long-file-name-to-fill-the-listing-"+strconv.Itoa(i)] = ""
 	}
-	root := t.TempDir()
-	for p, data := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
-	}
-	lfs, err := local.New(root)
-	require.NoError(t, err)
-	t.Cleanup(func() { lfs.Close() })
-	s := mountT(t, lfs, Options{ReadOnly: true})
+	root, s := localMount(t, files, Options{ReadOnly: true})
 	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the host directory watched")
 	env := []string{"M=" + s.Dir(), "H=" + root}
 	same := `diff <(cd "$H" && find . | sort) <(cd "$M" && find . | sort) && echo same; cat "$M/big/sub/deeper/f"`

@@ -68,14 +68,21 @@ func hostIno(t *testing.T, path string) uint64 {
 	return st.Ino
 }
 
-// localMount mounts a local: tree of a fresh host directory holding files.
-func localMount(t *testing.T, files map[string]string, opts Options) (root string, s *Server) {
+// hostDir makes a fresh host directory holding files (path -> content).
+func hostDir(t *testing.T, files map[string]string) string {
 	t.Helper()
-	root = t.TempDir()
+	root := t.TempDir()
 	for p, data := range files {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(data), 0o644))
 	}
+	return root
+}
+
+// localMount mounts a local: tree of a fresh host directory holding files.
+func localMount(t *testing.T, files map[string]string, opts Options) (root string, s *Server) {
+	t.Helper()
+	root = hostDir(t, files)
 	fsys, err := local.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
