@@ -30,17 +30,9 @@ func TestCodeAnalyzerFused(t *testing.T) {
 		string(make([]byte, 70)) + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_bB",
 		"\xff\xfeabc\xc3(déf_GhI", "a_b_c", "ABCdefGHI_jk", "x1Y2z3",
 	}
-	n := 0
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "strings"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || n >= 300 {
-			return nil
-		}
-		if data, err := os.ReadFile(p); err == nil {
-			inputs = append(inputs, string(data))
-			n++
-		}
-		return nil
-	})
+	for _, data := range goSrcFiles(t, 300, "strings") {
+		inputs = append(inputs, string(data))
+	}
 	for _, in := range inputs {
 		want, got := ref.Analyze([]byte(in)), codeAnalyzer{}.Analyze([]byte(in))
 		require.Equal(t, len(want), len(got), "%.60q", in)
@@ -53,17 +45,11 @@ func TestCodeAnalyzerFused(t *testing.T) {
 // BenchmarkAnalyze compares the two-pass and the one-pass analyzer over
 // GOROOT/src/net/http's files.
 func BenchmarkAnalyze(b *testing.B) {
-	var files [][]byte
+	files := goSrcFiles(b, 0, "net", "http")
 	var size int64
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if data, err := os.ReadFile(p); err == nil {
-				files = append(files, data)
-				size += int64(len(data))
-			}
-		}
-		return nil
-	})
+	for _, data := range files {
+		size += int64(len(data))
+	}
 	for _, a := range []struct {
 		name string
 		a    analysis.Analyzer
@@ -92,17 +78,9 @@ func TestCodeFieldSame(t *testing.T) {
 		"x := foo.BarBaz(qux_1, QUUX2x) // HTTPServer2Go\n\tµs_µs ÀÉÎ İstanbul",
 		"\xff\xfeabc\xc3(déf_GhI", "a_b_c aa_bb_cc", strings.Repeat("word Word WORD ", 500),
 	}
-	n := 0
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || n >= 100 {
-			return nil
-		}
-		if data, err := os.ReadFile(p); err == nil {
-			inputs = append(inputs, string(data))
-			n++
-		}
-		return nil
-	})
+	for _, data := range goSrcFiles(t, 100, "net", "http") {
+		inputs = append(inputs, string(data))
+	}
 	for _, opts := range []bleveindex.FieldIndexingOptions{bleveindex.IndexField, bleveindex.IndexField | bleveindex.SkipFreqNorm} {
 		for _, in := range inputs {
 			want := document.NewTextFieldCustom("content", nil, []byte(in), opts, codeAnalyzer{})
@@ -126,17 +104,11 @@ func TestCodeFieldSame(t *testing.T) {
 // BenchmarkCodeField compares bleve's TextField with the code analyzer and
 // codeField over GOROOT/src/net/http's files.
 func BenchmarkCodeField(b *testing.B) {
-	var files [][]byte
+	files := goSrcFiles(b, 0, "net", "http")
 	var size int64
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if data, err := os.ReadFile(p); err == nil {
-				files = append(files, data)
-				size += int64(len(data))
-			}
-		}
-		return nil
-	})
+	for _, data := range files {
+		size += int64(len(data))
+	}
 	b.Run("TextField", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
@@ -229,17 +201,9 @@ func TestWordRuns(t *testing.T) {
 		}
 		inputs = append(inputs, b.String())
 	}
-	n := 0
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "unicode"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || n >= 300 {
-			return nil
-		}
-		if data, err := os.ReadFile(p); err == nil {
-			inputs = append(inputs, string(data))
-			n++
-		}
-		return nil
-	})
+	for _, data := range goSrcFiles(t, 300, "unicode") {
+		inputs = append(inputs, string(data))
+	}
 	runs := func(scan func([]byte, func(int, int)), in string) (out [][2]int) {
 		scan([]byte(in), func(s, e int) { out = append(out, [2]int{s, e}) })
 		return out
@@ -247,4 +211,22 @@ func TestWordRuns(t *testing.T) {
 	for _, in := range inputs {
 		require.Equal(t, runs(wordRunsRef, in), runs(wordRuns, in), "%.60q", in)
 	}
+}
+
+// goSrcFiles reads up to max files (every file with max 0) under the
+// directory of GOROOT/src named by elems, in walk order.
+func goSrcFiles(tb testing.TB, max int, elems ...string) [][]byte {
+	tb.Helper()
+	var files [][]byte
+	dir := filepath.Join(append([]string{runtime.GOROOT(), "src"}, elems...)...)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (max > 0 && len(files) >= max) {
+			return nil
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			files = append(files, data)
+		}
+		return nil
+	})
+	return files
 }
