@@ -126,11 +126,7 @@ func (m *mount) doneEntry(p string, made, ok bool) {
 		} else {
 			e.gone = max(e.gone-1, 0)
 		}
-		if e.made+e.gone == 0 {
-			delete(m.selfEntries, p)
-		} else {
-			m.selfEntries[p] = e
-		}
+		m.putEntry(p, e)
 	}
 	m.selfMu.Unlock()
 	if found {
@@ -140,6 +136,16 @@ func (m *mount) doneEntry(p string, made, ok bool) {
 		if iv != nil {
 			iv.queueHost(local.HostChange{Path: p, Entry: true})
 		}
+	}
+}
+
+// putEntry stores e as the changes of p still expected, forgetting p
+// once none is; selfMu is held.
+func (m *mount) putEntry(p string, e selfEntry) {
+	if e.made+e.gone == 0 {
+		delete(m.selfEntries, p)
+	} else {
+		m.selfEntries[p] = e
 	}
 }
 
@@ -180,11 +186,7 @@ func (m *mount) ownEntry(c local.HostChange) bool {
 	default:
 		return false
 	}
-	if e.made+e.gone == 0 {
-		delete(m.selfEntries, c.Path)
-	} else {
-		m.selfEntries[c.Path] = e
-	}
+	m.putEntry(c.Path, e)
 	return true
 }
 
