@@ -110,6 +110,16 @@ func (m *mount) expectEntry(p string, made bool) {
 	m.selfEntries[p] = e
 }
 
+// entryChange makes the mount's own create (made) or removal of the name
+// p through change, with the host watch told to expect its report
+// (expectEntry, doneEntry).
+func (m *mount) entryChange(p string, made bool, change func() error) error {
+	m.expectEntry(p, made)
+	err := change()
+	m.doneEntry(p, made, err == nil)
+	return err
+}
+
 // doneEntry ends an expectEntry(p, made). A change that was not made
 // (ok false: an error) is not waited for; as another program's change of
 // p heard meanwhile may have been taken for the mount's, the name is

@@ -742,9 +742,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	p := vfs.Join(dir, name)
 	if n.hasRealDirs() {
 		// The tree's own rmdir decides (ENOTEMPTY, ENOTDIR, not found).
-		n.m.expectEntry(p, false)
-		err := vfs.RemoveDir(n.m.ctx, n.m.fsys, p)
-		n.m.doneEntry(p, false, err == nil)
+		err := n.m.entryChange(p, false, func() error { return vfs.RemoveDir(n.m.ctx, n.m.fsys, p) })
 		switch {
 		case err == nil:
 			n.m.removePending(p)
@@ -803,10 +801,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	p := vfs.Join(dir, name)
 	n.preserve(name)
-	n.m.expectEntry(p, false)
-	err := n.m.remove(p)
-	n.m.doneEntry(p, false, err == nil)
-	if err != nil {
+	if err := n.m.entryChange(p, false, func() error { return n.m.remove(p) }); err != nil {
 		return n.m.errno("unlink", p, err)
 	}
 	if ch := n.GetChild(name); ch != nil {
@@ -874,9 +869,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	case !made:
 		// Not created in place: through the tree (which may find
 		// the name taken).
-		n.m.expectEntry(p, true)
-		err = n.m.create(p)
-		n.m.doneEntry(p, true, err == nil)
+		err = n.m.entryChange(p, true, func() error { return n.m.create(p) })
 	}
 	created := err == nil
 	if err != nil {

@@ -523,9 +523,11 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		return nil, nil, vfs.FileInfo{}, false
 	}
 	m.beginSelf(p)
-	m.expectEntry(p, true)
-	f, fi, err := c.CreateInPlace(m.ctx, p, vfs.FileModeOf(perm))
-	m.doneEntry(p, true, err == nil)
+	var f *os.File
+	err := m.entryChange(p, true, func() (err error) {
+		f, fi, err = c.CreateInPlace(m.ctx, p, vfs.FileModeOf(perm))
+		return err
+	})
 	m.endSelf(p)
 	if err != nil {
 		return nil, nil, vfs.FileInfo{}, false // the tree's create says why
