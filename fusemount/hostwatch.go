@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
+	"github.com/julyfs/julyfs/vfs/union"
 )
 
 // Host changes. A local: tree's files can be changed by any program on
@@ -200,22 +201,15 @@ func (m *mount) ownEntry(c local.HostChange) bool {
 	return true
 }
 
-// hostMountsOf lists the mounts of fsys (itself, a union's mounts, the tree
-// a wrapper such as vfs/readonly wraps) at prefix.
-func hostMountsOf(fsys vfs.FileSystem, prefix string) []hostMount {
-	switch t := fsys.(type) {
-	case hostWatcher:
-		return []hostMount{{prefix: prefix, tree: t}}
-	case multiMount:
-		var out []hostMount
-		for _, m := range t.Mounts() {
-			out = append(out, hostMountsOf(m.FS, vfs.Join(prefix, m.Prefix))...)
-		}
-		return out
-	case interface{ Unwrap() vfs.FileSystem }:
-		return hostMountsOf(t.Unwrap(), prefix)
+// hostMountsOf lists the trees of fsys (union.Leaves) with those that
+// watch their host directory.
+func hostMountsOf(fsys vfs.FileSystem) []hostMount {
+	var out []hostMount
+	for _, l := range union.Leaves(fsys) {
+		w, _ := l.FS.(hostWatcher)
+		out = append(out, hostMount{prefix: l.Prefix, tree: w})
 	}
-	return []hostMount{{prefix: prefix}}
+	return out
 }
 
 // watchHost starts watching the host directories of the mount's trees
@@ -223,7 +217,7 @@ func hostMountsOf(fsys vfs.FileSystem, prefix string) []hostMount {
 // be cached long. It does nothing when explicit timeouts were given:
 // they keep their meaning.
 func (m *mount) watchHost(iv *invalidator) {
-	mounts := hostMountsOf(m.fsys, "/")
+	mounts := hostMountsOf(m.fsys)
 	if !slices.ContainsFunc(mounts, func(hm hostMount) bool { return hm.tree != nil }) {
 		return
 	}

@@ -49,23 +49,16 @@ type hostTree struct {
 	tree   hostWatcher
 }
 
-// hostTrees returns the local trees that make up fsys: fsys itself when
-// it watches a host directory, its mounts when it is a union, the tree
-// it wraps when it has an Unwrap (vfs/readonly).
-func hostTrees(fsys vfs.FileSystem, prefix string) []hostTree {
-	switch t := fsys.(type) {
-	case hostWatcher:
-		return []hostTree{{prefix: prefix, tree: t}}
-	case interface{ Mounts() []union.Mount }:
-		var out []hostTree
-		for _, m := range t.Mounts() {
-			out = append(out, hostTrees(m.FS, vfs.Join(prefix, m.Prefix))...)
+// hostTrees returns the local trees that make up fsys (union.Leaves:
+// fsys itself, a union's mounts, the tree vfs/readonly wraps).
+func hostTrees(fsys vfs.FileSystem) []hostTree {
+	var out []hostTree
+	for _, l := range union.Leaves(fsys) {
+		if w, ok := l.FS.(hostWatcher); ok {
+			out = append(out, hostTree{prefix: l.Prefix, tree: w})
 		}
-		return out
-	case interface{ Unwrap() vfs.FileSystem }: // a wrapper such as vfs/readonly
-		return hostTrees(t.Unwrap(), prefix)
 	}
-	return nil
+	return out
 }
 
 // follower applies the tree's changes to the index.
@@ -95,7 +88,7 @@ func (f *FS) startFollow() error {
 	if err != nil {
 		barrierDir = ""
 	}
-	for _, t := range hostTrees(f.inner, "/") {
+	for _, t := range hostTrees(f.inner) {
 		opts := local.HostWatchOptions{
 			SkipDir:    func(p string) bool { return f.opts.SkipDir(vfs.Join(t.prefix, p)) },
 			BarrierDir: barrierDir,

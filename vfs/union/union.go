@@ -203,6 +203,28 @@ func (u *FS) Mounts() []Mount {
 	return out
 }
 
+// Leaves returns the trees fsys is made of, each with where its root
+// appears in fsys: the mounts of a union (those of a union within it
+// too), the tree a wrapper with an Unwrap method wraps (vfs/readonly),
+// else fsys itself at "/". A caller looking for trees of one kind (host
+// directories to watch, say) checks each leaf.
+func Leaves(fsys vfs.FileSystem) []Mount {
+	return leaves(fsys, "/", nil)
+}
+
+func leaves(fsys vfs.FileSystem, prefix string, out []Mount) []Mount {
+	switch t := fsys.(type) {
+	case interface{ Mounts() []Mount }:
+		for _, m := range t.Mounts() {
+			out = leaves(m.FS, vfs.Join(prefix, m.Prefix), out)
+		}
+		return out
+	case interface{ Unwrap() vfs.FileSystem }:
+		return leaves(t.Unwrap(), prefix, out)
+	}
+	return append(out, Mount{Prefix: prefix, FS: fsys})
+}
+
 // route returns the mount serving clean p: the one with the longest prefix
 // covering it, or nil.
 func (u *FS) route(p string) *mount {
