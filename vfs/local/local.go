@@ -102,6 +102,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -282,6 +285,26 @@ func (fsys *FS) openFile(name string, flag int) (*os.File, error) {
 	return f, err
 }
 
+// openFD is openFile answering the bare descriptor where the kernel
+// resolves the name beneath the root (f nil: the caller closes fd with
+// unix.Close), and os.Root's file otherwise (fd is f's: the caller
+// closes f). It is for a directory opened for a system call or a few
+// (a change in it, a listing), which os.NewFile would make cost more
+// than the calls themselves (see openBeneathFD).
+func (fsys *FS) openFD(name string, flag int) (fd int, f *os.File, err error) {
+	if fd, ok, err := fsys.openBeneathFD(name, flag); ok {
+		return fd, nil, err
+	}
+	f, err = fsys.root.OpenFile(name, flag, 0)
+	if r, ok := fsys.retry(name, err); ok {
+		f, err = fsys.root.OpenFile(r, flag, 0)
+	}
+	if err != nil {
+		return -1, nil, err
+	}
+	return int(f.Fd()), f, nil
+}
+
 // Root returns the host directory the tree was opened on.
 func (fsys *FS) Root() string { return fsys.name }
 
@@ -385,6 +408,9 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
+	if out, ok, err := fsys.statBeneath(p); ok {
+		return out, err
+	}
 	fi, lfi, err := fsys.statLink(rel(p))
 	var out vfs.FileInfo
 	switch {
@@ -399,6 +425,62 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 		out.Link, out.LinkModTime = true, lfi.ModTime()
 	}
 	return out, nil
+}
+
+// statBeneath is Stat's answer for clean p where the kernel resolves the
+// name beneath the root and it is not a link: one openat2 of the name
+// itself (O_PATH|O_NOFOLLOW), an fstat and a close on the bare
+// descriptor. ok is false when Stat must ask statLink: no openat2, a
+// refusal os.Root may judge otherwise, the root, or a link (followed
+// there).
+func (fsys *FS) statBeneath(p string) (vfs.FileInfo, bool, error) {
+	if p == "/" {
+		return vfs.FileInfo{}, false, nil
+	}
+	fd, ok, err := fsys.openBeneathFD(rel(p), oPath|oNoFollow)
+	switch {
+	case !ok:
+		return vfs.FileInfo{}, false, nil
+	case err != nil && isMissing(err):
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, true, nil
+	case err != nil:
+		return vfs.FileInfo{}, true, otherError(p, err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	switch {
+	case err != nil:
+		return vfs.FileInfo{}, true, otherError(p, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return vfs.FileInfo{}, false, nil
+	}
+	return infoStat(p, &st), true, nil
+}
+
+// infoStat is info for a raw status: the same answer for the same file.
+func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
+	var out vfs.FileInfo
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: st.Size, ModTime: time.Unix(st.Mtim.Unix()), ETag: etagOf(st)}
+	case unix.S_IFDIR:
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: time.Unix(st.Mtim.Unix())}
+	default:
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+	}
+	out.Mode = fs.FileMode(st.Mode & 0o777)
+	if st.Mode&unix.S_ISUID != 0 {
+		out.Mode |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		out.Mode |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		out.Mode |= fs.ModeSticky
+	}
+	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+	return out
 }
 
 // statLink is stat that also answers the link's own lstat when name itself
