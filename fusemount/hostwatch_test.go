@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -207,4 +208,34 @@ func TestReadOnlyNoOpendir(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "big", "new"), nil, 0o644))
 	require.NoError(t, os.Remove(filepath.Join(root, "big", "a-rather-long-file-name-to-fill-the-listing-7")))
 	eventually(t, "a host change in a large directory", same, "same\nf\n", env...)
+}
+
+// TestOwnEntryThenHostChange: a name the mount removes and another
+// program makes again at once, and a name the mount makes and another
+// program removes at once, show through the mount as the host has them.
+// The reports of the mount's own removal and create are taken for the
+// mount's by what they report, without asking the host (ownEntry); the
+// other program's change of the same name is reported after them and
+// must still drop what the kernel cached of the name in between: a
+// negative entry (a negative timeout is set) and a positive one, each
+// cached for ObservedTimeout otherwise.
+func TestOwnEntryThenHostChange(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"d/keep": "k\n"}
+			for i := range 3 {
+				files[fmt.Sprintf("d/r%d", i)] = "old\n"
+			}
+			opts.NegativeTimeout = time.Hour
+			root, _, s := hostWatchedMountWith(t, files, opts)
+			env := []string{"M=" + s.Dir(), "H=" + root}
+			for i := range 3 {
+				require.Equal(t, "gone\n", sh(t, fmt.Sprintf(`rm "$M/d/r%d"; test -e "$M/d/r%d" || echo gone; echo new > "$H/d/r%d"`, i, i, i), env...))
+				eventually(t, "a name the mount removed, made again on the host", fmt.Sprintf(`cat "$M/d/r%d" 2>/dev/null || echo missing`, i), "new\n", env...)
+				require.Equal(t, "made\n", sh(t, fmt.Sprintf(`: > "$M/d/c%d"; test -e "$M/d/c%d" && echo made; rm "$H/d/c%d"`, i, i, i), env...))
+				eventually(t, "a name the mount made, removed on the host", fmt.Sprintf(`test -e "$M/d/c%d" || echo gone`, i), "gone\n", env...)
+			}
+			assert.Equal(t, "keep\nr0\nr1\nr2\nnew\nnew\nnew\n", sh(t, `ls "$M/d"; cat "$M/d/r"*`, env...))
+		})
+	}
 }
