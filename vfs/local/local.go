@@ -676,6 +676,9 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if fi, ok, _ := fsys.statBeneath(p); ok && fi.Kind == vfs.KindDir {
+		return nil // there already (a mount asks this of every directory it lists)
+	}
 	err := fsys.root.MkdirAll(rel(p), 0o777)
 	if r, ok := fsys.retry(rel(p), err); ok {
 		err = fsys.root.MkdirAll(r, 0o777) // through a link with an absolute target inside the root
@@ -695,7 +698,9 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 // RemoveDir removes the empty directory at path from the host
 // (vfs.DirRemover). It never follows a link: a link at path is not a
 // directory (ENOTDIR). A directory holding anything, even a write in
-// flight, fails with ENOTEMPTY; the root with EBUSY.
+// flight, fails with ENOTEMPTY; the root with EBUSY. It works in the
+// parent directory (openWriteDir: links inside the root followed to
+// reach it, as Delete does), by the last name alone.
 func (fsys *FS) RemoveDir(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
@@ -704,22 +709,32 @@ func (fsys *FS) RemoveDir(ctx context.Context, path string) error {
 	if p == "/" {
 		return vfs.NewError(vfs.KindOther, p, syscall.EBUSY)
 	}
-	fsys.mu.Lock()
-	defer fsys.mu.Unlock()
-	fi, err := fsys.root.Lstat(rel(p))
+	w, err := fsys.openWriteDir(vfs.Parent(p), false)
 	if err != nil {
 		if isMissing(err) {
 			return vfs.NotFound(p)
 		}
 		return otherError(p, err)
 	}
-	if !fi.IsDir() {
-		if fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular() {
-			return vfs.NotFound(p) // a FIFO, socket or device: missing everywhere
+	defer w.close()
+	name := vfs.Base(p)
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	var st unix.Stat_t
+	if err := unix.Fstatat(w.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if isMissing(err) {
+			return vfs.NotFound(p)
 		}
-		return vfs.NewError(vfs.KindOther, p, syscall.ENOTDIR)
+		return otherError(p, err)
 	}
-	if err := fsys.root.Remove(rel(p)); err != nil {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK, unix.S_IFREG:
+		return vfs.NewError(vfs.KindOther, p, syscall.ENOTDIR)
+	default:
+		return vfs.NotFound(p) // a FIFO, socket or device: missing everywhere
+	}
+	if err := unix.Unlinkat(w.fd, name, unix.AT_REMOVEDIR); err != nil {
 		if isMissing(err) {
 			return vfs.NotFound(p)
 		}

@@ -325,12 +325,18 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 		}
 		return otherError(p, err)
 	}
-	defer w.close()
 	fsys.mu.Lock()
 	w.lock()
 	// A file, or a link itself (whatever it points at): one unlinkat in
 	// the directory, which refuses a directory (EISDIR on Linux, EPERM
 	// elsewhere) and says when the name is missing.
+	//
+	// Under the directory's lock, as every commit's check and rename:
+	// an unlink between a WriteIf's check and its rename would let the
+	// WriteIf succeed on a name a Delete had emptied meanwhile (it must
+	// then have failed, or the name be gone). The lock goes with the
+	// descriptor: closing it (the only descriptor of its open file;
+	// O_CLOEXEC) releases the flock, so no LOCK_UN is made.
 	err = nil
 	if uerr := unix.Unlinkat(w.fd, vfs.Base(p), 0); uerr != nil {
 		var st unix.Stat_t
@@ -344,7 +350,7 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 			err = otherError(p, uerr)
 		}
 	}
-	w.unlock()
+	w.close()
 	fsys.mu.Unlock()
 	if err != nil {
 		return err
