@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -238,4 +239,28 @@ func TestOwnEntryThenHostChange(t *testing.T) {
 			assert.Equal(t, "keep\nr0\nr1\nr2\nnew\nnew\nnew\n", sh(t, `ls "$M/d"; cat "$M/d/r"*`, env...))
 		})
 	}
+}
+
+// TestReaddirplusAttrsFromDirectory: readdirplus's attributes of the
+// files of a local: directory come from the directory held open while
+// the listing is read (dirHandle, one fstatat each, not the tree's Stat
+// per entry), and are the host's: sizes, modes, times, as stat shows
+// them after ls -l through the mount (from the kernel's cache) and on
+// the host.
+func TestReaddirplusAttrsFromDirectory(t *testing.T) {
+	files := map[string]string{"d/sub/x": "x"}
+	for i := range 20 {
+		files[fmt.Sprintf("d/f%02d", i)] = strings.Repeat("y", i*7)
+	}
+	root, fsys, s := hostWatchedMount(t, files)
+	require.NoError(t, os.Chmod(filepath.Join(root, "d/f03"), 0o600))
+	require.NoError(t, os.Chmod(filepath.Join(root, "d/f04"), 0o755))
+	require.NoError(t, os.Symlink("f01", filepath.Join(root, "d/link")))
+	env := []string{"M=" + s.Dir(), "H=" + root}
+	list := `cd "$1/d" && stat -c '%n %F %s %a %Y' *`
+	want := sh(t, `set -- "$H"; `+list, env...)
+	before := fsys.n.Load()
+	require.Equal(t, "ok\n", sh(t, `ls -l "$M/d" >/dev/null && echo ok`, env...))
+	assert.Less(t, fsys.n.Load()-before, int64(10), "Stat calls reaching the tree for a listing of 22 entries read with readdirplus")
+	assert.Equal(t, want, sh(t, `set -- "$M"; `+list, env...))
 }

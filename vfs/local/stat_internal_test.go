@@ -67,3 +67,47 @@ func TestStatBeneathSameAnswer(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.Link && st.Kind == vfs.KindFile && st.Size == int64(len("data of plain")), "a link followed: %+v", st)
 }
+
+// TestStatDirSameAnswer: a StatDir describes a file or a directory of
+// its directory as the tree's Stat does, and leaves everything else
+// (links, special files, missing names, names that are not one
+// component) to Stat; after Close it answers nothing.
+func TestStatDirSameAnswer(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "d/sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d/f"), []byte("data"), 0o640))
+	require.NoError(t, os.Chmod(filepath.Join(root, "d/f"), 0o640|os.ModeSetgid))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "top"), []byte("t"), 0o644))
+	require.NoError(t, os.Symlink("f", filepath.Join(root, "d/link")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "d/fifo"), 0o644))
+	fsys, err := New(root)
+	require.NoError(t, err)
+	defer fsys.Close()
+	for _, dir := range []string{"/d", "/"} {
+		sd, err := fsys.OpenStatDir(dir)
+		require.NoError(t, err)
+		for _, name := range []string{"f", "sub", "top", "d"} {
+			want, err := fsys.Stat(t.Context(), vfs.Join(dir, name))
+			require.NoError(t, err)
+			got, ok := sd.Stat(name)
+			if want.Kind == vfs.KindMissing {
+				assert.False(t, ok, "%s in %s", name, dir)
+				continue
+			}
+			require.True(t, ok, "%s in %s", name, dir)
+			assert.Equal(t, want, got, "%s in %s", name, dir)
+		}
+		for _, name := range []string{"link", "fifo", "nope", "..", ".", "", "sub/x", "f/.."} {
+			_, ok := sd.Stat(name)
+			assert.False(t, ok, "%q in %s", name, dir)
+		}
+		require.NoError(t, sd.Close())
+		require.NoError(t, sd.Close())
+		_, ok := sd.Stat("f")
+		assert.False(t, ok, "after Close")
+	}
+	_, err = fsys.OpenStatDir("/top")
+	assert.Error(t, err, "a file")
+	_, err = fsys.OpenStatDir("/nope")
+	assert.Error(t, err, "missing")
+}
