@@ -162,15 +162,54 @@ func (m *mount) putEntry(p string, e selfEntry) {
 
 // ownEntry reports whether c is the host watch's report of a create,
 // unlink or rmdir the mount made itself (expectEntry), and takes it off
-// the expected changes. The host must still show what the mount did
-// (the name there for a create, gone for a removal): a report of another
-// program's change the other way is never taken for the mount's.
+// the expected changes. A report of another program's change the other
+// way (a removal where the mount made the name, a create where it
+// removed it) is never taken for the mount's.
+//
+// A report that says what happened (c.Op) is matched by that alone, with
+// no Stat: a create (HostCreated, not Lost: not a directory) for an
+// expected create, a removal (HostRemoved) for an expected unlink or
+// rmdir. That is sound because inotify reports the changes of a
+// directory's names in the order they happened, and expectEntry runs
+// before the mount's change: a report taken for the mount's is either
+// the mount's own, or another program's change of the same kind made
+// after expectEntry and before the mount's, which the mount's change
+// then undid or repeated (its create succeeded, so the name was free
+// again: the other program's removal in between is reported, unexpected,
+// after it), or which made the mount's change fail (doneEntry then
+// invalidates the name). Either way the mount's own report, or a report
+// of a later change by another program, comes after it, is not
+// expected any more, and invalidates; what the kernel last hears of the
+// name is never a report taken for the mount's when another program
+// changed it last. Another program recreating a name the mount just
+// removed is reported after the removal, as a create nobody expects.
+//
+// A rename (HostRenamed: moved away) or a report without Op is checked
+// against the host as before: the host must still show what the mount
+// did (the name there for a create, gone for a removal).
 func (m *mount) ownEntry(c local.HostChange) bool {
 	if !c.Entry {
 		return false
 	}
 	m.selfMu.Lock()
 	e, ok := m.selfEntries[c.Path]
+	if ok && (c.Op == local.HostCreated || c.Op == local.HostRemoved) {
+		defer m.selfMu.Unlock()
+		switch {
+		case time.Since(e.at) > selfWindow:
+			delete(m.selfEntries, c.Path)
+			return false
+		case c.Op == local.HostCreated && e.made > 0 && !c.Lost:
+			e.made--
+		case c.Op == local.HostRemoved && e.gone > 0:
+			// (A directory removed is reported Lost: it was empty.)
+			e.gone--
+		default:
+			return false
+		}
+		m.putEntry(c.Path, e)
+		return true
+	}
 	m.selfMu.Unlock()
 	if !ok {
 		return false
@@ -192,7 +231,6 @@ func (m *mount) ownEntry(c local.HostChange) bool {
 	case there && e.made > 0 && !c.Lost:
 		e.made--
 	case !there && e.gone > 0:
-		// (A directory removed is reported Lost: it was empty.)
 		e.gone--
 	default:
 		return false

@@ -2,9 +2,11 @@ package fusemount
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -207,4 +209,58 @@ func TestReadOnlyNoOpendir(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "big", "new"), nil, 0o644))
 	require.NoError(t, os.Remove(filepath.Join(root, "big", "a-rather-long-file-name-to-fill-the-listing-7")))
 	eventually(t, "a host change in a large directory", same, "same\nf\n", env...)
+}
+
+// TestOwnEntryThenHostChange: a name the mount removes and another
+// program makes again at once, and a name the mount makes and another
+// program removes at once, show through the mount as the host has them.
+// The reports of the mount's own removal and create are taken for the
+// mount's by what they report, without asking the host (ownEntry); the
+// other program's change of the same name is reported after them and
+// must still drop what the kernel cached of the name in between: a
+// negative entry (a negative timeout is set) and a positive one, each
+// cached for ObservedTimeout otherwise.
+func TestOwnEntryThenHostChange(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"d/keep": "k\n"}
+			for i := range 3 {
+				files[fmt.Sprintf("d/r%d", i)] = "old\n"
+			}
+			opts.NegativeTimeout = time.Hour
+			root, _, s := hostWatchedMountWith(t, files, opts)
+			env := []string{"M=" + s.Dir(), "H=" + root}
+			for i := range 3 {
+				require.Equal(t, "gone\n", sh(t, fmt.Sprintf(`rm "$M/d/r%d"; test -e "$M/d/r%d" || echo gone; echo new > "$H/d/r%d"`, i, i, i), env...))
+				eventually(t, "a name the mount removed, made again on the host", fmt.Sprintf(`cat "$M/d/r%d" 2>/dev/null || echo missing`, i), "new\n", env...)
+				require.Equal(t, "made\n", sh(t, fmt.Sprintf(`: > "$M/d/c%d"; test -e "$M/d/c%d" && echo made; rm "$H/d/c%d"`, i, i, i), env...))
+				eventually(t, "a name the mount made, removed on the host", fmt.Sprintf(`test -e "$M/d/c%d" || echo gone`, i), "gone\n", env...)
+			}
+			assert.Equal(t, "keep\nr0\nr1\nr2\nnew\nnew\nnew\n", sh(t, `ls "$M/d"; cat "$M/d/r"*`, env...))
+		})
+	}
+}
+
+// TestReaddirplusAttrsFromDirectory: readdirplus's attributes of the
+// files of a local: directory come from the directory held open while
+// the listing is read (dirHandle, one fstatat each, not the tree's Stat
+// per entry), and are the host's: sizes, modes, times, as stat shows
+// them after ls -l through the mount (from the kernel's cache) and on
+// the host.
+func TestReaddirplusAttrsFromDirectory(t *testing.T) {
+	files := map[string]string{"d/sub/x": "x"}
+	for i := range 20 {
+		files[fmt.Sprintf("d/f%02d", i)] = strings.Repeat("y", i*7)
+	}
+	root, fsys, s := hostWatchedMount(t, files)
+	require.NoError(t, os.Chmod(filepath.Join(root, "d/f03"), 0o600))
+	require.NoError(t, os.Chmod(filepath.Join(root, "d/f04"), 0o755))
+	require.NoError(t, os.Symlink("f01", filepath.Join(root, "d/link")))
+	env := []string{"M=" + s.Dir(), "H=" + root}
+	list := `cd "$1/d" && stat -c '%n %F %s %a %Y' *`
+	want := sh(t, `set -- "$H"; `+list, env...)
+	before := fsys.n.Load()
+	require.Equal(t, "ok\n", sh(t, `ls -l "$M/d" >/dev/null && echo ok`, env...))
+	assert.Less(t, fsys.n.Load()-before, int64(10), "Stat calls reaching the tree for a listing of 22 entries read with readdirplus")
+	assert.Equal(t, want, sh(t, `set -- "$M"; `+list, env...))
 }

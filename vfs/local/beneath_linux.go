@@ -39,20 +39,33 @@ func openRootFD(root *os.Root) *os.File {
 // resolves by hand when it stays inside; EAGAIN). Other errors are the
 // answer.
 func (fsys *FS) openBeneath(name string, flags int) (f *os.File, ok bool, err error) {
-	if fsys.rootDir == nil || noOpenat2.Load() {
-		return nil, false, nil
+	fd, ok, err := fsys.openBeneathFD(name, flags)
+	if !ok || err != nil {
+		return nil, ok, err
 	}
-	fd, err := openat2Beneath(fsys.rootDir, name, flags)
+	return os.NewFile(uintptr(fd), name), true, nil
+}
+
+// openBeneathFD is openBeneath answering the bare descriptor, which the
+// caller closes (unix.Close). For a directory or an O_PATH descriptor used
+// for a system call or two and closed, it saves what os.NewFile costs: an
+// fcntl to read the flags and, for a nonblocking descriptor, a failed
+// epoll_ctl, more fcntls and a cleanup registered with the runtime.
+func (fsys *FS) openBeneathFD(name string, flags int) (fd int, ok bool, err error) {
+	if fsys.rootDir == nil || noOpenat2.Load() {
+		return -1, false, nil
+	}
+	fd, err = openat2Beneath(fsys.rootDir, name, flags)
 	switch err {
 	case nil:
-		return os.NewFile(uintptr(fd), name), true, nil
+		return fd, true, nil
 	case unix.ENOSYS:
 		noOpenat2.Store(true)
-		return nil, false, nil
+		return -1, false, nil
 	case unix.EXDEV, unix.EAGAIN, unix.EPERM, unix.ENAMETOOLONG:
-		return nil, false, nil
+		return -1, false, nil
 	}
-	return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
+	return -1, true, &os.PathError{Op: "openat2", Path: name, Err: err}
 }
 
 // OpenBeneath opens path beneath dir, a tree's [FS.BeneathDir], as the

@@ -15,6 +15,8 @@ func openRootFD(*os.Root) *os.File { return nil }
 
 func (fsys *FS) openBeneath(string, int) (*os.File, bool, error) { return nil, false, nil }
 
+func (fsys *FS) openBeneathFD(string, int) (int, bool, error) { return -1, false, nil }
+
 // OpenBeneath never opens anything where there is no openat2 (ok is
 // false: only the tree may answer); see the Linux version.
 func OpenBeneath(dir *os.File, path string) (fd int, size int64, ok bool) { return -1, 0, false }

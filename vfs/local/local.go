@@ -102,6 +102,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -282,6 +285,26 @@ func (fsys *FS) openFile(name string, flag int) (*os.File, error) {
 	return f, err
 }
 
+// openFD is openFile answering the bare descriptor where the kernel
+// resolves the name beneath the root (f nil: the caller closes fd with
+// unix.Close), and os.Root's file otherwise (fd is f's: the caller
+// closes f). It is for a directory opened for a system call or a few
+// (a change in it, a listing), which os.NewFile would make cost more
+// than the calls themselves (see openBeneathFD).
+func (fsys *FS) openFD(name string, flag int) (fd int, f *os.File, err error) {
+	if fd, ok, err := fsys.openBeneathFD(name, flag); ok {
+		return fd, nil, err
+	}
+	f, err = fsys.root.OpenFile(name, flag, 0)
+	if r, ok := fsys.retry(name, err); ok {
+		f, err = fsys.root.OpenFile(r, flag, 0)
+	}
+	if err != nil {
+		return -1, nil, err
+	}
+	return int(f.Fd()), f, nil
+}
+
 // Root returns the host directory the tree was opened on.
 func (fsys *FS) Root() string { return fsys.name }
 
@@ -385,6 +408,9 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return vfs.FileInfo{}, err
 	}
+	if out, ok, err := fsys.statBeneath(p); ok {
+		return out, err
+	}
 	fi, lfi, err := fsys.statLink(rel(p))
 	var out vfs.FileInfo
 	switch {
@@ -399,6 +425,62 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 		out.Link, out.LinkModTime = true, lfi.ModTime()
 	}
 	return out, nil
+}
+
+// statBeneath is Stat's answer for clean p where the kernel resolves the
+// name beneath the root and it is not a link: one openat2 of the name
+// itself (O_PATH|O_NOFOLLOW), an fstat and a close on the bare
+// descriptor. ok is false when Stat must ask statLink: no openat2, a
+// refusal os.Root may judge otherwise, the root, or a link (followed
+// there).
+func (fsys *FS) statBeneath(p string) (vfs.FileInfo, bool, error) {
+	if p == "/" {
+		return vfs.FileInfo{}, false, nil
+	}
+	fd, ok, err := fsys.openBeneathFD(rel(p), oPath|oNoFollow)
+	switch {
+	case !ok:
+		return vfs.FileInfo{}, false, nil
+	case err != nil && isMissing(err):
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}, true, nil
+	case err != nil:
+		return vfs.FileInfo{}, true, otherError(p, err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	switch {
+	case err != nil:
+		return vfs.FileInfo{}, true, otherError(p, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return vfs.FileInfo{}, false, nil
+	}
+	return infoStat(p, &st), true, nil
+}
+
+// infoStat is info for a raw status: the same answer for the same file.
+func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
+	var out vfs.FileInfo
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindFile, Size: st.Size, ModTime: time.Unix(st.Mtim.Unix()), ETag: etagOf(st)}
+	case unix.S_IFDIR:
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: time.Unix(st.Mtim.Unix())}
+	default:
+		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+	}
+	out.Mode = fs.FileMode(st.Mode & 0o777)
+	if st.Mode&unix.S_ISUID != 0 {
+		out.Mode |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		out.Mode |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		out.Mode |= fs.ModeSticky
+	}
+	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+	return out
 }
 
 // statLink is stat that also answers the link's own lstat when name itself
@@ -594,6 +676,9 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if fi, ok, _ := fsys.statBeneath(p); ok && fi.Kind == vfs.KindDir {
+		return nil // there already (a mount asks this of every directory it lists)
+	}
 	err := fsys.root.MkdirAll(rel(p), 0o777)
 	if r, ok := fsys.retry(rel(p), err); ok {
 		err = fsys.root.MkdirAll(r, 0o777) // through a link with an absolute target inside the root
@@ -613,7 +698,9 @@ func (fsys *FS) MakeDir(ctx context.Context, path string) error {
 // RemoveDir removes the empty directory at path from the host
 // (vfs.DirRemover). It never follows a link: a link at path is not a
 // directory (ENOTDIR). A directory holding anything, even a write in
-// flight, fails with ENOTEMPTY; the root with EBUSY.
+// flight, fails with ENOTEMPTY; the root with EBUSY. It works in the
+// parent directory (openWriteDir: links inside the root followed to
+// reach it, as Delete does), by the last name alone.
 func (fsys *FS) RemoveDir(ctx context.Context, path string) error {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
@@ -622,22 +709,32 @@ func (fsys *FS) RemoveDir(ctx context.Context, path string) error {
 	if p == "/" {
 		return vfs.NewError(vfs.KindOther, p, syscall.EBUSY)
 	}
-	fsys.mu.Lock()
-	defer fsys.mu.Unlock()
-	fi, err := fsys.root.Lstat(rel(p))
+	w, err := fsys.openWriteDir(vfs.Parent(p), false)
 	if err != nil {
 		if isMissing(err) {
 			return vfs.NotFound(p)
 		}
 		return otherError(p, err)
 	}
-	if !fi.IsDir() {
-		if fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular() {
-			return vfs.NotFound(p) // a FIFO, socket or device: missing everywhere
+	defer w.close()
+	name := vfs.Base(p)
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	var st unix.Stat_t
+	if err := unix.Fstatat(w.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if isMissing(err) {
+			return vfs.NotFound(p)
 		}
-		return vfs.NewError(vfs.KindOther, p, syscall.ENOTDIR)
+		return otherError(p, err)
 	}
-	if err := fsys.root.Remove(rel(p)); err != nil {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK, unix.S_IFREG:
+		return vfs.NewError(vfs.KindOther, p, syscall.ENOTDIR)
+	default:
+		return vfs.NotFound(p) // a FIFO, socket or device: missing everywhere
+	}
+	if err := unix.Unlinkat(w.fd, name, unix.AT_REMOVEDIR); err != nil {
 		if isMissing(err) {
 			return vfs.NotFound(p)
 		}

@@ -24,7 +24,7 @@ import (
 type dir struct {
 	fsys *FS
 	path string   // clean posix path
-	f    *os.File // the handle fd belongs to (the walk's first directory), or nil
+	f    *os.File // os.Root's file fd belongs to (see openFD), or nil: fd is bare
 	fd   int
 	refs atomic.Int32 // the walker's reference plus one per pending file read
 }
@@ -35,7 +35,7 @@ var errNotDir = errors.New("not a directory")
 // openDir opens the directory at name (relative to the root), following
 // links inside the root. A file yields errNotDir.
 func (fsys *FS) openDir(name string) (*dir, error) {
-	f, err := fsys.openFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
+	fd, f, err := fsys.openFD(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) {
 			if fi, serr := fsys.stat(name); serr == nil && !fi.IsDir() {
@@ -44,7 +44,7 @@ func (fsys *FS) openDir(name string) (*dir, error) {
 		}
 		return nil, err
 	}
-	d := &dir{f: f, fd: int(f.Fd())}
+	d := &dir{f: f, fd: fd}
 	d.refs.Store(1)
 	return d, nil
 }

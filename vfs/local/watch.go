@@ -47,7 +47,30 @@ type HostChange struct {
 	// not be watched, or a directory just created or moved in was
 	// watched only now (what it held before is not reported one by one).
 	Lost bool
+	// Op says what the kernel reported of an Entry change: the name was
+	// made or moved in (HostCreated), removed (HostRemoved), or moved
+	// away (HostRenamed); 0 for a change of the data or metadata, and
+	// for a Lost change of "/".
+	Op HostOp
 }
+
+// HostOp is what happened to a name, as inotify reported it (see
+// HostChange.Op). inotify reports the changes of one directory's names
+// in the order they happened, so of two reports of one name the later
+// one is the later change.
+type HostOp uint8
+
+const (
+	// HostCreated: the name was made, or something was moved to it
+	// (IN_CREATE, IN_MOVED_TO).
+	HostCreated HostOp = iota + 1
+	// HostRemoved: the name was unlinked or its directory removed
+	// (IN_DELETE, IN_DELETE_SELF).
+	HostRemoved
+	// HostRenamed: what was at the name was moved away (IN_MOVED_FROM,
+	// IN_MOVE_SELF).
+	HostRenamed
+)
 
 // HostWatch follows the changes to a tree's host directory; see
 // FS.WatchHost. Its methods are safe for concurrent use.
@@ -393,7 +416,7 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 	}
 	switch {
 	case ev.Has(fsnotify.Create):
-		c := HostChange{Path: p, Entry: true}
+		c := HostChange{Path: p, Entry: true, Op: HostCreated}
 		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !hw.skipped(ev.Name) {
 			// A directory made or moved in: watch it and what it
 			// holds already, then report it Lost, since what was made
@@ -424,12 +447,12 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 		_, dir := hw.dirs[ev.Name]
 		delete(hw.dirs, ev.Name)
 		hw.mu.Unlock()
-		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/"})
+		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/", Op: HostRemoved})
 	case ev.Has(fsnotify.Rename):
 		hw.mu.Lock()
 		_, dir := hw.dirs[ev.Name]
 		hw.mu.Unlock()
-		c := HostChange{Path: p, Entry: true}
+		c := HostChange{Path: p, Entry: true, Op: HostRenamed}
 		if dir && p != "/" {
 			hw.unwatchTree(ev.Name)
 			c.Lost = true

@@ -34,11 +34,17 @@ import (
 
 // wdir is a directory open for a change to one of its entries.
 type wdir struct {
-	f  *os.File
 	fd int
+	f  *os.File // os.Root's file that fd belongs to, or nil: fd is bare (see openFD)
 }
 
-func (w *wdir) close() { w.f.Close() }
+func (w *wdir) close() {
+	if w.f != nil {
+		w.f.Close()
+	} else {
+		unix.Close(w.fd)
+	}
+}
 
 // lock takes the directory's flock (blocking), unlock releases it. See
 // above for why a directory: its inode stays while files in it are renamed
@@ -60,17 +66,17 @@ func (w *wdir) remove(name string) { unix.Unlinkat(w.fd, name, 0) }
 // directory should be is ENOTDIR.
 func (fsys *FS) openWriteDir(d string, mk bool) (*wdir, error) {
 	name := rel(d)
-	f, err := fsys.openFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
+	fd, f, err := fsys.openFD(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
 	if err != nil && mk && errors.Is(err, fs.ErrNotExist) {
 		if err := fsys.mkdirAll(name); err != nil {
 			return nil, err
 		}
-		f, err = fsys.openFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
+		fd, f, err = fsys.openFD(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &wdir{f: f, fd: int(f.Fd())}, nil
+	return &wdir{fd: fd, f: f}, nil
 }
 
 // mkdirAll makes the directory dir (relative to the root) and its parents,
@@ -319,12 +325,18 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 		}
 		return otherError(p, err)
 	}
-	defer w.close()
 	fsys.mu.Lock()
 	w.lock()
 	// A file, or a link itself (whatever it points at): one unlinkat in
 	// the directory, which refuses a directory (EISDIR on Linux, EPERM
 	// elsewhere) and says when the name is missing.
+	//
+	// Under the directory's lock, as every commit's check and rename:
+	// an unlink between a WriteIf's check and its rename would let the
+	// WriteIf succeed on a name a Delete had emptied meanwhile (it must
+	// then have failed, or the name be gone). The lock goes with the
+	// descriptor: closing it (the only descriptor of its open file;
+	// O_CLOEXEC) releases the flock, so no LOCK_UN is made.
 	err = nil
 	if uerr := unix.Unlinkat(w.fd, vfs.Base(p), 0); uerr != nil {
 		var st unix.Stat_t
@@ -338,7 +350,7 @@ func (fsys *FS) Delete(ctx context.Context, path string) error {
 			err = otherError(p, uerr)
 		}
 	}
-	w.unlock()
+	w.close()
 	fsys.mu.Unlock()
 	if err != nil {
 		return err
