@@ -111,6 +111,60 @@ func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) 
 	return f, nil
 }
 
+// OpenDatalessInPlace opens the file at path (following links inside the
+// root) for reading and writing on one host descriptor, as OpenInPlace
+// does, when the file holds no data: it is empty, or nothing but holes
+// and space reserved with fallocate (SEEK_DATA from offset 0 finds none;
+// tmpfs, ext4 and XFS keep fallocated space that was never written as
+// unwritten extents, which read as holes). The check is made on the
+// descriptor returned, after the open, so data another process wrote
+// before it is seen. Such a file has no older contents a staging would
+// protect, as a new file has none: the caller writes it in place as it
+// writes one CreateInPlace made, and reports its writes with WroteInPlace
+// (a FUSE mount's in-place writes: docs/mount.md, "Data safety"). fi is
+// what Stat says of the file at the open. ok false, with no file and no
+// error, means the file holds data (or SEEK_DATA is not supported, or it
+// is no regular file): the caller stages it. The open itself reports
+// nothing to watchers.
+func (fsys *FS) OpenDatalessInPlace(ctx context.Context, path string) (f *os.File, fi vfs.FileInfo, ok bool, err error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, vfs.FileInfo{}, false, err
+	}
+	if p == "/" {
+		return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
+	}
+	f, err = fsys.openFile(rel(p), os.O_RDWR|syscall.O_NONBLOCK)
+	if err != nil {
+		if isMissing(err) {
+			return nil, vfs.FileInfo{}, false, vfs.NotFound(p)
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
+		}
+		return nil, vfs.FileInfo{}, false, otherError(p, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, vfs.FileInfo{}, false, otherError(p, err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > 0 && !dataless(int(f.Fd())) {
+		f.Close()
+		return nil, vfs.FileInfo{}, false, nil
+	}
+	return f, info(p, st), true, nil
+}
+
+// dataless reports whether the open file fd holds no data: SEEK_DATA from
+// offset 0 finds none (ENXIO). A failed SEEK_DATA leaves the offset where
+// it was; any other answer (an offset, an error such as EINVAL where the
+// filesystem cannot tell) is taken for data.
+func dataless(fd int) bool {
+	_, err := unix.Seek(fd, 0, unix.SEEK_DATA)
+	return err == unix.ENXIO
+}
+
 // CreateInPlace makes the file at path, which must not exist (nothing at
 // the name, not even a link: an exclusive create), with the permission
 // bits perm (the process's umask not applied), and returns it open for
