@@ -298,7 +298,7 @@ func (n *node) ptDatalessSetup(p string) (int, bool) {
 		f.Close() // a disk nearly full: the daemon must see the writes
 		return 0, false
 	}
-	n.ptMode, n.ptFile, n.ptChecked, n.ptPub = ptInPlace, hostFile{f}, true, stampFrom(fi)
+	n.ptMode, n.ptFile, n.ptChecked, n.ptPub = ptInPlace, hostFile{f}, true, fi
 	n.m.ptDataless.Add(1)
 	return fd, true
 }
@@ -519,28 +519,7 @@ func (m *mount) debugf(format string, args ...any) {
 type inPlaceCreator interface {
 	CreateInPlace(ctx context.Context, path string, perm iofs.FileMode) (*os.File, vfs.FileInfo, error)
 	OpenDatalessInPlace(ctx context.Context, path string) (*os.File, vfs.FileInfo, bool, error)
-	WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error)
-}
-
-// fileStamp is what changes when a file is written: its size and
-// modification time.
-type fileStamp struct {
-	size  int64
-	mtime unix.Timespec
-}
-
-// stampOf is the stamp of the open host file fd.
-func stampOf(fd int) (fileStamp, bool) {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		return fileStamp{}, false
-	}
-	return fileStamp{st.Size, st.Mtim}, true
-}
-
-// stampFrom is the stamp of the file fi describes.
-func stampFrom(fi vfs.FileInfo) fileStamp {
-	return fileStamp{fi.Size, unix.NsecToTimespec(fi.ModTime.UnixNano())}
+	WroteInPlace(ctx context.Context, path string, f *os.File, since vfs.FileInfo) (vfs.FileInfo, bool, error)
 }
 
 // createInPlace creates the file name of directory n at p in place (see
@@ -583,8 +562,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	}
 	var st unix.Statfs_t
 	fd := int(f.Fd())
-	stamp, ok := stampOf(fd)
-	if !ok || unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+	if unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
 		// A disk nearly full: the daemon must see the writes (see
 		// ptMinFree).
 		f.Close()
@@ -602,7 +580,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	}
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: true}
-	cn.ptMode, cn.ptFile, cn.ptChecked, cn.ptPub = ptInPlace, hostFile{f}, true, stamp
+	cn.ptMode, cn.ptFile, cn.ptChecked, cn.ptPub = ptInPlace, hostFile{f}, true, fi
 	cn.version = ""
 	cn.ptOpen++
 	cn.ptLive++
@@ -630,19 +608,26 @@ func (n *node) publishInPlace() syscall.Errno {
 	if !ok {
 		return 0
 	}
-	stamp, ok := stampOf(int(hf.f.Fd()))
-	if !ok || stamp == n.ptPub {
-		return 0
-	}
-	n.ptPub = stamp
 	p, stale := n.livePath()
 	if stale != 0 {
 		return 0 // cut loose by a rename or unlink through the mount
 	}
 	m := n.m
 	m.beginSelf(p)
-	fi, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f)
+	fi, wrote, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f, n.ptPub)
 	m.endSelf(p)
+	switch {
+	case err == nil && !wrote:
+		return 0
+	case err == nil:
+		n.ptPub = fi
+	default:
+		// Refused, these writes are done with all the same: a later
+		// flush (the release's) reports only what comes after them.
+		if hfi, serr := hf.f.Stat(); serr == nil {
+			n.ptPub.Size, n.ptPub.ModTime = hfi.Size(), hfi.ModTime()
+		}
+	}
 	if vfs.KindOf(err) == vfs.KindConflict {
 		m.log.Printf("write %s: the file was replaced or removed on the host while this writer wrote it in place; its writes are not in the tree (EIO)", p)
 		return syscall.EIO

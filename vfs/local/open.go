@@ -224,28 +224,65 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 	return f, info(p, fi), nil
 }
 
-// WroteInPlace reports the writes made to f, the file CreateInPlace made
-// at path, to watchers (vfs.ChangeWrite) and returns what Stat says of it
-// now, once it has checked that path still names f: a file another
-// writer put at the name meanwhile (a rename over it, a Write through this
-// package in any process) or a name removed is a conflict, reported to no
-// one (the writes went to a file the tree no longer has at path).
-func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error) {
+// WroteInPlace reports the writes made to f, a file CreateInPlace made
+// or OpenDatalessInPlace opened at path, since since (what that call or
+// the last WroteInPlace returned): when f's size and modification time
+// are still since's, nothing was written and nothing is checked or
+// reported (wrote false, fi since). Otherwise it checks that path still
+// names f, reports the writes to watchers (vfs.ChangeWrite) and returns
+// what Stat says of the file now: a file another writer put at the name
+// meanwhile (a rename over it, a Write through this package in any
+// process) or a name removed is a conflict, reported to no one (the
+// writes went to a file the tree no longer has at path).
+func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File, since vfs.FileInfo) (fi vfs.FileInfo, wrote bool, err error) {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
-		return vfs.FileInfo{}, err
+		return vfs.FileInfo{}, false, err
 	}
-	fi, err := f.Stat()
+	st, err := f.Stat()
 	if err != nil {
-		return vfs.FileInfo{}, otherError(p, err)
+		return vfs.FileInfo{}, false, otherError(p, err)
 	}
-	cur, _, err := fsys.statLink(rel(p))
-	if err != nil || !os.SameFile(fi, cur) {
-		if err != nil && !isMissing(err) {
-			return vfs.FileInfo{}, otherError(p, err)
+	if st.Size() == since.Size && st.ModTime().Equal(since.ModTime) {
+		return since, false, nil
+	}
+	if !fsys.names(p, st) {
+		cur, _, err := fsys.statLink(rel(p))
+		if err != nil || !os.SameFile(st, cur) {
+			if err != nil && !isMissing(err) {
+				return vfs.FileInfo{}, false, otherError(p, err)
+			}
+			return vfs.FileInfo{}, false, vfs.NewError(vfs.KindConflict, p, nil)
 		}
-		return vfs.FileInfo{}, vfs.NewError(vfs.KindConflict, p, nil)
 	}
 	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
-	return info(p, fi), nil
+	return info(p, st), true, nil
+}
+
+// names reports whether the entry at clean path p, not following a link
+// there, is the file fi describes, by one fstatat from the root directory:
+// the fast answer of WroteInPlace's check. false means "not known": the
+// caller asks statLink, which resolves the name as every verb does
+// (beneath the root, links inside it followed, absolute ones too). The
+// fstatat resolves links in the path's directories as the host does,
+// which can only differ from the tree's resolution for a link that
+// leaves the root or has an absolute target: its answer then is another
+// file (or none), and statLink decides.
+func (fsys *FS) names(p string, fi fs.FileInfo) bool {
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if fsys.rootDir == nil || !ok || p == "/" {
+		return false
+	}
+	rc, err := fsys.rootDir.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	var serr error
+	if rc.Control(func(d uintptr) {
+		serr = unix.Fstatat(int(d), rel(p), &st, unix.AT_SYMLINK_NOFOLLOW)
+	}) != nil || serr != nil {
+		return false
+	}
+	return uint64(st.Dev) == uint64(want.Dev) && uint64(st.Ino) == uint64(want.Ino)
 }
