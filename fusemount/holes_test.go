@@ -266,3 +266,36 @@ func TestDatalessFioVerify(t *testing.T) {
 		}
 	}
 }
+
+// TestDatalessSurvivesKill: the server (with passthrough) is killed while
+// one program writes an existing empty file (O_WRONLY, no O_TRUNC) and
+// another an existing file with data the same way: the empty file holds
+// what was written to it before the kill (written in place: it had no
+// older contents), the file with data keeps its old content (its writes
+// staged), and no temporary file is left.
+func TestDatalessSurvivesKill(t *testing.T) {
+	inPlace := ptAvailable(t)
+	root := t.TempDir()
+	old := filepath.Join(root, "old.dat")
+	require.NoError(t, os.WriteFile(old, oldContent(), 0o644))
+	empty := filepath.Join(root, "empty.dat")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	s := startServer(t, root, "JULYFS_SERVE_PASSTHROUGH=on")
+	// (Mode notrunc: the helper opens O_WRONLY, neither O_TRUNC nor O_CREAT.)
+	_, stdinOld, outOld := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "old.dat"), "JULYFS_MODE=notrunc")
+	require.Equal(t, "written", readLine(t, outOld))
+	_, stdinEmpty, outEmpty := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "empty.dat"), "JULYFS_MODE=notrunc")
+	require.Equal(t, "written", readLine(t, outEmpty))
+	killServer(t, s)
+	stdinOld.Close()
+	stdinEmpty.Close()
+
+	assert.True(t, bytes.Equal(hostRead(t, old), oldContent()), "the file with data after the kill: want the old 1 MiB")
+	got := hostRead(t, empty)
+	if inPlace {
+		assert.True(t, bytes.Equal(got, bytes.Repeat([]byte("N"), 64<<10)), "the empty file after the kill: %d bytes, want the 64 KiB written in place", len(got))
+	} else {
+		assert.Empty(t, got, "the empty file after the kill (staged writes)")
+	}
+	assert.Equal(t, []string{"empty.dat", "old.dat"}, namesIn(t, root), "no temporary file left")
+}
