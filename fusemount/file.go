@@ -717,7 +717,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		return errno
 	}
 	if h.write && n.ptChecked {
-		return n.publishInPlace() // a new file written in place
+		return n.publishInPlace() // written in place: checked and reported
 	}
 	if !h.write && !h.wrote {
 		return 0
