@@ -67,7 +67,10 @@
 // open; commits stay renames with the compare-and-swap at flush, fsync
 // and release. A file the mount creates on a tree that can
 // (local: alone: CreateInPlace) is created on the host and written there
-// in place, with no staging: it has no older version to protect; its
+// in place, with no staging: it has no older version to protect; so is
+// an existing file that holds no data (empty, or only holes and space
+// reserved with fallocate: OpenDatalessInPlace) that a writer opens
+// without O_TRUNC while the mount has no other handle on it; a
 // flush checks that the name still holds it (EIO otherwise) and reports
 // the writes to the tree's watchers. The kernel allows one backing file per inode and no mix
 // with cached opens, so a node is in one mode at a time: an open that

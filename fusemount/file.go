@@ -246,6 +246,13 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 // handle does not pass through. Callers hold n.mu.
 func (n *node) ptFirst(p, created string, size int64) (int, bool) {
 	if created == "" {
+		// A file that holds no data first: written in place with
+		// its writes checked and reported, with or without the
+		// opt-in of Options.WriteInPlace, which writes any file in
+		// place unchecked.
+		if fd, ok := n.ptDatalessSetup(p); ok {
+			return fd, true
+		}
 		if fd, ok := n.ptInPlaceSetup(p); ok {
 			return fd, true
 		}
@@ -709,8 +716,8 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		h.err = 0
 		return errno
 	}
-	if h.write && n.ptFresh {
-		return n.publishInPlace() // a new file written in place
+	if h.write && n.ptChecked {
+		return n.publishInPlace() // written in place: checked and reported
 	}
 	if !h.write && !h.wrote {
 		return 0
@@ -759,7 +766,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	defer n.mu.Unlock()
 	delete(n.handles, h)
 	var errno syscall.Errno
-	if h.write && n.ptFresh {
+	if h.write && n.ptChecked {
 		// Writes after the last close's flush (through a mapping).
 		if errno := n.publishInPlace(); errno != 0 {
 			n.m.log.Printf("release %s: %v", n.path(), errno)

@@ -49,8 +49,8 @@ type node struct {
 	ptStage     vfs.StagedFile // ptStage: the staging the backing is
 	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
 	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
-	ptFresh     bool           // ptInPlace: a file this mount created in place (see createInPlace)
-	ptPub       fileStamp      // ptFresh: the file as its writes were last reported
+	ptChecked   bool           // ptInPlace: a file created in place or one that held no data, its writes checked and reported at each flush (see createInPlace)
+	ptPub       vfs.FileInfo   // ptChecked: the file as its writes were last reported (its size and time)
 	ptNoReader  bool           // in a tree of several mounts: the file's readers have no host descriptor
 	ptNoStage   bool           // in a tree of several mounts: the file's stagings have no host descriptor
 

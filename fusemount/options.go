@@ -80,6 +80,19 @@ type Options struct {
 	// file open waits, then fails with ETXTBSY; writes after a commit land
 	// in place). The environment variable JULYFS_PASSTHROUGH=on turns it
 	// on too (for `julyfs mount`; `julyfs mount --passthrough`).
+	//
+	// On a local: tree mounted alone (not through a union), passthrough
+	// also writes in place, with no staging, the files that have no older
+	// contents to protect: a file the mount creates, and an existing
+	// regular file that holds no data (empty, or only holes and space
+	// reserved with fallocate: SEEK_DATA finds none on the descriptor
+	// opened, as for fio's laid-out file) that a writer opens without
+	// O_TRUNC while the mount has no other handle on it. Readers see such
+	// a file's writes as they land and a crash leaves what was written;
+	// each close checks that the name still holds the file (EIO
+	// otherwise, the other writer's version kept) and reports the writes
+	// to the tree's watchers (docs/mount.md, "Data safety"). A file with
+	// data is staged.
 	Passthrough bool
 
 	// WriteInPlace (with Passthrough) lets a writer opening an existing
@@ -88,7 +101,9 @@ type Options struct {
 	// a staging: no copy of the file at open, and writes at the host's
 	// speed, but none of the staging's guarantees (docs/mount.md, "In-place
 	// writes": readers see writes in progress, a crash or a full disk
-	// leaves the file partly written, no compare-and-swap). The
+	// leaves the file partly written, no compare-and-swap, no report
+	// to watchers; a file that holds no data keeps the check and report
+	// it gets under Passthrough alone). The
 	// environment variable JULYFS_PASSTHROUGH=inplace turns it on, with
 	// Passthrough.
 	WriteInPlace bool

@@ -277,6 +277,32 @@ func (n *node) ptInPlaceSetup(p string) (int, bool) {
 	return int(f.Fd()), true
 }
 
+// ptDatalessSetup makes n's backing the host file at p opened for writing
+// in place when it holds no data (see "New files written in place"
+// below), for a writer opening it without O_TRUNC while no other handle
+// has it open. ok false means the writer stages as usual: the file holds
+// data, the tree cannot (not local: mounted alone), the disk is nearly
+// full, or the open failed (the staging reports why). Callers hold n.mu.
+func (n *node) ptDatalessSetup(p string) (int, bool) {
+	c, ok := n.m.fsys.(inPlaceCreator)
+	if !ok || n.stage != nil || n.opens > 0 || n.deleted || n.ptNoFd(true) {
+		return 0, false
+	}
+	f, fi, ok, err := c.OpenDatalessInPlace(n.m.ctx, p)
+	if err != nil || !ok {
+		return 0, false
+	}
+	fd := int(f.Fd())
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+		f.Close() // a disk nearly full: the daemon must see the writes
+		return 0, false
+	}
+	n.ptMode, n.ptFile, n.ptChecked, n.ptPub = ptInPlace, hostFile{f}, true, fi
+	n.m.ptDataless.Add(1)
+	return fd, true
+}
+
 // ptInPlaceFd is the host descriptor n is written through in place, if
 // it is. Callers hold n.mu.
 func (n *node) ptInPlaceFd() (int, bool) {
@@ -361,7 +387,7 @@ func (n *node) ptReleased() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptFresh = ptNone, nil, false, false, false
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked = ptNone, nil, false, false, false
 }
 
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
@@ -456,8 +482,11 @@ type ptState struct {
 	// and of others not) that is remembered per node instead.
 	ptNoReaderFd, ptNoStageFd atomic.Bool
 	ptMixed                   atomic.Bool
-	ptMu                      sync.Mutex
-	ptReleasing               map[<-chan struct{}]*node // by RELEASE request: see rawFS
+	// ptDataless counts the existing files opened for writing in place
+	// because they held no data (ptDatalessSetup).
+	ptDataless  atomic.Int64
+	ptMu        sync.Mutex
+	ptReleasing map[<-chan struct{}]*node // by RELEASE request: see rawFS
 }
 
 // debugf logs a line when Options.Debug is set.
@@ -471,8 +500,13 @@ func (m *mount) debugf(format string, args ...any) {
 // at the name, an exclusive create on the host) has no older version a
 // staging would protect, so with passthrough on a tree that can
 // (inPlaceCreator: local: mounted alone) it is made on the host open
-// for writing and the kernel writes it directly (ptInPlace, ptFresh): no
-// staging, no copy, no rename at close. What a program's close commits
+// for writing and the kernel writes it directly (ptInPlace, ptChecked): no
+// staging, no copy, no rename at close. An existing file that holds no
+// data (empty, or only holes and space reserved with fallocate: fio's
+// layout) has no older contents either: a writer opening it without
+// O_TRUNC while the mount has no other handle on it writes it in place
+// the same way (ptDatalessSetup; checked on the descriptor written
+// through, after its open). What a program's close commits
 // through a staging elsewhere is here a report: the flush checks that the
 // name still holds the file (a rename over it or an unlink by another
 // writer meanwhile is EIO, as a lost compare-and-swap is) and tells the
@@ -480,26 +514,12 @@ func (m *mount) debugf(format string, args ...any) {
 // safety") says what a reader and a crash see.
 
 // inPlaceCreator is a tree that creates new files open for writing in
-// place and reports their writes (local:).
+// place, opens existing ones that hold no data in place, and reports
+// their writes (local:).
 type inPlaceCreator interface {
 	CreateInPlace(ctx context.Context, path string, perm iofs.FileMode) (*os.File, vfs.FileInfo, error)
-	WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error)
-}
-
-// fileStamp is what changes when a file is written: its size and
-// modification time.
-type fileStamp struct {
-	size  int64
-	mtime unix.Timespec
-}
-
-// stampOf is the stamp of the open host file fd.
-func stampOf(fd int) (fileStamp, bool) {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		return fileStamp{}, false
-	}
-	return fileStamp{st.Size, st.Mtim}, true
+	OpenDatalessInPlace(ctx context.Context, path string) (*os.File, vfs.FileInfo, bool, error)
+	WroteInPlace(ctx context.Context, path string, f *os.File, since vfs.FileInfo) (vfs.FileInfo, bool, error)
 }
 
 // createInPlace creates the file name of directory n at p in place (see
@@ -542,8 +562,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	}
 	var st unix.Statfs_t
 	fd := int(f.Fd())
-	stamp, ok := stampOf(fd)
-	if !ok || unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+	if unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
 		// A disk nearly full: the daemon must see the writes (see
 		// ptMinFree).
 		f.Close()
@@ -561,7 +580,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	}
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: true}
-	cn.ptMode, cn.ptFile, cn.ptFresh, cn.ptPub = ptInPlace, hostFile{f}, true, stamp
+	cn.ptMode, cn.ptFile, cn.ptChecked, cn.ptPub = ptInPlace, hostFile{f}, true, fi
 	cn.version = ""
 	cn.ptOpen++
 	cn.ptLive++
@@ -582,26 +601,33 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 // removed it: the writes are not in the tree). A file unlinked through
 // the mount has nothing to report. Callers hold n.mu.
 func (n *node) publishInPlace() syscall.Errno {
-	if n.ptMode != ptInPlace || !n.ptFresh || n.deleted {
+	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted {
 		return 0
 	}
 	hf, ok := n.ptFile.(hostFile)
 	if !ok {
 		return 0
 	}
-	stamp, ok := stampOf(int(hf.f.Fd()))
-	if !ok || stamp == n.ptPub {
-		return 0
-	}
-	n.ptPub = stamp
 	p, stale := n.livePath()
 	if stale != 0 {
 		return 0 // cut loose by a rename or unlink through the mount
 	}
 	m := n.m
 	m.beginSelf(p)
-	fi, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f)
+	fi, wrote, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f, n.ptPub)
 	m.endSelf(p)
+	switch {
+	case err == nil && !wrote:
+		return 0
+	case err == nil:
+		n.ptPub = fi
+	default:
+		// Refused, these writes are done with all the same: a later
+		// flush (the release's) reports only what comes after them.
+		if hfi, serr := hf.f.Stat(); serr == nil {
+			n.ptPub.Size, n.ptPub.ModTime = hfi.Size(), hfi.ModTime()
+		}
+	}
 	if vfs.KindOf(err) == vfs.KindConflict {
 		m.log.Printf("write %s: the file was replaced or removed on the host while this writer wrote it in place; its writes are not in the tree (EIO)", p)
 		return syscall.EIO

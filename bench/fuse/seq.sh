@@ -4,12 +4,13 @@
 # in-place writes (JULYFS_PASSTHROUGH=inplace) and julyfs without
 # passthrough (the default), over one tmpfs, in alternating rounds so that a
 # shared machine's load falls on every target alike. Two write patterns:
-# fio's (lay the file out, then the job reopens it O_RDWR and writes it:
-# julyfs copies it into its staging at that open) and a fresh file written
-# whole (dd to a new name: what cp, > and editors do), and a rewrite in
-# place of a file full of data (dd conv=notrunc over fio's file: julyfs
-# copies it into its staging at that open, as fio's layout is a hole julyfs
-# copies for nothing). Needs root, fio.
+# fio's (lay the file out with fallocate, then the job reopens it O_RDWR
+# and writes it: julyfs with passthrough writes it in place, as the file
+# holds no data; without passthrough it copies it into a staging) and a
+# fresh file written whole (dd to a new name: what cp, > and editors do),
+# and a rewrite in place of a file full of data (dd conv=notrunc over the
+# file dd just wrote: julyfs copies it into its staging at that open,
+# unless julyfs-inplace). Needs root, fio.
 #
 #   [TARGETS="loopback julyfs ..."] bench/fuse/seq.sh [ROUNDS]
 set -euo pipefail

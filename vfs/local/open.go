@@ -111,6 +111,60 @@ func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) 
 	return f, nil
 }
 
+// OpenDatalessInPlace opens the file at path (following links inside the
+// root) for reading and writing on one host descriptor, as OpenInPlace
+// does, when the file holds no data: it is empty, or nothing but holes
+// and space reserved with fallocate (SEEK_DATA from offset 0 finds none;
+// tmpfs, ext4 and XFS keep fallocated space that was never written as
+// unwritten extents, which read as holes). The check is made on the
+// descriptor returned, after the open, so data another process wrote
+// before it is seen. Such a file has no older contents a staging would
+// protect, as a new file has none: the caller writes it in place as it
+// writes one CreateInPlace made, and reports its writes with WroteInPlace
+// (a FUSE mount's in-place writes: docs/mount.md, "Data safety"). fi is
+// what Stat says of the file at the open. ok false, with no file and no
+// error, means the file holds data (or SEEK_DATA is not supported, or it
+// is no regular file): the caller stages it. The open itself reports
+// nothing to watchers.
+func (fsys *FS) OpenDatalessInPlace(ctx context.Context, path string) (f *os.File, fi vfs.FileInfo, ok bool, err error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, vfs.FileInfo{}, false, err
+	}
+	if p == "/" {
+		return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
+	}
+	f, err = fsys.openFile(rel(p), os.O_RDWR|syscall.O_NONBLOCK)
+	if err != nil {
+		if isMissing(err) {
+			return nil, vfs.FileInfo{}, false, vfs.NotFound(p)
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
+		}
+		return nil, vfs.FileInfo{}, false, otherError(p, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, vfs.FileInfo{}, false, otherError(p, err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > 0 && !dataless(int(f.Fd())) {
+		f.Close()
+		return nil, vfs.FileInfo{}, false, nil
+	}
+	return f, info(p, st), true, nil
+}
+
+// dataless reports whether the open file fd holds no data: SEEK_DATA from
+// offset 0 finds none (ENXIO). A failed SEEK_DATA leaves the offset where
+// it was; any other answer (an offset, an error such as EINVAL where the
+// filesystem cannot tell) is taken for data.
+func dataless(fd int) bool {
+	_, err := unix.Seek(fd, 0, unix.SEEK_DATA)
+	return err == unix.ENXIO
+}
+
 // CreateInPlace makes the file at path, which must not exist (nothing at
 // the name, not even a link: an exclusive create), with the permission
 // bits perm (the process's umask not applied), and returns it open for
@@ -170,28 +224,65 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 	return f, info(p, fi), nil
 }
 
-// WroteInPlace reports the writes made to f, the file CreateInPlace made
-// at path, to watchers (vfs.ChangeWrite) and returns what Stat says of it
-// now, once it has checked that path still names f: a file another
-// writer put at the name meanwhile (a rename over it, a Write through this
-// package in any process) or a name removed is a conflict, reported to no
-// one (the writes went to a file the tree no longer has at path).
-func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File) (vfs.FileInfo, error) {
+// WroteInPlace reports the writes made to f, a file CreateInPlace made
+// or OpenDatalessInPlace opened at path, since since (what that call or
+// the last WroteInPlace returned): when f's size and modification time
+// are still since's, nothing was written and nothing is checked or
+// reported (wrote false, fi since). Otherwise it checks that path still
+// names f, reports the writes to watchers (vfs.ChangeWrite) and returns
+// what Stat says of the file now: a file another writer put at the name
+// meanwhile (a rename over it, a Write through this package in any
+// process) or a name removed is a conflict, reported to no one (the
+// writes went to a file the tree no longer has at path).
+func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File, since vfs.FileInfo) (fi vfs.FileInfo, wrote bool, err error) {
 	p := vfs.Clean(path)
 	if err := ctx.Err(); err != nil {
-		return vfs.FileInfo{}, err
+		return vfs.FileInfo{}, false, err
 	}
-	fi, err := f.Stat()
+	st, err := f.Stat()
 	if err != nil {
-		return vfs.FileInfo{}, otherError(p, err)
+		return vfs.FileInfo{}, false, otherError(p, err)
 	}
-	cur, _, err := fsys.statLink(rel(p))
-	if err != nil || !os.SameFile(fi, cur) {
-		if err != nil && !isMissing(err) {
-			return vfs.FileInfo{}, otherError(p, err)
+	if st.Size() == since.Size && st.ModTime().Equal(since.ModTime) {
+		return since, false, nil
+	}
+	if !fsys.names(p, st) {
+		cur, _, err := fsys.statLink(rel(p))
+		if err != nil || !os.SameFile(st, cur) {
+			if err != nil && !isMissing(err) {
+				return vfs.FileInfo{}, false, otherError(p, err)
+			}
+			return vfs.FileInfo{}, false, vfs.NewError(vfs.KindConflict, p, nil)
 		}
-		return vfs.FileInfo{}, vfs.NewError(vfs.KindConflict, p, nil)
 	}
 	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
-	return info(p, fi), nil
+	return info(p, st), true, nil
+}
+
+// names reports whether the entry at clean path p, not following a link
+// there, is the file fi describes, by one fstatat from the root directory:
+// the fast answer of WroteInPlace's check. false means "not known": the
+// caller asks statLink, which resolves the name as every verb does
+// (beneath the root, links inside it followed, absolute ones too). The
+// fstatat resolves links in the path's directories as the host does,
+// which can only differ from the tree's resolution for a link that
+// leaves the root or has an absolute target: its answer then is another
+// file (or none), and statLink decides.
+func (fsys *FS) names(p string, fi fs.FileInfo) bool {
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if fsys.rootDir == nil || !ok || p == "/" {
+		return false
+	}
+	rc, err := fsys.rootDir.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	var serr error
+	if rc.Control(func(d uintptr) {
+		serr = unix.Fstatat(int(d), rel(p), &st, unix.AT_SYMLINK_NOFOLLOW)
+	}) != nil || serr != nil {
+		return false
+	}
+	return uint64(st.Dev) == uint64(want.Dev) && uint64(st.Ino) == uint64(want.Ino)
 }
