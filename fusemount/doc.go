@@ -9,8 +9,8 @@
 // the attribute timeout); readdir from List, in its order, after "." and
 // ".." (readdirplus, a Stat per entry with the listing, for local: trees
 // and unions of them, where it saves rm -r and grep -r a LOOKUP round trip
-// per name; on a local: tree mounted alone a regular file's or
-// directory's entry is one fstatat in the directory held open while the
+// per name; on a local: tree mounted alone a regular file's entry is
+// one fstatat in the directory held open while the
 // listing is read, dirHandle); plain readdir, which costs no Stat per entry, for other
 // trees; Options.ReadDirPlus, Options.PlainReadDir); open and read from Read, or, for files above
 // Options.WholeFileLimit, range by range through a reader each handle opens
