@@ -130,9 +130,19 @@ func TestReadOnlyNoOpen(t *testing.T) {
 	env := "M=" + s.Dir()
 	require.Equal(t, "one\n", sh(t, `cat "$M/a.txt"`, env))
 	require.Equal(t, big, sh(t, `cat "$M/big"`, env))
-	before := fsys.n.Load()
-	assert.Equal(t, "one\n"+big, sh(t, `cat "$M/a.txt" "$M/big"`, env))
-	assert.Equal(t, int64(0), fsys.n.Load()-before, "reads that reached the tree on the second cat")
+	// The kernel may reclaim cached pages under memory pressure (a
+	// loaded CI machine), which sends their reads to the tree again: up
+	// to three tries, one of which must read nothing from the tree. A
+	// mount that does not keep its pages reads on every try.
+	var reads []int64
+	for range 3 {
+		before := fsys.n.Load()
+		assert.Equal(t, "one\n"+big, sh(t, `cat "$M/a.txt" "$M/big"`, env))
+		if reads = append(reads, fsys.n.Load()-before); reads[len(reads)-1] == 0 {
+			break
+		}
+	}
+	assert.Contains(t, reads, int64(0), "reads that reached the tree on each cat after the first")
 
 	require.NoError(t, inner.Write(context.Background(), "/a.txt", []byte("two, longer\n")))
 	s.Settle()
