@@ -134,12 +134,7 @@ func (d *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 		// and all else: as a LOOKUP would.
 		return d.n.Lookup(ctx, name, out)
 	}
-	ch := n.child(ctx, name, p, typeOf(fi))
-	cn := ch.Operations().(*node)
-	cn.remember(fi)
-	cn.fill(fi, &out.Attr)
-	cn.entryTimeouts(fi, gen, out)
-	return ch, 0
+	return n.lookedUp(ctx, name, p, fi, gen, out), 0
 }
 
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {

@@ -296,12 +296,19 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if fi.Kind == vfs.KindMissing && !fi.Link {
 		return nil, syscall.ENOENT
 	}
+	return n.lookedUp(ctx, name, p, fi, gen, out), 0
+}
+
+// lookedUp answers a lookup of name (at p) in directory n with fi, what
+// the tree has there, asked after m.hostGen was gen: the child's inode,
+// its attributes and timeouts in out.
+func (n *node) lookedUp(ctx context.Context, name, p string, fi vfs.FileInfo, gen uint64, out *fuse.EntryOut) *fs.Inode {
 	ch := n.child(ctx, name, p, typeOf(fi))
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
 	cn.entryTimeouts(fi, gen, out)
-	return ch, 0
+	return ch
 }
 
 // entryTimeouts sets out's timeouts, for node n, to ObservedTimeout when

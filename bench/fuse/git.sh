@@ -10,6 +10,7 @@
 #   bench/fuse/git.sh [N_FILES] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/git.sh: run as root" >&2; exit 1; }
 N=${1:-10000}
 RUNS=${2:-3}
@@ -53,21 +54,10 @@ PY
 git -C "$T/src" init -q && git -C "$T/src" add -A && git -C "$T/src" -c gc.auto=0 commit -qm files
 # Packed now, so no background auto-gc removes loose objects mid-clone.
 git -C "$T/src" -c gc.autoDetach=false gc -q
-
-waitmount() {
-  for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
-  echo "bench/fuse/git.sh: $1 not mounted" >&2; exit 1
-}
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
 for m in loopback julyfs; do waitmount "$W/$m"; done
 
-# wall-clock seconds of one run of a command
-once() {
-  local s e
-  s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
-  python3 -c "print('%.3f' % (float('$e')-float('$s')))"
-}
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "| target | git clone (s) | git status, first (s) | git status, again (s) | status clean |"

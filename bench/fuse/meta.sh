@@ -17,6 +17,7 @@
 # system calls during one rm -rf (strace -c -f) on stderr. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/meta.sh: run as root" >&2; exit 1; }
 ROUNDS=${ROUNDS:-3} NRM=${NRM:-30000} NSTAT=${NSTAT:-2000}
 W=$(mktemp -d /tmp/julyfs-meta.XXXXXX)
@@ -43,11 +44,6 @@ if [ -z "${JULYFS_BINS:-}" ]; then
 fi
 go build -o "$BIN/loopback" ./bench/fuse/loopback
 go build -o "$BIN/metaops" ./bench/fuse/metaops
-mount -t tmpfs -o size=2g tmpfs "$T"
-waitmount() {
-  for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
-  echo "bench/fuse/meta.sh: $1 not mounted" >&2; exit 1
-}
 for n in "${names[@]}"; do mkdir -p "$T/$n" "$W/$n"; done
 "$BIN/loopback" "$T/loopback" "$W/loopback" >/dev/null & pids+=($!)
 for b in $BINS; do
@@ -56,24 +52,6 @@ for b in $BINS; do
   "$d/julyfs" mount --passthrough --mount "/=local:$T/$n" "$W/$n" 2>"$W/$n.log" & pids+=($!); pid[$n]=$!
 done
 for n in "${names[@]}"; do waitmount "$W/$n"; done
-sleep 1
-
-mktree() {
-  python3 - "$1" "$2" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "pkg%03d" % (i % 1000), "lib")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.js" % i), "w") as f:
-        f.write("module.exports = %d;\n" % i)
-PY
-}
-once() {
-  local s e
-  s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
-  python3 -c "print('%.3f' % (float('$e')-float('$s')))"
-}
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "| round | target | rm -rf ${NRM} files s | create/s | stat/s | cached stat/s | readdir entries/s |"

@@ -15,6 +15,7 @@
 # split to stay short on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/run.sh: run as root" >&2; exit 1; }
 NMETA=${1:-2000}
 W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
@@ -43,11 +44,6 @@ cp -r "$(go env GOROOT)/src" "$T/data/gosrc"
 # time following their changes.
 for m in julyfs julyfs-nopt julyfs-ro; do cp -a "$T/data" "$T/data-$m"; done
 host() { case $1 in julyfs*) echo "$T/data-$1" ;; *) echo "$T/data" ;; esac; }
-
-waitmount() {
-  for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
-  echo "bench/fuse/run.sh: $1 not mounted" >&2; exit 1
-}
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data-julyfs" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
@@ -61,27 +57,6 @@ import json, sys
 j = json.load(sys.stdin)["jobs"][0]
 r, w = j["read"], j["write"]
 print("%.0f %.0f %.0f" % (r["bw"] / 1024, w["bw"] / 1024, w["iops"]))'
-
-# wall-clock seconds of one run of a command
-once() {
-  local s e
-  s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
-  python3 -c "print('%.3f' % (float('$e')-float('$s')))"
-}
-
-# a node_modules-like tree of N small files in 1000 directories (made on
-# the tmpfs itself, not through the target)
-mktree() {
-  python3 - "$1" "$2" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "pkg%03d" % (i % 1000), "lib")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.js" % i), "w") as f:
-        f.write("module.exports = %d;\n" % i)
-PY
-}
 
 # best of 3 wall-clock seconds of a command
 best() {

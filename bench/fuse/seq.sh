@@ -15,6 +15,7 @@
 #   [TARGETS="loopback julyfs ..."] bench/fuse/seq.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/seq.sh: run as root" >&2; exit 1; }
 ROUNDS=${1:-3}
 W=$(mktemp -d /tmp/julyfs-seq.XXXXXX)
@@ -34,11 +35,6 @@ go build -o "$BIN/julyfs" ./cmd/julyfs
 go build -o "$BIN/julyfsd" ./cmd/julyfsd
 go build -o "$BIN/loopback" ./bench/fuse/loopback
 mount -t tmpfs -o size=4g tmpfs "$T"
-mkdir "$T/data"
-waitmount() {
-  for _ in $(seq 1 300); do mountpoint -q "$1" && return 0; sleep 0.1; done
-  echo "bench/fuse/seq.sh: $1 not mounted" >&2; exit 1
-}
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
 JULYFS_PASSTHROUGH=inplace "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs-inplace" 2>"$W/julyfs-inplace.log" & pids+=($!)

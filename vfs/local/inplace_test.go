@@ -27,12 +27,7 @@ func TestCreateInPlace(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "taken"), []byte("x"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "dir"), 0o755))
 	require.NoError(t, os.Symlink("nowhere", filepath.Join(root, "dangling")))
-	fsys, err := local.New(root)
-	require.NoError(t, err)
-	t.Cleanup(func() { fsys.Close() })
-	var changes []vfs.Change
-	cancel := fsys.Watch(func(c vfs.Change) { changes = append(changes, c) })
-	t.Cleanup(cancel)
+	fsys, changes := watchedLocal(t, root)
 
 	old := syscall.Umask(0o077)
 	f, fi, err := fsys.CreateInPlace(ctx, "/dir/new.txt", 0o664)
@@ -46,7 +41,7 @@ func TestCreateInPlace(t *testing.T) {
 	st, err := fsys.Stat(ctx, "/dir/new.txt")
 	require.NoError(t, err)
 	assert.Equal(t, st.ETag, fi.ETag, "what Stat says")
-	assert.Equal(t, []vfs.Change{{Path: "/dir/new.txt", Op: vfs.ChangeWrite}}, changes, "the create reported")
+	assert.Equal(t, []vfs.Change{{Path: "/dir/new.txt", Op: vfs.ChangeWrite}}, *changes, "the create reported")
 
 	_, err = f.WriteString("hello\n")
 	require.NoError(t, err)
@@ -61,12 +56,12 @@ func TestCreateInPlace(t *testing.T) {
 	st, err = fsys.Stat(ctx, "/dir/new.txt")
 	require.NoError(t, err)
 	assert.Equal(t, st.ETag, fi.ETag)
-	assert.Len(t, changes, 2, "the writes reported")
+	assert.Len(t, *changes, 2, "the writes reported")
 	again, wrote, err := fsys.WroteInPlace(ctx, "/dir/new.txt", f, fi)
 	require.NoError(t, err)
 	assert.False(t, wrote, "nothing written since")
 	assert.Equal(t, fi, again)
-	assert.Len(t, changes, 2, "nothing written: nothing reported")
+	assert.Len(t, *changes, 2, "nothing written: nothing reported")
 
 	for _, p := range []string{"/taken", "/dir", "/dangling"} {
 		_, _, err := fsys.CreateInPlace(ctx, p, 0o644)
@@ -79,7 +74,7 @@ func TestCreateInPlace(t *testing.T) {
 	assert.Equal(t, vfs.KindNotFound, vfs.KindOf(err), "a missing parent: %v", err)
 	_, _, err = fsys.CreateInPlace(ctx, "/", 0o644)
 	assert.Equal(t, vfs.KindIsDir, vfs.KindOf(err))
-	assert.Len(t, changes, 2, "refused creates report nothing")
+	assert.Len(t, *changes, 2, "refused creates report nothing")
 
 	// Another writer replaces the file, then removes it: the writes of
 	// the first are no longer the tree's.
@@ -91,7 +86,7 @@ func TestCreateInPlace(t *testing.T) {
 	require.NoError(t, fsys.Delete(ctx, "/dir/new.txt"))
 	_, _, err = fsys.WroteInPlace(ctx, "/dir/new.txt", f, fi)
 	assert.Equal(t, vfs.KindConflict, vfs.KindOf(err), "after a delete: %v", err)
-	assert.Len(t, changes, 4, "only the other writer's changes reported")
+	assert.Len(t, *changes, 4, "only the other writer's changes reported")
 }
 
 // TestOpenDatalessInPlace: OpenDatalessInPlace opens a file that holds no
@@ -119,12 +114,7 @@ func TestOpenDatalessInPlace(t *testing.T) {
 	require.NoError(t, unix.Fallocate(int(laid.Fd()), 0, 0, 1<<20))
 	_, seekErr := unix.Seek(int(laid.Fd()), 0, unix.SEEK_DATA)
 	laid.Close()
-	fsys, err := local.New(root)
-	require.NoError(t, err)
-	t.Cleanup(func() { fsys.Close() })
-	var changes []vfs.Change
-	cancel := fsys.Watch(func(c vfs.Change) { changes = append(changes, c) })
-	t.Cleanup(cancel)
+	fsys, changes := watchedLocal(t, root)
 
 	dataless := []string{"/empty", "/hole"}
 	if seekErr == unix.ENXIO {
@@ -158,7 +148,7 @@ func TestOpenDatalessInPlace(t *testing.T) {
 	assert.Equal(t, vfs.KindIsDir, vfs.KindOf(err), "a directory: %v", err)
 	_, _, _, err = fsys.OpenDatalessInPlace(ctx, "/")
 	assert.Equal(t, vfs.KindIsDir, vfs.KindOf(err), "the root: %v", err)
-	assert.Empty(t, changes, "opening reports nothing")
+	assert.Empty(t, *changes, "opening reports nothing")
 }
 
 // TestWroteInPlaceThroughLinks: WroteInPlace's check that the name holds
@@ -189,4 +179,17 @@ func TestWroteInPlaceThroughLinks(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "real", "a")))
 	_, _, err = fsys.WroteInPlace(ctx, "/abs/a", f, fi)
 	assert.Equal(t, vfs.KindConflict, vfs.KindOf(err), "removed: %v", err)
+}
+
+// watchedLocal opens a local: tree on root, closed at the test's end,
+// with the changes it reports (vfs.Notifier) collected.
+func watchedLocal(t *testing.T, root string) (*local.FS, *[]vfs.Change) {
+	t.Helper()
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	changes := new([]vfs.Change)
+	cancel := fsys.Watch(func(c vfs.Change) { *changes = append(*changes, c) })
+	t.Cleanup(cancel)
+	return fsys, changes
 }
