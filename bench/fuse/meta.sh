@@ -44,6 +44,7 @@ if [ -z "${JULYFS_BINS:-}" ]; then
 fi
 go build -o "$BIN/loopback" ./bench/fuse/loopback
 go build -o "$BIN/metaops" ./bench/fuse/metaops
+mount -t tmpfs -o size=2g tmpfs "$T"
 for n in "${names[@]}"; do mkdir -p "$T/$n" "$W/$n"; done
 "$BIN/loopback" "$T/loopback" "$W/loopback" >/dev/null & pids+=($!)
 for b in $BINS; do
@@ -52,6 +53,7 @@ for b in $BINS; do
   "$d/julyfs" mount --passthrough --mount "/=local:$T/$n" "$W/$n" 2>"$W/$n.log" & pids+=($!); pid[$n]=$!
 done
 for n in "${names[@]}"; do waitmount "$W/$n"; done
+sleep 1
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "| round | target | rm -rf ${NRM} files s | create/s | stat/s | cached stat/s | readdir entries/s |"

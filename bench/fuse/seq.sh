@@ -35,6 +35,7 @@ go build -o "$BIN/julyfs" ./cmd/julyfs
 go build -o "$BIN/julyfsd" ./cmd/julyfsd
 go build -o "$BIN/loopback" ./bench/fuse/loopback
 mount -t tmpfs -o size=4g tmpfs "$T"
+mkdir "$T/data"
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
 JULYFS_PASSTHROUGH=inplace "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs-inplace" 2>"$W/julyfs-inplace.log" & pids+=($!)
