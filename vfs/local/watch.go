@@ -20,9 +20,11 @@ import (
 
 // Host changes: FS.WatchHost follows every change made under the root
 // directory, by any process (editors, compilers, git, this process
-// itself), with inotify through fsnotify: one watch per directory, added
-// for the whole tree when the watch starts and for each directory created
-// or moved in afterwards. It is a capability of its own, not part of
+// itself), with inotify: one watch per directory, added for the whole
+// tree when the watch starts and for each directory created or moved in
+// afterwards. On Linux the watch reads the inotify descriptor itself
+// (inotify_linux.go: whatever queued in one read, each event handled on
+// the reading goroutine), elsewhere through fsnotify. It is a capability of its own, not part of
 // [vfs.Notifier]: Notifier reports the changes made through the tree,
 // synchronously and in order, and every wrapper (unions, overlays, the
 // index) relies on that; host changes arrive asynchronously, a moment
@@ -77,7 +79,7 @@ const (
 type HostWatch struct {
 	fsys *FS
 	root string // the root's real host path
-	w    *fsnotify.Watcher
+	w    hostWatcher
 	fn   func(HostChange)
 
 	skip func(string) bool // HostWatchOptions.SkipDir, nil: none
@@ -98,13 +100,10 @@ type HostWatch struct {
 // watches, as fs.inotify.max_user_watches does (tests).
 var maxWatchesForTest atomic.Int64
 
-// hostChanBuffer is how many events fsnotify holds for a HostWatch's loop.
-const hostChanBuffer = 1024
-
 // HostQueueEvents is at most how many events can wait for a HostWatch's
 // subscriber before some are lost: the kernel's queue
-// (fs.inotify.max_queued_events), fsnotify's read buffer (4,096 events
-// at most) and the watch's own buffer. A subscriber held up while more
+// (fs.inotify.max_queued_events) and what the watch read from it at
+// once (hostBufferedEvents). A subscriber held up while more
 // changes than that happen is told with a Lost change of "/".
 func HostQueueEvents() (int, error) {
 	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
@@ -115,7 +114,7 @@ func HostQueueEvents() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("local: fs.inotify.max_queued_events: %w", err)
 	}
-	return n + 4096 + hostChanBuffer, nil
+	return n + hostBufferedEvents, nil
 }
 
 // ErrNoHostRoot is returned by WatchHost for a tree whose root's host
@@ -156,7 +155,7 @@ func (fsys *FS) WatchHostWith(opts HostWatchOptions, fn func(HostChange)) (*Host
 	if fsys.real == "" {
 		return nil, ErrNoHostRoot
 	}
-	w, err := fsnotify.NewBufferedWatcher(hostChanBuffer)
+	w, err := newHostWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("local: watching %s: %w", fsys.real, err)
 	}
@@ -368,25 +367,10 @@ func (hw *HostWatch) releaseBarriers() {
 
 func (hw *HostWatch) loop() {
 	defer close(hw.done)
-	for {
-		select {
-		case <-hw.stop:
-			return
-		case ev, ok := <-hw.w.Events:
-			if !ok {
-				return
-			}
-			hw.event(ev)
-		case err, ok := <-hw.w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				hw.report(HostChange{Path: "/", Lost: true})
-				hw.releaseBarriers()
-			}
-		}
-	}
+	hw.w.run(hw.event, func() {
+		hw.report(HostChange{Path: "/", Lost: true})
+		hw.releaseBarriers()
+	})
 }
 
 // report calls fn unless the watch was closed.
