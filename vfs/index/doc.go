@@ -44,7 +44,7 @@
 // [Options.StatLimit] files (every file is then stat'ed too); [SyncNever]
 // compares nothing. A long-running process sets [Options.Follow]: the FS
 // then follows the tree's changes as they happen (the tree's
-// [vfs.Notifier], and inotify through fsnotify for local trees), so
+// [vfs.Notifier], and inotify for local trees, vfs/local.WatchHost), so
 // nothing needs walking per query. Follow implies [Options.Warm]: after
 // Open, a goroutine asks the kernel to read the index's segment files into
 // the page cache, so a query's first run does not wait for the disk.
