@@ -192,36 +192,27 @@ func (m *mount) ownEntry(c local.HostChange) bool {
 		return false
 	}
 	m.selfMu.Lock()
-	e, ok := m.selfEntries[c.Path]
-	if ok && (c.Op == local.HostCreated || c.Op == local.HostRemoved) {
-		defer m.selfMu.Unlock()
-		switch {
-		case time.Since(e.at) > selfWindow:
-			delete(m.selfEntries, c.Path)
-			return false
-		case c.Op == local.HostCreated && e.made > 0 && !c.Lost:
-			e.made--
-		case c.Op == local.HostRemoved && e.gone > 0:
-			// (A directory removed is reported Lost: it was empty.)
-			e.gone--
-		default:
-			return false
-		}
-		m.putEntry(c.Path, e)
-		return true
-	}
+	_, ok := m.selfEntries[c.Path]
 	m.selfMu.Unlock()
 	if !ok {
 		return false
 	}
-	fi, err := m.fsys.Stat(m.ctx, c.Path)
-	if err != nil {
-		return false
+	var there bool // the host shows the name
+	switch c.Op {
+	case local.HostCreated:
+		there = true
+	case local.HostRemoved:
+	default:
+		fi, err := m.fsys.Stat(m.ctx, c.Path)
+		if err != nil {
+			return false
+		}
+		there = fi.Kind != vfs.KindMissing || fi.Link
 	}
-	there := fi.Kind != vfs.KindMissing || fi.Link
 	m.selfMu.Lock()
 	defer m.selfMu.Unlock()
-	if e, ok = m.selfEntries[c.Path]; !ok {
+	e, ok := m.selfEntries[c.Path]
+	if !ok {
 		return false
 	}
 	switch {
@@ -231,6 +222,7 @@ func (m *mount) ownEntry(c local.HostChange) bool {
 	case there && e.made > 0 && !c.Lost:
 		e.made--
 	case !there && e.gone > 0:
+		// (A directory removed is reported Lost: it was empty.)
 		e.gone--
 	default:
 		return false

@@ -66,6 +66,13 @@ const ptWait = 5 * time.Second
 // block left is taken for one a write failed on (see ptCheck).
 const ptMinFree = 64 << 20
 
+// lowDisk reports whether the filesystem of the open file fd has less
+// than ptMinFree free (or cannot say): its writers do not pass through.
+func lowDisk(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree
+}
+
 // ptMaxCopy is the largest file a writer opening it without O_TRUNC passes
 // through: such an open stages a copy of the file at once (the kernel
 // needs the staging's descriptor at open), where without passthrough the
@@ -211,8 +218,7 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 			n.ptMissFd(true)
 			return 0, false
 		}
-		var st unix.Statfs_t
-		if unix.Fstatfs(int(fd), &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+		if lowDisk(int(fd)) {
 			return 0, false
 		}
 		n.ptMode, n.ptStage = ptStage, n.stage
@@ -293,8 +299,7 @@ func (n *node) ptDatalessSetup(p string) (int, bool) {
 		return 0, false
 	}
 	fd := int(f.Fd())
-	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+	if lowDisk(fd) {
 		f.Close() // a disk nearly full: the daemon must see the writes
 		return 0, false
 	}
@@ -560,9 +565,8 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		f.Close()
 		return nil, nil, vfs.FileInfo{}, true
 	}
-	var st unix.Statfs_t
 	fd := int(f.Fd())
-	if unix.Fstatfs(fd, &st) != nil || st.Bfree*uint64(st.Bsize) < ptMinFree {
+	if lowDisk(fd) {
 		// A disk nearly full: the daemon must see the writes (see
 		// ptMinFree).
 		f.Close()

@@ -98,20 +98,18 @@ func (w *inotifyWatcher) Remove(dir string) error {
 // Close ends the instance; a run in progress returns.
 func (w *inotifyWatcher) Close() error { return w.f.Close() }
 
-// run reads events until Close, calling event for each and overflow
-// when the kernel's queue overflowed (events were lost).
-func (w *inotifyWatcher) run(event func(fsnotify.Event), overflow func()) {
+// run reads events until Close (nil) or a read fails (the error),
+// calling event for each and overflow when the kernel's queue overflowed
+// (events were lost).
+func (w *inotifyWatcher) run(event func(fsnotify.Event), overflow func()) error {
 	buf := make([]byte, inotifyBuf)
 	for {
 		n, err := w.f.Read(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrClosed) {
-				return
+				return nil
 			}
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return
+			return err
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))

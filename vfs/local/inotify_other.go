@@ -31,18 +31,19 @@ func newHostWatcher() (*fsnotifyWatcher, error) {
 }
 
 // run reads events until Close, calling event for each and overflow
-// when events were lost.
-func (w *fsnotifyWatcher) run(event func(fsnotify.Event), overflow func()) {
+// when events were lost; it returns nil (an error is the Linux
+// reader's: a read that failed).
+func (w *fsnotifyWatcher) run(event func(fsnotify.Event), overflow func()) error {
 	for {
 		select {
 		case ev, ok := <-w.Events:
 			if !ok {
-				return
+				return nil
 			}
 			event(ev)
 		case err, ok := <-w.Errors:
 			if !ok {
-				return
+				return nil
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				overflow()

@@ -469,16 +469,7 @@ func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
 	default:
 		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
 	}
-	out.Mode = fs.FileMode(st.Mode & 0o777)
-	if st.Mode&unix.S_ISUID != 0 {
-		out.Mode |= fs.ModeSetuid
-	}
-	if st.Mode&unix.S_ISGID != 0 {
-		out.Mode |= fs.ModeSetgid
-	}
-	if st.Mode&unix.S_ISVTX != 0 {
-		out.Mode |= fs.ModeSticky
-	}
+	out.Mode = vfs.FileModeOf(uint32(st.Mode))
 	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
 	return out
 }

@@ -79,36 +79,44 @@ func (o *openFile) Close() error {
 // a FUSE mount's opt-in in-place writes (docs/mount.md, "FUSE
 // passthrough"); nothing else in julyfs writes this way.
 func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) {
-	p := vfs.Clean(path)
+	f, _, err := fsys.openRegularRW(ctx, vfs.Clean(path))
+	return f, err
+}
+
+// openRegularRW opens the regular file at clean path p (following links
+// inside the root) for reading and writing, with its status: what
+// OpenInPlace and OpenDatalessInPlace open. Anything else is an error (not
+// found, is a directory, not a regular file).
+func (fsys *FS) openRegularRW(ctx context.Context, p string) (*os.File, fs.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p == "/" {
-		return nil, vfs.IsDir(p)
+		return nil, nil, vfs.IsDir(p)
 	}
 	f, err := fsys.openFile(rel(p), os.O_RDWR|syscall.O_NONBLOCK)
 	if err != nil {
 		if isMissing(err) {
-			return nil, vfs.NotFound(p)
+			return nil, nil, vfs.NotFound(p)
 		}
 		if errors.Is(err, syscall.EISDIR) {
-			return nil, vfs.IsDir(p)
+			return nil, nil, vfs.IsDir(p)
 		}
-		return nil, otherError(p, err)
+		return nil, nil, otherError(p, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, otherError(p, err)
+		return nil, nil, otherError(p, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		if fi.IsDir() {
-			return nil, vfs.IsDir(p)
+			return nil, nil, vfs.IsDir(p)
 		}
-		return nil, vfs.NewError(vfs.KindOther, p, errors.New("not a regular file"))
+		return nil, nil, vfs.NewError(vfs.KindOther, p, errors.New("not a regular file"))
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // OpenDatalessInPlace opens the file at path (following links inside the
@@ -123,33 +131,17 @@ func (fsys *FS) OpenInPlace(ctx context.Context, path string) (*os.File, error) 
 // writes one CreateInPlace made, and reports its writes with WroteInPlace
 // (a FUSE mount's in-place writes: docs/mount.md, "Data safety"). fi is
 // what Stat says of the file at the open. ok false, with no file and no
-// error, means the file holds data (or SEEK_DATA is not supported, or it
-// is no regular file): the caller stages it. The open itself reports
-// nothing to watchers.
+// error, means the file holds data (or SEEK_DATA is not supported): the
+// caller stages it. What OpenInPlace refuses (a directory, a file that is
+// not regular, a missing one) is refused with the same error. The open
+// itself reports nothing to watchers.
 func (fsys *FS) OpenDatalessInPlace(ctx context.Context, path string) (f *os.File, fi vfs.FileInfo, ok bool, err error) {
 	p := vfs.Clean(path)
-	if err := ctx.Err(); err != nil {
+	f, st, err := fsys.openRegularRW(ctx, p)
+	if err != nil {
 		return nil, vfs.FileInfo{}, false, err
 	}
-	if p == "/" {
-		return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
-	}
-	f, err = fsys.openFile(rel(p), os.O_RDWR|syscall.O_NONBLOCK)
-	if err != nil {
-		if isMissing(err) {
-			return nil, vfs.FileInfo{}, false, vfs.NotFound(p)
-		}
-		if errors.Is(err, syscall.EISDIR) {
-			return nil, vfs.FileInfo{}, false, vfs.IsDir(p)
-		}
-		return nil, vfs.FileInfo{}, false, otherError(p, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, vfs.FileInfo{}, false, otherError(p, err)
-	}
-	if !st.Mode().IsRegular() || st.Size() > 0 && !dataless(int(f.Fd())) {
+	if st.Size() > 0 && !dataless(int(f.Fd())) {
 		f.Close()
 		return nil, vfs.FileInfo{}, false, nil
 	}

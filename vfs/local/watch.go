@@ -367,10 +367,17 @@ func (hw *HostWatch) releaseBarriers() {
 
 func (hw *HostWatch) loop() {
 	defer close(hw.done)
-	hw.w.run(hw.event, func() {
+	lost := func() {
 		hw.report(HostChange{Path: "/", Lost: true})
 		hw.releaseBarriers()
-	})
+	}
+	if err := hw.w.run(hw.event, lost); err != nil {
+		// The kernel's events can no longer be read: nothing more will
+		// be reported, which the subscriber is told as for a directory
+		// that could not be watched.
+		hw.complete.Store(false)
+		lost()
+	}
 }
 
 // report calls fn unless the watch was closed.
