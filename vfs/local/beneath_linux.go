@@ -68,6 +68,28 @@ func (fsys *FS) openBeneathFD(name string, flags int) (fd int, ok bool, err erro
 	return -1, true, &os.PathError{Op: "openat2", Path: name, Err: err}
 }
 
+// createBeneath makes the file name (relative to the root) in one
+// exclusive create beneath the root, with the permission bits mode (less
+// the umask) and open for reading and writing: ok false when that cannot
+// decide (no openat2; a link to resolve another way: an absolute one;
+// any failure but the name being taken, EEXIST), and the caller goes the
+// slow way, which says why.
+func (fsys *FS) createBeneath(name string, mode uint32) (fd int, ok bool, err error) {
+	if fsys.rootDir == nil || noOpenat2.Load() {
+		return -1, false, nil
+	}
+	fd, err = openat2BeneathMode(fsys.rootDir, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, mode)
+	switch err {
+	case nil:
+		return fd, true, nil
+	case unix.EEXIST:
+		return -1, true, err
+	case unix.ENOSYS:
+		noOpenat2.Store(true)
+	}
+	return -1, false, nil
+}
+
 // OpenBeneath opens path beneath dir, a tree's [FS.BeneathDir], as the
 // tree's Read, ReadAt and OpenFile first open it (the rule BeneathDir
 // states), and answers the descriptor and the file's size (fstat after
@@ -107,8 +129,15 @@ func keepAtime() unix.Timespec { return unix.Timespec{Nsec: unix.UTIME_OMIT} }
 // (a Close racing a verb cannot free the descriptor number for reuse
 // under it: EBADF instead).
 func openat2Beneath(dir *os.File, name string, flags int) (fd int, err error) {
+	return openat2BeneathMode(dir, name, flags, 0)
+}
+
+// openat2BeneathMode is openat2Beneath with the permission bits of a file
+// O_CREAT makes.
+func openat2BeneathMode(dir *os.File, name string, flags int, mode uint32) (fd int, err error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC),
+		Mode:    uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	}
 	rc, err := dir.SyscallConn()
@@ -126,4 +155,10 @@ func openat2Beneath(dir *os.File, name string, flags int) (fd int, err error) {
 		return -1, unix.EBADF // closed
 	}
 	return fd, err
+}
+
+// renameNoReplace renames from over nothing but a free name to in the
+// directory dirfd (EEXIST when to is taken).
+func renameNoReplace(dirfd int, from, to string) error {
+	return unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
@@ -24,6 +25,16 @@ const hostBufferedEvents = inotifyBuf / unix.SizeofInotifyEvent
 // inotifyBuf is the size of one read of the inotify descriptor.
 const inotifyBuf = 64 << 10
 
+// hostBurstPause is how long the reader waits after a read that found
+// events before it reads again (see inotifyWatcher). While events come
+// (a build, an rm -rf, a FUSE mount's own creates) the watch then wakes
+// at most a few hundred times a second instead of once or twice per file,
+// which on a mount's host directory left less CPU for the requests that
+// made the events; a change is reported at most this much later. The
+// kernel's queue (fs.inotify.max_queued_events, 16,384 by default) holds
+// what comes meanwhile.
+const hostBurstPause = 2 * time.Millisecond
+
 // inotifyMask is what each directory watch asks for: what fsnotify asks
 // for (names made, moved in or out, removed; data and metadata written;
 // the directory itself removed or moved).
@@ -36,9 +47,13 @@ const inotifyMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | uni
 // another goroutine through a channel, and is woken through the Go poller
 // for nearly every event of a burst (a FUSE mount's rm -rf or creates:
 // a wake-up and a hand-off per file), this reads whatever the kernel
-// queued meanwhile in one read and hands nothing off. Events are the
-// fsnotify.Event values fsnotify would give (same names and ops), so
-// the HostWatch handles both alike; a directory's own events (its
+// queued meanwhile in one read and hands nothing off. After a read that
+// found events it waits hostBurstPause before the next, so that a burst
+// is read a few milliseconds' worth at a time rather than an event or two
+// per wake-up; the first event after a quiet spell is read at once.
+// Events are the fsnotify.Event values fsnotify would give (same names
+// and ops), so the HostWatch handles both alike, with what the kernel
+// said of the name's kind (IN_ISDIR); a directory's own events (its
 // removal, its move) are named by the directory.
 type inotifyWatcher struct {
 	fd int
@@ -101,9 +116,12 @@ func (w *inotifyWatcher) Close() error { return w.f.Close() }
 // run reads events until Close (nil) or a read fails (the error),
 // calling event for each and overflow when the kernel's queue overflowed
 // (events were lost).
-func (w *inotifyWatcher) run(event func(fsnotify.Event), overflow func()) error {
+func (w *inotifyWatcher) run(event func(hostEvent), overflow func()) error {
 	buf := make([]byte, inotifyBuf)
-	for {
+	for first := true; ; first = false {
+		if !first {
+			time.Sleep(hostBurstPause)
+		}
 		n, err := w.f.Read(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrClosed) {
@@ -156,7 +174,7 @@ func (w *inotifyWatcher) run(event func(fsnotify.Event), overflow func()) error 
 			if mask&unix.IN_DELETE_SELF != 0 && parentWatched {
 				continue // as fsnotify: the parent reports the removal
 			}
-			ev := fsnotify.Event{Name: dir}
+			ev := hostEvent{Event: fsnotify.Event{Name: dir}, notDir: mask&unix.IN_ISDIR == 0}
 			if name != "" {
 				ev.Name = dir + "/" + name
 			}

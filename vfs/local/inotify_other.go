@@ -33,14 +33,14 @@ func newHostWatcher() (*fsnotifyWatcher, error) {
 // run reads events until Close, calling event for each and overflow
 // when events were lost; it returns nil (an error is the Linux
 // reader's: a read that failed).
-func (w *fsnotifyWatcher) run(event func(fsnotify.Event), overflow func()) error {
+func (w *fsnotifyWatcher) run(event func(hostEvent), overflow func()) error {
 	for {
 		select {
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
 			}
-			event(ev)
+			event(hostEvent{Event: ev})
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil

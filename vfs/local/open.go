@@ -162,9 +162,12 @@ func dataless(fd int) bool {
 // bits perm (the process's umask not applied), and returns it open for
 // reading and writing on one host descriptor with what Stat would say of
 // it, for a caller that writes the new file in place (a FUSE mount's new
-// files: docs/mount.md, "Data safety"). The create holds the directory's
-// lock as every commit does, so a compare-and-swap commit of the name in
-// any process cannot slip its rename past it; it is reported to watchers
+// files: docs/mount.md, "Data safety"). The create is one exclusive open
+// beneath the root where openat2 can resolve the path (Linux), with no
+// lock: a compare-and-swap commit that found the name free renames with
+// RENAME_NOREPLACE (see commit), so it fails, a conflict, when this
+// create came first, and this one fails when the commit did; elsewhere
+// the create holds the directory's lock as every commit does. It is reported to watchers
 // (vfs.ChangeWrite), and the writes, which the caller makes on the
 // descriptor, by WroteInPlace. Unlike Write and Stage it gives a new file
 // no atomicity: a reader sees the file empty, then partly written; a
@@ -179,20 +182,23 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 	if p == "/" {
 		return nil, vfs.FileInfo{}, vfs.IsDir(p)
 	}
-	w, err := fsys.openWriteDir(vfs.Parent(p), false)
-	if err != nil {
-		if isMissing(err) {
-			return nil, vfs.FileInfo{}, vfs.NotFound(p)
-		}
-		return nil, vfs.FileInfo{}, writeDirError(p, err)
-	}
-	defer w.close()
 	bits := vfs.ModeBits(perm)
-	fsys.mu.Lock()
-	w.lock()
-	fd, err := unix.Openat(w.fd, vfs.Base(p), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, bits)
-	w.unlock()
-	fsys.mu.Unlock()
+	fd, ok, err := fsys.createBeneath(rel(p), bits)
+	if !ok {
+		w, werr := fsys.openWriteDir(vfs.Parent(p), false)
+		if werr != nil {
+			if isMissing(werr) {
+				return nil, vfs.FileInfo{}, vfs.NotFound(p)
+			}
+			return nil, vfs.FileInfo{}, writeDirError(p, werr)
+		}
+		fsys.mu.Lock()
+		w.lock()
+		fd, err = unix.Openat(w.fd, vfs.Base(p), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, bits)
+		w.unlock()
+		fsys.mu.Unlock()
+		w.close()
+	}
 	switch {
 	case err == unix.EEXIST:
 		return nil, vfs.FileInfo{}, vfs.NewError(vfs.KindConflict, p, nil)
@@ -209,7 +215,10 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 	}
 	if err != nil {
 		f.Close()
-		w.remove(vfs.Base(p))
+		if w, werr := fsys.openWriteDir(vfs.Parent(p), false); werr == nil {
+			w.remove(vfs.Base(p))
+			w.close()
+		}
 		return nil, vfs.FileInfo{}, vfs.WriteFailed(p, errno(err))
 	}
 	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})

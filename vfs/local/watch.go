@@ -74,6 +74,14 @@ const (
 	HostRenamed
 )
 
+// hostEvent is one event of the kernel watch, as fsnotify gives it, and
+// whether the kernel said the name is not a directory (inotify's
+// IN_ISDIR unset; fsnotify does not say, so notDir is false there).
+type hostEvent struct {
+	fsnotify.Event
+	notDir bool
+}
+
 // HostWatch follows the changes to a tree's host directory; see
 // FS.WatchHost. Its methods are safe for concurrent use.
 type HostWatch struct {
@@ -338,7 +346,7 @@ func (hw *HostWatch) Barrier(ctx context.Context) error {
 
 // barrierEvent handles an event of a Barrier's file, and reports whether
 // ev was one.
-func (hw *HostWatch) barrierEvent(ev fsnotify.Event) bool {
+func (hw *HostWatch) barrierEvent(ev hostEvent) bool {
 	if hw.barrierDir == "" || filepath.Dir(ev.Name) != hw.barrierDir ||
 		!strings.HasPrefix(filepath.Base(ev.Name), barrierPrefix) {
 		return false
@@ -389,7 +397,7 @@ func (hw *HostWatch) report(c HostChange) {
 	}
 }
 
-func (hw *HostWatch) event(ev fsnotify.Event) {
+func (hw *HostWatch) event(ev hostEvent) {
 	if hw.barrierEvent(ev) {
 		return
 	}
@@ -408,6 +416,12 @@ func (hw *HostWatch) event(ev fsnotify.Event) {
 	switch {
 	case ev.Has(fsnotify.Create):
 		c := HostChange{Path: p, Entry: true, Op: HostCreated}
+		// A name the kernel said is no directory needs no look: a
+		// directory made at the name since is reported on its own.
+		if ev.notDir {
+			hw.report(c)
+			return
+		}
 		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !hw.skipped(ev.Name) {
 			// A directory made or moved in: watch it and what it
 			// holds already, then report it Lost, since what was made

@@ -259,13 +259,19 @@ func (fsys *FS) commit(ctx context.Context, w *wdir, p, tmp string, f *os.File, 
 	if exists && cur.Mode&unix.S_IFMT == unix.S_IFREG {
 		keepAttrs(int(f.Fd()), &cur)
 	}
+	if commitCheckedForTest != nil {
+		commitCheckedForTest(p)
+	}
 	mtime := time.Now()
 	if !mtime.After(last) {
 		mtime = last.Add(time.Microsecond)
 	}
 	times := []unix.Timespec{keepAtime(), unix.NsecToTimespec(mtime.UnixNano())}
 	unix.UtimesNanoAt(w.fd, tmp, times, unix.AT_SYMLINK_NOFOLLOW) // best effort: the etag still changes with the inode
-	if err := unix.Renameat(w.fd, tmp, w.fd, name); err != nil {
+	if err := renameCommit(w.fd, tmp, name, cond.IfNoneMatch && !exists); err != nil {
+		if err == unix.EEXIST {
+			return st, vfs.NewError(vfs.KindConflict, p, nil)
+		}
 		return st, vfs.WriteFailed(p, err)
 	}
 	ferr := unix.Fstat(int(f.Fd()), &st)
@@ -278,6 +284,26 @@ func (fsys *FS) commit(ctx context.Context, w *wdir, p, tmp string, f *os.File, 
 		return st, vfs.WriteFailed(p, ferr)
 	}
 	return st, nil
+}
+
+// commitCheckedForTest, when set, is called by commit between its check
+// and its rename (tests: what another process does in between).
+var commitCheckedForTest func(p string)
+
+// renameCommit renames tmp over name in the directory dirfd. With
+// noReplace (a compare-and-swap that found the name free) the rename
+// fails with EEXIST when something took the name since: an exclusive
+// create that holds no lock (CreateInPlace) may have. A filesystem
+// without RENAME_NOREPLACE gets a plain rename, which the directory's
+// lock orders against every other commit.
+func renameCommit(dirfd int, tmp, name string, noReplace bool) error {
+	if noReplace {
+		err := renameNoReplace(dirfd, tmp, name)
+		if err != unix.EINVAL && err != unix.ENOSYS {
+			return err
+		}
+	}
+	return unix.Renameat(dirfd, tmp, dirfd, name)
 }
 
 // keepAttrs gives the new file fd the owner, group and permission bits of
