@@ -64,7 +64,10 @@ func main() {
 	for r := range *rounds {
 		sets := make([]*set, len(dirs))
 		for i, d := range dirs {
-			sets[i] = newSet(d, fmt.Sprintf("metaops-%d", r), n)
+			// A directory of its own per target and round: two
+			// targets may serve one host directory (run.sh's native
+			// and loopbacks).
+			sets[i] = newSet(d, fmt.Sprintf("metaops-%d-%d", i, r), n)
 		}
 		turn := func(fn func(i int)) {
 			for k := range dirs {
