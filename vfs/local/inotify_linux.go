@@ -1,10 +1,10 @@
 package local
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -50,14 +50,26 @@ const inotifyMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | uni
 // queued meanwhile in one read and hands nothing off. After a read that
 // found events it waits hostBurstPause before the next, so that a burst
 // is read a few milliseconds' worth at a time rather than an event or two
-// per wake-up; the first event after a quiet spell is read at once.
+// per wake-up; the first event after a quiet spell is read at once. The
+// descriptor is not the Go poller's: run waits for events in poll(2) of
+// its own (with an eventfd that Close writes to end it), so the kernel
+// wakes nobody for the events that come while run pauses or handles a
+// batch; registered with the poller (edge-triggered epoll), every event
+// of a burst woke a thread parked in epoll_wait for nothing, on a machine
+// whose CPUs the FUSE requests making those events were waiting for.
 // Events are the fsnotify.Event values fsnotify would give (same names
 // and ops), so the HostWatch handles both alike, with what the kernel
 // said of the name's kind (IN_ISDIR); a directory's own events (its
 // removal, its move) are named by the directory.
 type inotifyWatcher struct {
-	fd int
-	f  *os.File // fd, nonblocking, read through the Go poller: Close ends a read
+	fd   int // the inotify instance, nonblocking
+	wake int // an eventfd: Close writes it to end a run waiting in poll
+
+	// runMu is held by run while it uses the descriptors, and by Close
+	// to close them once no run does; closed says Close ran.
+	runMu     sync.Mutex
+	closed    atomic.Bool
+	closeOnce sync.Once
 
 	mu    sync.Mutex
 	paths map[int]string // watch descriptor -> directory watched
@@ -69,8 +81,12 @@ func newHostWatcher() (*inotifyWatcher, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	return &inotifyWatcher{fd: fd, f: os.NewFile(uintptr(fd), "inotify"),
-		paths: map[int]string{}, wds: map[string]int{}}, nil
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	return &inotifyWatcher{fd: fd, wake: wake, paths: map[int]string{}, wds: map[string]int{}}, nil
 }
 
 // Add watches the directory dir (not following a link at it).
@@ -110,24 +126,69 @@ func (w *inotifyWatcher) Remove(dir string) error {
 	return nil
 }
 
-// Close ends the instance; a run in progress returns.
-func (w *inotifyWatcher) Close() error { return w.f.Close() }
+// Close ends the instance; a run in progress returns, then the
+// descriptors are closed.
+func (w *inotifyWatcher) Close() error {
+	w.closeOnce.Do(func() {
+		w.closed.Store(true)
+		one := [8]byte{1}
+		unix.Write(w.wake, one[:]) // ends a run waiting in poll
+		w.runMu.Lock()
+		unix.Close(w.fd)
+		unix.Close(w.wake)
+		w.runMu.Unlock()
+	})
+	return nil
+}
+
+// wait blocks until the instance has events to read (true) or Close was
+// called (false), or poll fails.
+func (w *inotifyWatcher) wait() (bool, error) {
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.wake), Events: unix.POLLIN}}
+	for {
+		if w.closed.Load() {
+			return false, nil
+		}
+		_, err := unix.Poll(fds, -1)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return false, os.NewSyscallError("poll", err)
+		case w.closed.Load():
+			return false, nil
+		case fds[0].Revents != 0:
+			return true, nil
+		}
+	}
+}
 
 // run reads events until Close (nil) or a read fails (the error),
 // calling event for each and overflow when the kernel's queue overflowed
 // (events were lost).
 func (w *inotifyWatcher) run(event func(hostEvent), overflow func()) error {
+	w.runMu.Lock()
+	defer w.runMu.Unlock()
 	buf := make([]byte, inotifyBuf)
-	for first := true; ; first = false {
-		if !first {
+	for pause := false; ; pause = true {
+		if pause {
 			time.Sleep(hostBurstPause)
 		}
-		n, err := w.f.Read(buf)
-		if err != nil {
-			if errors.Is(err, os.ErrClosed) {
-				return nil
+		if w.closed.Load() {
+			return nil
+		}
+		n, err := unix.Read(w.fd, buf)
+		for err == unix.EAGAIN || err == unix.EINTR {
+			// Nothing queued: wait for the next event, then read it
+			// at once.
+			ok, werr := w.wait()
+			if !ok {
+				return werr
 			}
-			return err
+			n, err = unix.Read(w.fd, buf)
+		}
+		if err != nil {
+			return os.NewSyscallError("read", err)
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
