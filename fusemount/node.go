@@ -3,7 +3,6 @@ package fusemount
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,17 +112,29 @@ func (n *node) path() string {
 // go-fuse's Inode.Path(nil) would give such a node "" and it would be
 // taken for the root directory.
 func (n *node) livePath() (string, syscall.Errno) {
-	var segs []string
+	// Names from n up, on the stack for a path of up to 16 names; the
+	// path is then built in one allocation (every request asks it).
+	var buf [16]string
+	segs, size := buf[:0], 0
 	for in := n.EmbeddedInode(); !in.IsRoot(); {
 		name, parent := in.Parent()
 		if parent == nil {
 			return "", syscall.ESTALE
 		}
 		segs = append(segs, name)
+		size += 1 + len(name)
 		in = parent
 	}
-	slices.Reverse(segs)
-	return "/" + strings.Join(segs, "/"), 0
+	if len(segs) == 0 {
+		return "/", 0
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := len(segs) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(segs[i])
+	}
+	return b.String(), 0
 }
 
 func (n *node) isDeleted() bool {
