@@ -167,9 +167,9 @@ func dataless(fd int) bool {
 // lock: a compare-and-swap commit that found the name free renames with
 // RENAME_NOREPLACE (see commit), so it fails, a conflict, when this
 // create came first, and this one fails when the commit did; elsewhere
-// the create holds the directory's lock as every commit does. It is reported to watchers
-// (vfs.ChangeWrite), and the writes, which the caller makes on the
-// descriptor, by WroteInPlace. Unlike Write and Stage it gives a new file
+// the create holds the directory's lock as every commit does. It is
+// reported to watchers (vfs.ChangeWrite), and the writes, which the
+// caller makes on the descriptor, by WroteInPlace. Unlike Write and Stage it gives a new file
 // no atomicity: a reader sees the file empty, then partly written; a
 // crash leaves what was written so far. There is no older file to
 // protect. The parent directory must exist (not found otherwise); a name
