@@ -169,9 +169,9 @@ func dataless(fd int) bool {
 // create came first, and this one fails when the commit did; elsewhere
 // the create holds the directory's lock as every commit does. It is
 // reported to watchers (vfs.ChangeWrite), and the writes, which the
-// caller makes on the descriptor, by WroteInPlace. Unlike Write and Stage it gives a new file
-// no atomicity: a reader sees the file empty, then partly written; a
-// crash leaves what was written so far. There is no older file to
+// caller makes on the descriptor, by WroteInPlace. Unlike Write and Stage
+// it gives a new file no atomicity: a reader sees the file empty, then
+// partly written; a crash leaves what was written so far. There is no older file to
 // protect. The parent directory must exist (not found otherwise); a name
 // taken is a conflict.
 func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode) (*os.File, vfs.FileInfo, error) {

@@ -24,8 +24,8 @@ import (
 // tree when the watch starts and for each directory created or moved in
 // afterwards. On Linux the watch reads the inotify descriptor itself
 // (inotify_linux.go: whatever queued in one read, each event handled on
-// the reading goroutine), elsewhere through fsnotify. It is a capability of its own, not part of
-// [vfs.Notifier]: Notifier reports the changes made through the tree,
+// the reading goroutine, bursts read 2 ms apart), elsewhere through
+// fsnotify. It is a capability of its own, not part of [vfs.Notifier]: Notifier reports the changes made through the tree,
 // synchronously and in order, and every wrapper (unions, overlays, the
 // index) relies on that; host changes arrive asynchronously, a moment
 // after they happened, and may be lost (the kernel's event queue
