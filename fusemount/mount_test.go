@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,4 +271,19 @@ func TestStressNGLocal(t *testing.T) {
 			checkPassthrough(t, s, opts)
 		})
 	}
+}
+
+// procsAtStart is the test process's GOMAXPROCS before any mount.
+var procsAtStart = runtime.GOMAXPROCS(0)
+
+// A mount leaves the process two Ps more than go-fuse's readers, so that
+// a reader waiting in read(2) on /dev/fuse keeps its P (spareProcs).
+func TestMountSparesProcs(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in the environment: a mount keeps it")
+	}
+	mountT(t, temp.MustNew(map[string]string{"/a.txt": "one\n"}), Options{})
+	readers := min(max(procsAtStart, 2), 16)
+	assert.GreaterOrEqual(t, runtime.GOMAXPROCS(0), readers+2, "GOMAXPROCS after a mount (it was %d)", procsAtStart)
+	assert.GreaterOrEqual(t, runtime.GOMAXPROCS(0), procsAtStart, "a mount never lowers GOMAXPROCS")
 }
