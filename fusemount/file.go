@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -52,9 +51,19 @@ var (
 	_ fs.FileReleaser = (*handle)(nil)
 )
 
-// version identifies the contents of the tree's file described by fi.
-func version(fi vfs.FileInfo) string {
-	return fi.ETag + "/" + strconv.FormatInt(fi.Size, 10) + "/" + strconv.FormatInt(fi.ModTime.UnixNano(), 10)
+// fileVersion identifies the contents of a tree's file: its etag, size and
+// mtime. The zero value is no version: it matches no file.
+type fileVersion struct {
+	etag  string
+	size  int64
+	mtime int64
+	known bool
+}
+
+// version is the version of the tree's file described by fi (compared at
+// every open, so made without an allocation).
+func version(fi vfs.FileInfo) fileVersion {
+	return fileVersion{etag: fi.ETag, size: fi.Size, mtime: fi.ModTime.UnixNano(), known: true}
 }
 
 // Open opens file n. On a read-only mount it answers ENOSYS instead: the
@@ -115,18 +124,17 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	// A node just created is not in go-fuse's tree until Create
 	// returns: it has no path yet, and needs none to open empty.
 	p, stale := n.livePath()
+	n.mu.Lock()
+	staged, deleted := n.stage != nil, n.deleted
+	n.mu.Unlock()
 	if created != "" {
 		p = created
-	} else if stale != 0 || n.isDeleted() {
+	} else if stale != 0 || deleted {
 		// The name the kernel looked up was replaced (a rename over it)
 		// or removed between its lookup and this open: ESTALE makes the
 		// kernel look the name up again and open what is there now.
 		return opened{}, syscall.ESTALE
 	}
-
-	n.mu.Lock()
-	staged := n.stage != nil
-	n.mu.Unlock()
 	var fi vfs.FileInfo
 	if !staged && created == "" {
 		var err error
@@ -160,16 +168,16 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		if err := unix.Ftruncate(fd, 0); err != nil {
 			return opened{}, m.errno("truncate", p, err)
 		}
-		n.version = ""
+		n.version = fileVersion{}
 	case trunc && created == "":
 		if errno := n.stageEmpty(); errno != 0 {
 			return opened{}, errno
 		}
 		n.touch()
 		h.wrote = true
-		n.version = "" // the kernel's cache may hold pages of an older version
+		n.version = fileVersion{} // the kernel's cache may hold pages of an older version
 	case created != "" || n.stage != nil:
-		n.version = ""
+		n.version = fileVersion{}
 	default:
 		v := version(fi)
 		keep = v == n.version
@@ -224,7 +232,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		o.keepCache = false
 		// The kernel's page cache of the node gets no pages from a
 		// passthrough handle: a later cached open must not count on it.
-		n.version = ""
+		n.version = fileVersion{}
 	} else {
 		n.cached++
 	}
@@ -422,7 +430,7 @@ func (n *node) discard(errno syscall.Errno) {
 	}
 	n.dropStage()
 	n.poison = 0
-	n.version = ""
+	n.version = fileVersion{}
 	if n.dirty {
 		n.dirty = false
 		n.m.setDirty(n, false)

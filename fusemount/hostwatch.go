@@ -491,7 +491,7 @@ func (iv *invalidator) staleNode(in *fs.Inode) {
 	}
 	cn.mu.Lock()
 	cn.statAt, cn.statLong = time.Time{}, false
-	cn.version = ""
+	cn.version = fileVersion{}
 	cn.subdirsAt = time.Time{}
 	cn.mu.Unlock()
 }

@@ -37,7 +37,7 @@ type node struct {
 	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
 	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
-	version string           // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// Passthrough (see passthrough.go).
 	cached      int            // open handles in cached mode (not passing through)

@@ -155,7 +155,7 @@ func (iv *invalidator) invalidate(c vfs.Change) {
 				// at its next commit (last writer wins).
 				cn.dropStage()
 			}
-			cn.version = ""
+			cn.version = fileVersion{}
 		}
 		cn.mu.Unlock()
 	}

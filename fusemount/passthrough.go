@@ -585,7 +585,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: true}
 	cn.ptMode, cn.ptFile, cn.ptChecked, cn.ptPub = ptInPlace, hostFile{f}, true, fi
-	cn.version = ""
+	cn.version = fileVersion{}
 	cn.ptOpen++
 	cn.ptLive++
 	cn.opens++
