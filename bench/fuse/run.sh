@@ -9,19 +9,22 @@
 # mounts a tmpfs), fio, python3 and about 6 GiB of free memory. Each julyfs
 # mount serves its own copy of the tree (it watches its host directory).
 #
-#   [TARGETS="native loopback ..."] [MROUNDS=10] bench/fuse/run.sh [N_META_FILES]
+#   [TARGETS="native loopback ..."] [MROUNDS=10] [GROUNDS=5] bench/fuse/run.sh [N_META_FILES]
 #
 # TARGETS (default: all six) runs some targets only, so that a run can be
 # split to stay short on a shared machine. The metadata columns (create,
 # stat, cached stat, readdir) are measured first, on every read-write
 # target at once (bench/fuse/metaops interleaved: MROUNDS rounds of
 # N_META_FILES files, default 400, in each target in turn; medians), so
-# that their ratios do not depend on the moment each target ran.
+# that their ratios do not depend on the moment each target ran. find and
+# grep -r over GOROOT/src are measured the same way, on every target: one
+# warm-up pass, then GROUNDS rounds (default 5) of each target in turn, in
+# another order each round; medians.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/run.sh: run as root" >&2; exit 1; }
-NMETA=${1:-400} MROUNDS=${MROUNDS:-10}
+NMETA=${1:-400} MROUNDS=${MROUNDS:-10} GROUNDS=${GROUNDS:-5}
 W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
 mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-nopt" "$W/julyfs-ro"
@@ -75,15 +78,9 @@ seqread() {
   echo "$b"
 }
 
-# best of 3 wall-clock seconds of a command
-best() {
-  local b=""
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
-    b=$(python3 -c "print(min(float('$e')-float('$s'), float('${b:-1e9}')))")
-  done
-  printf '%.3f' "$b"
+# median of the numbers given as arguments, to 3 decimals
+median() {
+  python3 -c "import statistics, sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"
 }
 
 # The machine may be shared: the load average goes with the figures.
@@ -103,16 +100,31 @@ if [ ${#mdirs[@]} -gt 1 ]; then
 elif [ ${#mdirs[@]} = 1 ]; then
   while read -r k v; do meta[${mdirs[0]}/$k]=$v; done < <("$BIN/metaops" "${mdirs[0]}" "$NMETA")
 fi
+# find and grep -r, interleaved over every target: "TARGET SECONDS..."
+declare -A finds=() greps=()
+tl=($targets)
+for name in "${tl[@]}"; do
+  find "$(dir $name)/gosrc" >/dev/null
+  grep -r -c "func " "$(dir $name)/gosrc" >/dev/null
+done
+for ((r = 0; r < GROUNDS; r++)); do
+  for ((i = 0; i < ${#tl[@]}; i++)); do
+    name=${tl[(i + r) % ${#tl[@]}]}
+    D=$(dir $name)
+    finds[$name]+=" $(once find "$D/gosrc")"
+    greps[$name]+=" $(once grep -r -c "func " "$D/gosrc")"
+  done
+done
 for name in $targets; do
   D=$(dir $name)
   H=$(host $name)
+  # shellcheck disable=SC2086 # the lists are words
+  f=$(median ${finds[$name]}) g=$(median ${greps[$name]})
   if [ $name = julyfs-ro ]; then
     # read-only: the read workloads only, on files made on the tmpfs
     head -c 1G /dev/zero | tr '\0' 'x' > "$H/seq-$name.dat"
     sr=$(seqread "$D" seq-$name.dat --readonly)
     rm -f "$H/seq-$name.dat"
-    f=$(best find "$D/gosrc")
-    g=$(best grep -r -c "func " "$D/gosrc")
     echo "| $name | — | $sr | — | — | — | — | — | $f | $g | — | — |"
     continue
   fi
@@ -120,8 +132,6 @@ for name in $targets; do
   sr=$(seqread "$D" seq-$name.dat)
   read -r _ _ iops < <(fiojson --name=rand --directory="$D" --filename=rand-$name.dat --rw=randwrite --bs=4k --size=64M --end_fsync=1)
   rm -f "$D/seq-$name.dat" "$D/rand-$name.dat"
-  f=$(best find "$D/gosrc")
-  g=$(best grep -r -c "func " "$D/gosrc")
   mktree "$H/rm-$name" "$NRM"
   sleep 1 # a julyfs mount hears the 31,000 creates on its host directory
   r=$(once rm -rf "$D/rm-$name")
