@@ -99,7 +99,9 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	// process this one starts would inherit the connection, keep it open
 	// after this server dies and hang on it.
 	closeFuseOnExec()
-	spareProcs()
+	if opts.SpareProcs {
+		spareProcs()
+	}
 	s := &Server{dir: abs, m: m, srv: srv, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		srv.Serve()
@@ -430,30 +432,42 @@ func closeFuseOnExec() {
 	}
 }
 
-// spareProcsOnce makes spareProcs act for a process's first server only.
+// spareProcsOnce makes spareProcs act once per process.
 var spareProcsOnce sync.Once
 
-// spareProcs gives the process two Ps (runtime.GOMAXPROCS) more than the
-// goroutines go-fuse's server parks in read(2) on /dev/fuse, once, for the
-// first server made: go-fuse starts as many readers as there are Ps (2 to
-// 16) when the server is made, and raising GOMAXPROCS after that leaves
-// their number as it is. With every P held by a reader in read(2), Go's
-// sysmon takes a P from one of them 20 µs into the syscall and keeps
-// polling every 20 µs, and each request's reader must then win a P back
-// before it can serve: on a 2-vCPU machine that is about a fifth of a
-// warm `grep -r` or `rm -rf` through the mount (docs/perf/fuse.md,
-// "Session 10"). With a P idle, sysmon leaves a syscall alone for 10 ms
-// and sleeps. One spare P gave half the gain, two all of it, six no more.
-// A GOMAXPROCS set in the environment is the user's choice and is kept.
+// spareProcs raises GOMAXPROCS to spareProcsTarget of its value, once per
+// process, after go-fuse's server was made with that value (it caps its
+// readers by the Ps it saw then; raising GOMAXPROCS later leaves the cap
+// as it is). go-fuse starts readers as requests come, and lets up to the
+// cap plus one of them wait in read(2) on /dev/fuse. With every P held by
+// a goroutine in a syscall, Go's sysmon takes a P from one of them 20-40
+// µs in, and keeps checking every 20 µs while it finds Ps to take; each
+// request's reader must then win a P back before it can serve. While a P
+// is idle, sysmon leaves alone a syscall's P that has nothing queued (for
+// up to 10 ms), and checks ever less often. On a 2-vCPU machine that made a warm `grep -r` through
+// the mount about a fifth faster, and `rm -rf` a seventh
+// (docs/perf/fuse.md, "Session 10"): one spare P gave half the gain, two
+// all of it, six no more, so the two above the cap are an empirical
+// choice. A GOMAXPROCS set in the environment (a positive number, as the
+// runtime reads it) is the user's choice and is kept. Setting GOMAXPROCS
+// stops the runtime's automatic updates of it (to a changed cgroup CPU
+// limit). A later server in the same process is made with the raised
+// value and caps its readers by it.
 func spareProcs() {
 	spareProcsOnce.Do(func() {
-		if os.Getenv("GOMAXPROCS") != "" {
+		if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
 			return
 		}
 		procs := runtime.GOMAXPROCS(0)
-		readers := min(max(procs, 2), 16) // go-fuse's NewServer
-		if procs < readers+2 {
-			runtime.GOMAXPROCS(readers + 2)
+		if t := spareProcsTarget(procs); t > procs {
+			runtime.GOMAXPROCS(t)
 		}
 	})
+}
+
+// spareProcsTarget is the GOMAXPROCS that leaves Ps spare beside the
+// readers of a go-fuse server made with procs Ps: go-fuse's cap on its
+// readers (procs, within 2 to 16, as NewServer computes it) plus two.
+func spareProcsTarget(procs int) int {
+	return max(procs, min(max(procs, 2), 16)+2)
 }

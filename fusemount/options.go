@@ -108,6 +108,14 @@ type Options struct {
 	// Passthrough.
 	WriteInPlace bool
 
+	// SpareProcs is for a process that exists to serve the mount (the
+	// julyfs mount daemon): the first mount made with it raises the
+	// process's GOMAXPROCS above the count go-fuse sizes its readers by,
+	// so that a reader waiting for the kernel keeps its P (spareProcs).
+	// It is process-wide and stops the runtime's automatic GOMAXPROCS
+	// updates; a GOMAXPROCS set in the environment is kept.
+	SpareProcs bool
+
 	// Debug traces every FUSE operation to Logger.
 	Debug bool
 	// Logger receives one line per backend failure (and the trace when

@@ -47,6 +47,8 @@ func mount(c *cli.Context, dir string) error {
 		AllowOther:      c.Bool("allow-other"),
 		Passthrough:     c.Bool("passthrough"),
 		WriteInPlace:    c.Bool("write-in-place"),
+		// This process exists to serve the mount.
+		SpareProcs: true,
 	}
 	return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
 		mode := "read-write"
