@@ -28,6 +28,7 @@ cd "$(dirname "$0")/../.."
 . bench/fuse/lib.sh
 [ "$(id -u)" = 0 ] || { echo "bench/fuse/run.sh: run as root" >&2; exit 1; }
 NMETA=${1:-400} MROUNDS=${MROUNDS:-10} GROUNDS=${GROUNDS:-5} SROUNDS=${SROUNDS:-5}
+[ "$GROUNDS" -ge 1 ] && [ "$SROUNDS" -ge 1 ] || { echo "bench/fuse/run.sh: GROUNDS and SROUNDS must be at least 1" >&2; exit 1; }
 W=$(mktemp -d /tmp/julyfs-bench.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
 mkdir -p "$BIN" "$T" "$W/loopback" "$W/loopback-nopt" "$W/julyfs" "$W/julyfs-nopt" "$W/julyfs-ro"
@@ -141,8 +142,10 @@ done
 for name in $targets; do
   D=$(dir $name)
   H=$(host $name)
-  # shellcheck disable=SC2086 # the lists are words
-  f=$(median ${finds[$name]}) g=$(median ${greps[$name]}) sr=$(median ${srs[$name]} | cut -d. -f1)
+  # the lists are words: unquoted
+  f=$(median ${finds[$name]})
+  g=$(median ${greps[$name]})
+  sr=$(printf '%.0f' "$(median ${srs[$name]})")
   if [ $name = julyfs-ro ]; then
     # read-only: the read workloads only
     echo "| $name | — | $sr | — | — | — | — | — | $f | $g | — | — |"
