@@ -3,7 +3,6 @@ package vfs
 import (
 	"context"
 	"io"
-	"maps"
 	"slices"
 	"sync"
 )
@@ -119,39 +118,42 @@ func Watch(fsys FileSystem, fn func(Change)) (cancel func(), ok bool) {
 type Watchers struct {
 	mu   sync.RWMutex
 	next int
-	fns  map[int]func(Change)
+	// subs in the order subscribed. Watch and cancel replace the slice,
+	// never change it in place, so Notify reads it with no copy.
+	subs []watcher
+}
+
+type watcher struct {
+	id int
+	fn func(Change)
 }
 
 // Watch adds fn and returns a function that removes it.
 func (w *Watchers) Watch(fn func(Change)) (cancel func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = make(map[int]func(Change))
-	}
 	id := w.next
 	w.next++
-	w.fns[id] = fn
+	w.subs = append(slices.Clip(w.subs), watcher{id: id, fn: fn}) // a new array
 	return func() {
 		w.mu.Lock()
-		delete(w.fns, id)
-		w.mu.Unlock()
+		defer w.mu.Unlock()
+		if i := slices.IndexFunc(w.subs, func(s watcher) bool { return s.id == id }); i >= 0 {
+			w.subs = slices.Concat(w.subs[:i], w.subs[i+1:]) // a new array
+		}
 	}
 }
 
 // Notify calls every subscriber with c, in the order they subscribed. It
 // holds no lock while a subscriber runs, so a subscriber may cancel itself
 // (or subscribe another) from inside its callback; a subscriber cancelled
-// while a Notify is under way may still get that one change.
+// while a Notify is under way may still get that one change. It allocates
+// nothing: every write through a tree calls it.
 func (w *Watchers) Notify(c Change) {
 	w.mu.RLock()
-	ids := slices.Sorted(maps.Keys(w.fns))
-	fns := make([]func(Change), len(ids))
-	for i, id := range ids {
-		fns[i] = w.fns[id]
-	}
+	subs := w.subs
 	w.mu.RUnlock()
-	for _, fn := range fns {
-		fn(c)
+	for _, s := range subs {
+		s.fn(c)
 	}
 }

@@ -176,3 +176,37 @@ func TestWatchersCancelFromCallback(t *testing.T) {
 	assert.Equal(t, int32(1), calls.Load())
 	assert.Equal(t, []int{2, 2}, order)
 }
+
+// Notify allocates nothing: every write through a tree calls it.
+func TestWatchersNotifyAllocates(t *testing.T) {
+	var w vfs.Watchers
+	n := 0
+	for range 3 {
+		w.Watch(func(vfs.Change) { n++ })
+	}
+	c := vfs.Change{Path: "/a", Op: vfs.ChangeWrite}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { w.Notify(c) }), "allocations per Notify")
+	assert.Equal(t, 3*101, n, "calls") // AllocsPerRun runs once more to warm up
+}
+
+// TestWatchersCancelMiddle: cancelling one subscriber keeps the others
+// in the order they subscribed, and a Notify under way keeps the set it
+// started with.
+func TestWatchersCancelMiddle(t *testing.T) {
+	var w vfs.Watchers
+	var got []int
+	var cancels []func()
+	for i := range 4 {
+		cancels = append(cancels, w.Watch(func(vfs.Change) {
+			got = append(got, i)
+			if i == 0 {
+				cancels[2]() // during this Notify: 2 still gets it
+			}
+		}))
+	}
+	w.Notify(vfs.Change{Path: "/1"})
+	w.Notify(vfs.Change{Path: "/2"})
+	cancels[0]()
+	w.Notify(vfs.Change{Path: "/3"})
+	assert.Equal(t, []int{0, 1, 2, 3, 0, 1, 3, 1, 3}, got)
+}
