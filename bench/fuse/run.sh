@@ -100,21 +100,27 @@ if [ ${#mdirs[@]} -gt 1 ]; then
 elif [ ${#mdirs[@]} = 1 ]; then
   while read -r k v; do meta[${mdirs[0]}/$k]=$v; done < <("$BIN/metaops" "${mdirs[0]}" "$NMETA")
 fi
-# find and grep -r, interleaved over every target: "TARGET SECONDS..."
-declare -A finds=() greps=()
 tl=($targets)
-for name in "${tl[@]}"; do
-  find "$(dir $name)/gosrc" >/dev/null
-  grep -r -c "func " "$(dir $name)/gosrc" >/dev/null
-done
-for ((r = 0; r < GROUNDS; r++)); do
-  for ((i = 0; i < ${#tl[@]}; i++)); do
-    name=${tl[(i + r) % ${#tl[@]}]}
-    D=$(dir $name)
-    finds[$name]+=" $(once find "$D/gosrc")"
-    greps[$name]+=" $(once grep -r -c "func " "$D/gosrc")"
+# interleave ROUNDS FN: ROUNDS rounds of FN TARGET on every target in
+# turn, each round starting one target further.
+interleave() {
+  local rounds=$1 fn=$2 r i
+  for ((r = 0; r < rounds; r++)); do
+    for ((i = 0; i < ${#tl[@]}; i++)); do "$fn" "${tl[(i + r) % ${#tl[@]}]}"; done
   done
-done
+}
+# find and grep -r, interleaved over every target: seconds in finds[TARGET]
+# and greps[TARGET], a warm-up pass first.
+declare -A finds=() greps=()
+findgrep() {
+  local d
+  d=$(dir "$1")
+  finds[$1]+=" $(once find "$d/gosrc")"
+  greps[$1]+=" $(once grep -r -c "func " "$d/gosrc")"
+}
+interleave 1 findgrep
+finds=() greps=()
+interleave "$GROUNDS" findgrep
 # Sequential read, interleaved, of a 1 GiB file each target wrote (the
 # read-only mount's is made on the tmpfs). These first writes are not
 # measured: on a VM the first touch of the guest's memory, 6 GiB here,
@@ -128,17 +134,13 @@ for name in "${tl[@]}"; do
     fiojson --name=seq --directory="$(dir $name)" --filename=seq-$name.dat --rw=write --bs=1M --size=1G --end_fsync=1 >/dev/null
   fi
 done
-for ((r = 0; r < SROUNDS; r++)); do
-  for ((i = 0; i < ${#tl[@]}; i++)); do
-    name=${tl[(i + r) % ${#tl[@]}]}
-    ro=()
-    [ $name = julyfs-ro ] && ro=(--readonly)
-    srs[$name]+=" $(seqread "$(dir $name)" seq-$name.dat "${ro[@]}")"
-  done
-done
-for name in "${tl[@]}"; do
-  if [ $name = julyfs-ro ]; then rm -f "$(host $name)/seq-$name.dat"; else rm -f "$(dir $name)/seq-$name.dat"; fi
-done
+readseq() {
+  local ro=()
+  if [ "$1" = julyfs-ro ]; then ro=(--readonly); fi
+  srs[$1]+=" $(seqread "$(dir "$1")" "seq-$1.dat" "${ro[@]}")"
+}
+interleave "$SROUNDS" readseq
+for name in "${tl[@]}"; do rm -f "$(host $name)/seq-$name.dat"; done
 for name in $targets; do
   D=$(dir $name)
   H=$(host $name)
