@@ -444,11 +444,11 @@ var spareProcsOnce sync.Once
 // µs in, and keeps checking every 20 µs while it finds Ps to take; each
 // request's reader must then win a P back before it can serve. While a P
 // is idle, sysmon leaves alone a syscall's P that has nothing queued (for
-// up to 10 ms), and checks ever less often. On a 2-vCPU machine that made a warm `grep -r` through
-// the mount about a fifth faster, and `rm -rf` a seventh
-// (docs/perf/fuse.md, "Session 10"): one spare P gave half the gain, two
-// all of it, six no more, so the two above the cap are an empirical
-// choice. A GOMAXPROCS set in the environment (a positive number, as the
+// up to 10 ms), and checks ever less often. On a 2-vCPU machine that made
+// a warm `grep -r` through the mount about a fifth faster, and `rm -rf` a
+// seventh (docs/perf/fuse.md, "Session 10"): one spare P gave half the
+// gain, two all of it, six no more, so the two above the cap are an
+// empirical choice. A GOMAXPROCS set in the environment (a positive number, as the
 // runtime reads it) is the user's choice and is kept. Setting GOMAXPROCS
 // stops the runtime's automatic updates of it (to a changed cgroup CPU
 // limit). A later server in the same process is made with the raised
