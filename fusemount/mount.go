@@ -1,8 +1,6 @@
 package fusemount
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/internal/mountinfo"
 	"github.com/julyfs/julyfs/vfs"
 )
 
@@ -87,7 +86,12 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		fsOpts.Logger = m.log
 	}
 	if opts.ReadOnly {
+		// "ro" makes the superblock read-only (fusermount3 also makes the
+		// mount so); a direct mount takes the mount's own flag apart, so
+		// that mount(8) and /proc/mounts show ro, as for any read-only
+		// filesystem. go-fuse's default flags are kept.
 		fsOpts.MountOptions.Options = append(fsOpts.MountOptions.Options, "ro")
+		fsOpts.MountOptions.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
 	}
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), m: m}
 	srv, err := fuse.NewServer(raw, abs, &fsOpts.MountOptions)
@@ -303,64 +307,14 @@ func Mounted(dir string) (bool, error) {
 }
 
 // mountedAt reports whether a filesystem is mounted at the absolute path
-// dir, and its type, from /proc/self/mountinfo.
+// dir, and its type (see package mountinfo).
 func mountedAt(dir string) (bool, string, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false, "", fmt.Errorf("reading the mount table: %w", err)
-	}
-	found, fstype := false, ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 7 || unescapeMount(fields[4]) != dir {
-			continue
-		}
-		found, fstype = true, ""
-		for i := 6; i < len(fields)-1; i++ {
-			if fields[i] == "-" {
-				fstype = fields[i+1]
-				break
-			}
-		}
-	}
-	return found, fstype, sc.Err()
+	m, ok, err := mountinfo.At(dir)
+	return ok, m.Type, err
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, ok := octal(s[i+1 : i+4]); ok {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func octal(s string) (byte, bool) {
-	if len(s) != 3 {
-		return 0, false
-	}
-	var v int
-	for _, c := range []byte(s) {
-		if c < '0' || c > '7' {
-			return 0, false
-		}
-		v = v*8 + int(c-'0')
-	}
-	return byte(v), v < 256
-}
+func unescapeMount(s string) string { return mountinfo.Unescape(s) }
 
 // Unmount unmounts the julyfs (FUSE) mount at dir: with umount(2) as root,
 // else with fusermount3 -u. lazy detaches a busy mount (umount -l). The

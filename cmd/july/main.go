@@ -35,7 +35,7 @@ func main() {
 
 // newApp returns the july application wired to the given streams.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "july",
 		Usage: "run an agent, or see and call its tools without a model",
 		Description: `An agent is a directory with agent.yaml and instructions.md. agent.yaml names
@@ -57,9 +57,10 @@ Use a local: root (or july mcp) to keep changes.`,
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
-		HideVersion:               true,
 		DisableSliceFlagSeparator: true,
 	}
+	clirun.Standard(app, nil)
+	return app
 }
 
 // usagef returns a usage error for the command of c: exit 2 with a

@@ -88,12 +88,7 @@ func Run(ctx context.Context, app *cli.App, args []string) int {
 		setUsageErrors(c)
 	}
 	if app.Action == nil {
-		app.Action = func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return Usagef(c, "unknown command %q", c.Args().First())
-			}
-			return cli.ShowAppHelp(c)
-		}
+		app.Action = DefaultAction
 	}
 	stderr := app.ErrWriter
 	if stderr == nil {

@@ -30,7 +30,13 @@ import (
 
 // Main runs the julyfs CLI with the program's arguments and streams, the
 // heavy commands carried out by h, and exits with its status.
+//
+// Called by the name mount(8) gives its helper (mount.fuse.julyfs, see
+// install-helper), julyfs acts as that helper instead.
 func Main(h Heavy) {
+	if IsMountHelper(os.Args[0]) {
+		os.Exit(RunMountHelper(context.Background(), os.Args[1:], os.Stderr))
+	}
 	app := NewApp(os.Stdin, os.Stdout, os.Stderr, h)
 	setArgs(app, os.Args)
 	clirun.Main(app)
@@ -78,6 +84,7 @@ func commands(h Heavy) []*cli.Command {
 		mountsCommand(),
 		mountCommand(h),
 		unmountCommand(h),
+		installHelperCommand(),
 		conformanceCommand(),
 	}
 }
@@ -85,7 +92,7 @@ func commands(h Heavy) []*cli.Command {
 // NewApp returns the julyfs application wired to the given streams, its
 // heavy commands carried out by h.
 func NewApp(stdin io.Reader, stdout, stderr io.Writer, h Heavy) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:     "julyfs",
 		HelpName: "julyfs", // julyfsd is julyfs too: help and errors name the command users type
 		Usage:    "a virtual filesystem for AI agents, from the shell",
@@ -116,10 +123,15 @@ no mount for path: /p) on stderr and exit 1; usage errors exit 2.`,
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
-		HideVersion:               true,
 		DisableSliceFlagSeparator: true,
 	}
+	clirun.Standard(app, map[string][]string{"mount": MountKindWords})
+	return app
 }
+
+// MountKindWords are the words `julyfs completion` offers for a --mount
+// value: the root mounted as each kind.
+var MountKindWords = []string{"/=local:", "/=temp:", "/=hostfiles:", "/=plugin:"}
 
 // Usagef returns a usage error for the command of c: exit 2 with a
 // pointer to the command's --help.

@@ -177,11 +177,17 @@ with mount(2); otherwise it needs fusermount3 (Debian package fuse3).
 
 What the shell sees is what the julyfs verbs answer: the same entries in the
 same order, the same bytes. Writes are committed through the tree when a
-file is closed or synced; rename is a copy then a delete (not atomic); a
+file is closed or synced; rename is atomic within a local: or temp: mount
+(elsewhere a copy then a delete); a
 directory made by mkdir is held by the mount until a file is written in it.
 A tree with no writable mount is mounted read-only; --read-only makes any
 tree read-only (writes fail with EROFS). A missing path is ENOENT; a
-failing backend is EIO with a log line on stderr. See docs/mount.md.`,
+failing backend is EIO with a log line on stderr.
+
+Under systemd (NOTIFY_SOCKET set, as for a Type=notify service), julyfs
+says READY=1 once the mount answers and STOPPING=1 when it stops. For
+/etc/fstab, systemd .mount units and mount -t fuse.julyfs, see 'julyfs
+install-helper'. See docs/mount.md.`,
 		Flags: withTreeFlags(
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every change with EROFS"},
 			&cli.BoolFlag{Name: "debug", Usage: "trace every FUSE operation on stderr"},
@@ -190,6 +196,8 @@ failing backend is EIO with a log line on stderr. See docs/mount.md.`,
 			&cli.DurationFlag{Name: "negative-timeout", Usage: "how long the kernel caches that a name does not exist"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users see the mount (non-root needs user_allow_other in /etc/fuse.conf)"},
 			&cli.BoolFlag{Name: "passthrough", Usage: "let the kernel read and write local: host files itself (FUSE passthrough, root on Linux 6.9+): host speed, but a writer while a reader has the file open fails with ETXTBSY (docs/mount.md)"},
+			&cli.StringFlag{Name: "fsname", Usage: "the source the mount table (df, mount, /proc/mounts) shows for the mount (default: julyfs)"},
+			&cli.BoolFlag{Name: "foreground", Aliases: []string{"f"}, Usage: "serve in the foreground (what mount always does; for systemd units and mount helpers that pass it)"},
 			&cli.BoolFlag{Name: "write-in-place", Usage: "with passthrough, let a writer that opens an existing local: file without O_TRUNC write the host file itself: host speed, but no atomic commit, no compare-and-swap, a crash leaves it partly written (docs/mount.md, In-place writes)"},
 			indexFlags()[0], indexFlags()[1], indexFlags()[2],
 		),

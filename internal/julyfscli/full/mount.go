@@ -5,6 +5,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/fusemount"
@@ -47,10 +48,16 @@ func mount(c *cli.Context, dir string) error {
 		AllowOther:      c.Bool("allow-other"),
 		Passthrough:     c.Bool("passthrough"),
 		WriteInPlace:    c.Bool("write-in-place"),
+		FsName:          c.String("fsname"),
 		// This process exists to serve the mount.
 		SpareProcs: true,
 	}
+	// Under systemd, STOPPING=1 once the mount is going away (the unit's
+	// stop, an unmount).
+	defer notifySystemd(logger, daemon.SdNotifyStopping)
 	return fusemount.Serve(c.Context, dir, fsys, opts, func(s *fusemount.Server) {
+		// The mount answers: READY=1 for a Type=notify unit.
+		notifySystemd(logger, daemon.SdNotifyReady)
 		mode := "read-write"
 		if opts.ReadOnly {
 			mode = "read-only"
@@ -58,6 +65,15 @@ func mount(c *cli.Context, dir string) error {
 		fmt.Fprintf(c.App.ErrWriter, "julyfs: serving %d mount(s) on %s (%s); stop with Ctrl-C or 'julyfs unmount %s'\n",
 			len(table), s.Dir(), mode, s.Dir())
 	})
+}
+
+// notifySystemd sends state to systemd's notification socket when the
+// process runs under a unit that listens (NOTIFY_SOCKET set); elsewhere
+// it does nothing. A failure to send is logged: the mount still serves.
+func notifySystemd(logger *log.Logger, state string) {
+	if _, err := daemon.SdNotify(false, state); err != nil {
+		logger.Printf("telling systemd %s: %v", state, err)
+	}
 }
 
 // unmount is 'julyfs unmount [--lazy] DIR'.
