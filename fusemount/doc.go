@@ -129,6 +129,21 @@
 // serving. docs/mount.md ("Errors", "Data safety", "Caching and
 // consistency with the API") is the user's side of these rules.
 //
+// # Files
+//
+// mount.go: Mount, Serve, Unmount, the Server, and the spare Ps of the
+// julyfs mount daemon (Options.SpareProcs: two Ps more than go-fuse's cap
+// on its readers, so that sysmon leaves a reader waiting in read(2) its
+// P). state.go: the state type, plain Go over a vfs.FileSystem with no
+// go-fuse in it (pending and hidden directories, metadata, the mount's own
+// changes in flight), unit-tested without a kernel. binding.go: the mount
+// type the go-fuse nodes share (the state, inode numbers, dirty files, the
+// invalidator, attributes). node.go, dir.go, file.go, rename.go: the
+// go-fuse node. private.go: the buffer of a file whose name is gone.
+// passthrough.go: FUSE passthrough. notify.go: kernel invalidation from a
+// worker. hostwatch.go: host changes behind a local: mount. errno.go: the
+// one kind-to-errno function.
+//
 // # Concurrency and deadlocks
 //
 // go-fuse serves requests in parallel; every node guards its state with its

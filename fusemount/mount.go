@@ -400,9 +400,9 @@ var spareProcsOnce sync.Once
 // is idle, sysmon leaves alone a syscall's P that has nothing queued (for
 // up to 10 ms), and checks ever less often. On a 2-vCPU machine that made
 // a warm `grep -r` through the mount about a fifth faster, and `rm -rf` a
-// seventh (docs/perf/fuse.md, "Session 10"): one spare P gave half the
-// gain, two all of it, six no more, so the two above the cap are an
-// empirical choice. A GOMAXPROCS set in the environment (a positive number, as the
+// seventh (docs/perf/fuse.md, "spare Ps for go-fuse's readers"): one
+// spare P gave half the gain, two all of it, six no more, so the two
+// above the cap are an empirical choice. A GOMAXPROCS set in the environment (a positive number, as the
 // runtime reads it) is the user's choice and is kept. Setting GOMAXPROCS
 // stops the runtime's automatic updates of it (to a changed cgroup CPU
 // limit). A later server in the same process is made with the raised

@@ -86,6 +86,13 @@
 // after '?' in flags and as a key next to the kind in YAML entries. Kinds
 // and options not in the tables are errors listing the known ones.
 //
+// # Plugins
+//
+// The plugin: kind opens through an opener that plugins/pluginkind
+// registers ([RegisterPluginOpener], [RegisterPluginChecker]), so rootspec
+// itself links no gRPC; without one a plugin: mount fails with
+// [ErrNoPluginSupport].
+//
 // # Concurrency
 //
 // Tables and specs are plain values: safe to read from many goroutines,

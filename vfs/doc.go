@@ -36,6 +36,19 @@
 // line, so memory grows to the longest matching line. The runner's Grep
 // tool always sets it and prints the '... [line cut: N bytes]' notice.
 //
+// # Helpers adapters share
+//
+// [Walk] is the path-ordered walk, holding one directory per level.
+// [Glob] and [Pattern] are the one glob dialect (gobwas/glob, globstar,
+// runs of "**/" collapsed, size limits); [Pattern.Below] rewrites a
+// pattern for a mount below the scope. [Grep] and [GrepTree] compile a
+// query once ([CompileGrepQuery] returns it carrying its compiled pattern,
+// which composers hand down to their children), stat the scope and scan
+// the file or the directory's files with vfs/grepscan. [Merge] k-way
+// merges sorted streams. [DisplayPath] prints a path Go-quoted when it
+// holds control characters or invalid UTF-8, and [ParseDisplayPath] reads
+// one back.
+//
 // # Error handling
 //
 // Verbs fail with *[PathError], whose Error method renders the contract

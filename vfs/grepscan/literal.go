@@ -72,7 +72,7 @@ func hasOddFold(data []byte) bool {
 }
 
 // oddFolds find the Kelvin sign and the long s by their bytes (by pairs
-// where the AVX2 scan runs): bytes.Contains stops at every 0xE2, the lead
+// where the AVX2 scan runs): bytes.Contains stops at every 0xE2, the leading
 // byte of common punctuation (’ — …) in source comments.
 var oddFolds = func() (fs [2]*litFinder) {
 	for i, r := range []string{"\u212a", "\u017f"} {

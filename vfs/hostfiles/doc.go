@@ -67,6 +67,15 @@
 // store could not be reached. Nothing is written partially: a write either
 // commits whole or not at all.
 //
+// # Stores
+//
+// diskstore is the embedded default (temp file, fsync and rename; flock
+// CAS across processes; an inotify feed) and pgstore keeps files in
+// PostgreSQL (one-statement CAS, primary-key range listing, LISTEN/NOTIFY
+// with a sequence table for catch-up). A store that also implements
+// [Opener] lets Grep stream a file instead of reading it whole.
+// hostfiles/storetest is the suite every store runs.
+//
 // # Concurrency
 //
 // An FS and every Store are safe for concurrent use.

@@ -51,7 +51,7 @@ const (
 // run to run (93-133 MiB at 8x GOROOT/src). At 8x, quiet: 288 MiB gave
 // 359-373 MiB peak RSS, 256 MiB 327-375 MiB, 240 MiB 329-349 MiB but
 // ~20% more CPU than 288 in the same window (the collector runs back to
-// back near the limit); see docs/perf/index.md, "Session 7".
+// back near the limit); see docs/perf/index.md, "build memory and CPU at 8x".
 const BuildMemoryLimit = 256 << 20
 
 var (

@@ -79,6 +79,22 @@
 // disk by others; [FS.WatchHost] follows those (inotify, asynchronous, and
 // it can lose events: see watch.go).
 //
+// # Host access
+//
+// A new file a FUSE mount creates is [FS.CreateInPlace]: one lock-free
+// openat2 beneath the root with RENAME_NOREPLACE semantics (a "create
+// only" [FS.WriteIf] renames with RENAME_NOREPLACE too). [FS.Rename] is one
+// confined renameat (EXDEV across host filesystems). [FS.WatchHost]
+// follows changes any process makes under the root: on Linux the watch
+// reads inotify itself, in batches 2 ms apart while events keep coming,
+// IN_ISDIR telling files from directories; elsewhere through fsnotify;
+// lost events and the watch limit are reported. [FS.WatchHostWith] adds
+// directories to skip and a barrier (HostWatchOptions.BarrierDir: a
+// cookie file, every change before it reported), for the index's follower. [OpenBeneath] is the
+// tree's exact-path first open (openat2 RESOLVE_BENEATH), shared with a
+// plugin's host, and [FS.OpenStatDir] holds a directory open to describe
+// its entries by name (one fstatat each), for a mount's readdirplus.
+//
 // # Errors
 //
 // Errors are *vfs.PathError values about the posix path, never naming a

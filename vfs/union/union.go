@@ -74,6 +74,13 @@
 // that heard some mounts and not others would have a FUSE mount cache the
 // deaf ones' files as if it heard them.
 //
+// # Moves and leaves
+//
+// Rename moves within one mount through that child's vfs.Renamer and is
+// EXDEV across mounts. [Leaves] lists the trees a composed tree is made of
+// (through unions and vfs/readonly), which the FUSE mount and the index
+// follower use to find the local: trees whose host directories they watch.
+//
 // # Concurrency
 //
 // A union is immutable after New and safe for concurrent use as long as
