@@ -97,6 +97,8 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.StringFlag{Name: "model", Usage: "the model `SPEC` (overrides agent.yaml's model)"},
 			stateRootFlag,
 			&cli.IntFlag{Name: "max-steps", Value: runner.DefaultMaxSteps, Usage: "fail the turn after `N` model calls without a reply"},
+			&cli.DurationFlag{Name: "model-timeout", Usage: "fail a model call whose server sends nothing for `DURATION` (retried; default: agent.yaml's modelTimeout, else 120s)"},
+			&cli.Int64Flag{Name: "model-max-reply", Usage: "fail a model reply over `BYTES` (default: agent.yaml's modelMaxReply, else 32 bytes per output token, at least 1 MiB)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run read tools, stub write tools, skip the commit"},
 			&cli.BoolFlag{Name: "json", Usage: "print the session's events as NDJSON as they happen"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print tool calls and streamed text on stderr"},
@@ -114,6 +116,12 @@ func runAction(c *cli.Context) error {
 	}
 	if c.Int("max-steps") < 1 {
 		return usagef(c, "--max-steps must be at least 1")
+	}
+	if c.IsSet("model-timeout") && c.Duration("model-timeout") < time.Second {
+		return usagef(c, "--model-timeout must be at least 1s")
+	}
+	if c.Int64("model-max-reply") < 0 {
+		return usagef(c, "--model-max-reply must not be negative")
 	}
 	a, err := load(c)
 	if err != nil {
@@ -149,7 +157,14 @@ func runAction(c *cli.Context) error {
 			return err
 		}
 	}
-	m, err := runner.ResolveModel(spec, model.Options{Dir: modelDir})
+	mopts := model.Options{Dir: modelDir, IdleTimeout: a.Config.ModelTimeout, MaxReplyBytes: a.Config.ModelMaxReply}
+	if c.IsSet("model-timeout") {
+		mopts.IdleTimeout = c.Duration("model-timeout")
+	}
+	if c.IsSet("model-max-reply") {
+		mopts.MaxReplyBytes = c.Int64("model-max-reply")
+	}
+	m, err := runner.ResolveModel(spec, mopts)
 	if err != nil {
 		return err
 	}
