@@ -124,3 +124,51 @@ func TestRunModelBoundsAreChecked(t *testing.T) {
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, "--model-timeout must be at least 1s")
 }
+
+// TestRunMessageBound refuses a message over --max-message before any
+// session exists, on -m and on stdin, and refuses --session "".
+func TestRunMessageBound(t *testing.T) {
+	agent, state := runAgent(t, "turns:\n  - replies:\n      - text: ok\n")
+	_, errOut, code := julyRun(t, "run", agent, "--state-root", state, "--max-message", "10", "-m", "eleven byte")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "message of 11 bytes is over the limit of 10 bytes (raise it with july run --max-message BYTES)")
+	_, err := os.Stat(filepath.Join(state, "sessions"))
+	assert.True(t, os.IsNotExist(err), "nothing written: %v", err)
+
+	cmd := julyCommand(t, "run", agent, "--state-root", state, "--max-message", "10")
+	cmd.Stdin = strings.NewReader(strings.Repeat("x", 1<<20))
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	require.Error(t, cmd.Run())
+	assert.Contains(t, errBuf.String(), "message on stdin is over the limit of 10 bytes")
+	_, err = os.Stat(filepath.Join(state, "sessions"))
+	assert.True(t, os.IsNotExist(err), "nothing written: %v", err)
+
+	out, errOut, code := julyRun(t, "run", agent, "--state-root", state, "--max-message", "10", "-m", "0123456789")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "ok\n", out)
+
+	_, errOut, code = julyRun(t, "run", agent, "--state-root", state, "--session", "", "-m", "hi")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "--session is empty")
+}
+
+// TestRunMetaUnwritable makes session.json impossible to replace (its
+// temporary file's name is taken by a directory, as a full disk would
+// fail it): the turn's reply is printed, the metadata is a warning, and
+// the exit status is 0.
+func TestRunMetaUnwritable(t *testing.T) {
+	agent, state := runAgent(t, "turns:\n  - replies:\n      - text: first\n  - replies:\n      - text: second\n")
+	_, errOut, code := julyRun(t, "run", agent, "--state-root", state, "-m", "one")
+	require.Equal(t, 0, code, errOut)
+	dirs, err := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 1)
+	id := filepath.Base(dirs[0])
+	require.NoError(t, os.Mkdir(filepath.Join(dirs[0], "session.json.tmp"), 0o755))
+	out, errOut, code := julyRun(t, "run", agent, "--state-root", state, "--session", id, "-m", "two")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "second\n", out)
+	assert.Contains(t, errOut, "july: warning: session "+id+": writing session.json: ")
+	assert.Contains(t, errOut, "the turn is kept in events.ndjson")
+}
