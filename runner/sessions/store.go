@@ -40,9 +40,10 @@
 //
 // session.json is a summary the events can rebuild: the turns, usage,
 // last message and times from the events, the agent and model from the
-// last turn.started, the creation time from the session id (a ULID holds
-// the time it was made). A session.json that is missing, not JSON, or
-// names another session is rebuilt that way with a [Warning], and
+// first turn.started that names them, the creation time from the session
+// id (a ULID holds the time it was made); what no event holds (Parent) is
+// left empty. A session.json that is missing, not JSON, names another
+// session or has no creation time is rebuilt that way with a [Warning], and
 // written again when the session is resumed; it is never overwritten
 // with zero values. A session.json that cannot be written after a turn
 // (a full disk) does not fail the turn, which is durable in the log: the
