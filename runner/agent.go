@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,6 +34,15 @@ type Config struct {
 	// Model is the model the agent loop runs (july call and july mcp do not
 	// use it).
 	Model string `yaml:"model"`
+	// ModelTimeout is how long the model's server may send nothing before
+	// the attempt fails and is retried (a duration: "120s", "5m"); 0 is
+	// the default, 120 s. july run's --model-timeout overrides it.
+	ModelTimeout time.Duration `yaml:"modelTimeout"`
+	// ModelMaxReply bounds one reply of the model (its text, and each
+	// tool call's arguments) in bytes; 0 is the default, 32 bytes per
+	// token of the model's maximum output, at least 1 MiB. july run's
+	// --model-max-reply overrides it.
+	ModelMaxReply int64 `yaml:"modelMaxReply"`
 	// Instructions is the instructions file, relative to the agent's
 	// directory (default instructions.md).
 	Instructions string `yaml:"instructions"`
@@ -206,6 +216,16 @@ func Load(dir string) (*Agent, error) {
 		}
 	default:
 		add("runtime", "unknown runtime %q: want local", c.Runtime)
+	}
+
+	switch {
+	case c.ModelTimeout < 0:
+		add("modelTimeout", "%s is negative: give a duration such as 120s", c.ModelTimeout)
+	case c.ModelTimeout > 0 && c.ModelTimeout < time.Second:
+		add("modelTimeout", "%s is under a second: give a duration such as 120s", c.ModelTimeout)
+	}
+	if c.ModelMaxReply < 0 {
+		add("modelMaxReply", "%d is negative: give a number of bytes, or 0 for the default", c.ModelMaxReply)
 	}
 
 	sandboxSet := c.Local.Sandbox.Kind != 0 && c.Local.Sandbox.Tag != "!!null"

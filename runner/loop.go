@@ -163,7 +163,7 @@ func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 	}
 	l.first = false
 	l.history = append(l.history, userMessage(text, preamble))
-	if err := l.emit(ts, sessions.TypeTurnStarted, sessions.TurnStarted{Model: l.opts.Model.Name(), DryRun: l.s.opts.DryRun}); err != nil {
+	if err := l.emit(ts, sessions.TypeTurnStarted, sessions.TurnStarted{Model: l.opts.Model.Name(), Agent: l.log.Meta().Agent, DryRun: l.s.opts.DryRun}); err != nil {
 		return nil, err
 	}
 	turn, err := l.s.loopTurn(l)

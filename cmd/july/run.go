@@ -97,6 +97,9 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.StringFlag{Name: "model", Usage: "the model `SPEC` (overrides agent.yaml's model)"},
 			stateRootFlag,
 			&cli.IntFlag{Name: "max-steps", Value: runner.DefaultMaxSteps, Usage: "fail the turn after `N` model calls without a reply"},
+			&cli.DurationFlag{Name: "model-timeout", Usage: "fail a model call whose server sends nothing for `DURATION` (retried; default: agent.yaml's modelTimeout, else 120s)"},
+			&cli.Int64Flag{Name: "max-message", Value: sessions.DefaultMaxMessageBytes, Usage: "refuse a message over `BYTES`"},
+			&cli.Int64Flag{Name: "model-max-reply", Usage: "fail a model reply over `BYTES` (default: agent.yaml's modelMaxReply, else 32 bytes per output token, at least 1 MiB)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run read tools, stub write tools, skip the commit"},
 			&cli.BoolFlag{Name: "json", Usage: "print the session's events as NDJSON as they happen"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print tool calls and streamed text on stderr"},
@@ -114,6 +117,18 @@ func runAction(c *cli.Context) error {
 	}
 	if c.Int("max-steps") < 1 {
 		return usagef(c, "--max-steps must be at least 1")
+	}
+	if c.IsSet("model-timeout") && c.Duration("model-timeout") < time.Second {
+		return usagef(c, "--model-timeout must be at least 1s")
+	}
+	if c.Int64("model-max-reply") < 0 {
+		return usagef(c, "--model-max-reply must not be negative")
+	}
+	if c.Int64("max-message") < 1 {
+		return usagef(c, "--max-message must be at least 1")
+	}
+	if c.IsSet("session") && strings.TrimSpace(c.String("session")) == "" {
+		return usagef(c, "--session is empty: give a session id (july sessions lists them), or leave --session out for a new session")
 	}
 	a, err := load(c)
 	if err != nil {
@@ -135,21 +150,37 @@ func runAction(c *cli.Context) error {
 	}
 	text := c.String("message")
 	if !c.IsSet("message") {
-		data, err := io.ReadAll(c.App.Reader)
+		// One newline more than the bound may be trimmed; anything past it
+		// is over the bound, and not read.
+		limit := c.Int64("max-message") + 1
+		data, err := io.ReadAll(io.LimitReader(c.App.Reader, limit+1))
 		if err != nil {
 			return err
+		}
+		if int64(len(data)) > limit {
+			return fmt.Errorf("message on stdin is over the limit of %d bytes (raise it with july run --max-message BYTES)", limit-1)
 		}
 		text = strings.TrimRight(string(data), "\n")
 	}
 	if strings.TrimSpace(text) == "" {
 		return usagef(c, "no message: give -m MESSAGE, or pipe it on stdin")
 	}
+	if err := sessions.CheckMessage(text, c.Int64("max-message")); err != nil {
+		return err
+	}
 	if modelDir == "" {
 		if modelDir, err = os.Getwd(); err != nil {
 			return err
 		}
 	}
-	m, err := runner.ResolveModel(spec, model.Options{Dir: modelDir})
+	mopts := model.Options{Dir: modelDir, IdleTimeout: a.Config.ModelTimeout, MaxReplyBytes: a.Config.ModelMaxReply}
+	if c.IsSet("model-timeout") {
+		mopts.IdleTimeout = c.Duration("model-timeout")
+	}
+	if c.IsSet("model-max-reply") {
+		mopts.MaxReplyBytes = c.Int64("model-max-reply")
+	}
+	m, err := runner.ResolveModel(spec, mopts)
 	if err != nil {
 		return err
 	}
@@ -157,6 +188,7 @@ func runAction(c *cli.Context) error {
 	// A continued session first: an unknown session or a busy one fails
 	// before the tree is bound.
 	st := sessions.New(stateRoot(c, a))
+	st.MaxMessageBytes = c.Int64("max-message")
 	var log *sessions.Log
 	if id := c.String("session"); id != "" {
 		var warns []sessions.Warning
@@ -254,6 +286,9 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	res, err := loop.Run(ctx, text)
+	for _, w := range log.TakeWarnings() {
+		fmt.Fprintf(stderr, "july: warning: %s\n", w)
+	}
 	if werr != nil {
 		return werr
 	}

@@ -15,6 +15,17 @@
 // (honouring Retry-After) before giving up. A missing API key is reported
 // by New, before any request.
 //
+// # Bounds
+//
+// A provider that talks to a server bounds what the server can do to it
+// (Options.IdleTimeout, Options.MaxReplyBytes): a server silent for the
+// idle timeout fails the attempt like a dropped connection (retried, then
+// "the model's server sent nothing for 2m0s ..."); a reply over the limit
+// fails the call with "model reply over N bytes ..."; a streaming request
+// answered with something that is not an event stream fails at once,
+// naming the content type and the first bytes. Each message says how to
+// raise the bound.
+//
 // # Concurrency
 //
 // A Model is safe for concurrent use; Generate calls are independent.
@@ -25,6 +36,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Role says who wrote a message.
@@ -173,6 +185,16 @@ type Options struct {
 	MaxRetries int
 	// Dir is the directory relative paths resolve against (script files).
 	Dir string
+	// IdleTimeout is how long a provider's server may send nothing (before
+	// the response, or within the stream) before the attempt fails, like
+	// a dropped connection; 0 means 120 s.
+	IdleTimeout time.Duration
+	// MaxReplyBytes bounds one reply: its text, and its tool calls' names
+	// and arguments, in bytes; past it the call fails with "model reply
+	// over N bytes". 0 means 32 bytes per token of the request's maximum
+	// output (128 Ki tokens when neither the request nor the provider
+	// bounds it), at least 1 MiB.
+	MaxReplyBytes int64
 }
 
 // ProviderError is a call a provider refused or could not serve.

@@ -59,6 +59,9 @@ type MessageReceived struct {
 type TurnStarted struct {
 	// Model is the model spec the turn runs.
 	Model string `json:"model,omitempty"`
+	// Agent is the agent's name, so that session.json can be rebuilt
+	// from the log alone.
+	Agent string `json:"agent,omitempty"`
 	// DryRun reports a dry run: writes are stubbed and no commit runs.
 	DryRun bool `json:"dryRun,omitempty"`
 }
@@ -114,3 +117,18 @@ type TurnFailed struct {
 
 // MessageInterrupted is TurnFailed.Message for a turn cut short.
 const MessageInterrupted = "turn interrupted"
+
+// dataTypes is the shape of each known type's data: an event whose data
+// does not decode into it is corrupt.
+var dataTypes = map[string]func() any{
+	TypeMessageReceived:  func() any { return new(MessageReceived) },
+	TypeTurnStarted:      func() any { return new(TurnStarted) },
+	TypeMessageCompleted: func() any { return new(MessageCompleted) },
+	TypeActionsRequested: func() any { return new(ActionsRequested) },
+	TypeActionResult:     func() any { return new(ActionResult) },
+	TypeTurnCompleted:    func() any { return new(TurnCompleted) },
+	TypeTurnFailed:       func() any { return new(TurnFailed) },
+}
+
+// Known reports whether typ is an event type this version knows.
+func Known(typ string) bool { return dataTypes[typ] != nil }

@@ -24,6 +24,40 @@
 // turn.completed or turn.failed; Resume closes it with turn.failed
 // {"message": "turn interrupted"} so the log stays well formed.
 //
+// # Event types and forward compatibility
+//
+// A line is a valid event when it is a JSON object with the envelope's
+// fields (a type, the next index, the session's id) and, for a type this
+// version knows (the Type constants), data that decodes into that type's
+// struct: data of the wrong shape ({"text": 5} in message.received) is
+// corruption like bad JSON, refused with FILE:LINE. Fields a newer
+// version added to a known type are ignored. An event of a type this
+// version does not know was written by a newer july: Resume and Read skip
+// it with one [Warning] per type (it stays in the file, and keeps its
+// index), so an older july can still continue a newer one's session.
+//
+// # session.json
+//
+// session.json is a summary the events can rebuild: the turns, usage,
+// last message and times from the events, the agent and model from the
+// first turn.started that names them, the creation time from the session
+// id (a ULID holds the time it was made); what no event holds (Parent) is
+// left empty. A session.json that is missing, not JSON, names another
+// session or has no creation time is rebuilt that way with a [Warning], and
+// written again when the session is resumed; it is never overwritten
+// with zero values. A session.json that cannot be written after a turn
+// (a full disk) does not fail the turn, which is durable in the log: the
+// Log keeps a warning ([Log.TakeWarnings]) and removes its temporary
+// file, and the next Resume recomputes it. LastMessage is a preview of at
+// most [PreviewBytes] bytes.
+//
+// # Bounds
+//
+// A message.received whose text is over the Store's MaxMessageBytes
+// (default [DefaultMaxMessageBytes]) is refused by Append before anything
+// is written ([CheckMessage] lets a caller refuse it before it creates a
+// session).
+//
 // # Concurrency
 //
 // A [Log] is one process's exclusive handle on a session (an flock on its
@@ -44,6 +78,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 	fastjson "github.com/segmentio/encoding/json"
@@ -81,7 +116,9 @@ type Meta struct {
 	Turns int `json:"turns"`
 	// Usage sums the usage of finished turns.
 	Usage model.Usage `json:"usage"`
-	// LastMessage is the text of the last message.received.
+	// LastMessage is the start of the text of the last message.received,
+	// at most PreviewBytes bytes (cut on a character boundary, "..."
+	// added).
 	LastMessage string `json:"lastMessage"`
 	// Parent is the session whose Task call started this one (a
 	// subagent's session), or "".
@@ -111,9 +148,52 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("%s:%d: corrupt event (%s): refusing to continue session %s; the file is left as it is", e.File, e.Line, e.Reason, e.Session)
 }
 
+// DefaultMaxMessageBytes is the largest message a session takes by
+// default.
+const DefaultMaxMessageBytes = 1 << 20
+
+// PreviewBytes bounds Meta.LastMessage.
+const PreviewBytes = 200
+
+// CheckMessage returns an error when text is over limit bytes (0:
+// DefaultMaxMessageBytes), naming the bound and how to raise it.
+func CheckMessage(text string, limit int64) error {
+	if limit <= 0 {
+		limit = DefaultMaxMessageBytes
+	}
+	if int64(len(text)) > limit {
+		return &MessageTooLargeError{Size: int64(len(text)), Limit: limit}
+	}
+	return nil
+}
+
+// MessageTooLargeError is a message over the bound.
+type MessageTooLargeError struct {
+	Size, Limit int64
+}
+
+func (e *MessageTooLargeError) Error() string {
+	return fmt.Sprintf("message of %d bytes is over the limit of %d bytes (raise it with july run --max-message BYTES)", e.Size, e.Limit)
+}
+
+// preview is the start of s, at most PreviewBytes bytes.
+func preview(s string) string {
+	if len(s) <= PreviewBytes {
+		return s
+	}
+	cut := PreviewBytes - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
 // Store is a state root's sessions.
 type Store struct {
 	dir string // STATE/sessions
+	// MaxMessageBytes bounds a message.received's text; 0 is
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
 }
 
 // New returns the store under the state root dir. Nothing is created
@@ -156,6 +236,7 @@ func (st *Store) Create(meta Meta) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.maxMessage = st.MaxMessageBytes
 	l.meta = meta
 	if err := l.writeMeta(); err != nil {
 		l.Close()
@@ -180,7 +261,8 @@ func (st *Store) Resume(id string) (*Log, []Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	meta, events, warns, good, err := load(dir, id)
+	l.maxMessage = st.MaxMessageBytes
+	meta, events, warns, good, lines, rebuilt, err := load(dir, id)
 	if err != nil {
 		l.Close()
 		return nil, nil, err
@@ -191,7 +273,12 @@ func (st *Store) Resume(id string) (*Log, []Warning, error) {
 			return nil, nil, fmt.Errorf("session %s: cutting the torn last line: %w", id, err)
 		}
 	}
-	l.meta, l.events, l.next = meta, events, int64(len(events))
+	l.meta, l.events, l.next = meta, events, lines
+	if rebuilt {
+		if err := l.writeMeta(); err != nil {
+			warns = append(warns, Warning{fmt.Sprintf("session %s: %v (the rebuilt metadata is written again after the next turn)", id, err)})
+		}
+	}
 	if turn := openTurn(events); turn != "" {
 		if _, err := l.Append(TypeTurnFailed, turn, TurnFailed{Message: MessageInterrupted}); err != nil {
 			l.Close()
@@ -209,7 +296,7 @@ func (st *Store) Read(id string) (Meta, []Event, []Warning, error) {
 	if err != nil {
 		return Meta{}, nil, nil, err
 	}
-	meta, events, warns, _, err := load(dir, id)
+	meta, events, warns, _, _, _, err := load(dir, id)
 	return meta, events, warns, err
 }
 
@@ -231,16 +318,14 @@ func (st *Store) List() ([]Meta, error) {
 			continue
 		}
 		dir := filepath.Join(st.dir, e.Name())
-		m := Meta{ID: e.Name()}
-		if data, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
-			json.Unmarshal(data, &m)
-			m.ID = e.Name()
-		}
+		m, problem := readMeta(dir, e.Name())
 		// session.json is rewritten at the end of each turn: a turn under
 		// way, or a process that died in one, leaves it behind the events.
-		if mi, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil || newer(filepath.Join(dir, EventsFile), mi.ModTime()) {
-			if fresh, _, _, _, err := load(dir, e.Name()); err == nil {
+		if mi, err := os.Stat(filepath.Join(dir, MetaFile)); problem != "" || err != nil || newer(filepath.Join(dir, EventsFile), mi.ModTime()) {
+			if fresh, _, _, _, _, _, err := load(dir, e.Name()); err == nil {
 				m = fresh
+			} else if problem != "" {
+				m = Meta{ID: e.Name(), Created: idTime(e.Name())}
 			}
 		}
 		out = append(out, m)
@@ -267,48 +352,127 @@ func (st *Store) existing(id string) (string, error) {
 	return dir, nil
 }
 
+// readMeta reads session.json; problem says why it cannot be used
+// (missing, not JSON, another session's), and meta is then zero but for
+// the id.
+func readMeta(dir, id string) (meta Meta, problem string) {
+	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Meta{ID: id}, "missing"
+	case err != nil:
+		return Meta{ID: id}, unwrapPath(err).Error()
+	}
+	if err := json.Unmarshal(data, &meta); err != nil {
+		return Meta{ID: id}, "not JSON: " + err.Error()
+	}
+	if meta.ID != id {
+		return Meta{ID: id}, fmt.Sprintf("it names session %q", meta.ID)
+	}
+	if meta.Created.IsZero() {
+		return Meta{ID: id}, "no creation time"
+	}
+	return meta, ""
+}
+
+// idTime is when session id was made (its ULID's time), or zero.
+func idTime(id string) time.Time {
+	u, err := ulid.ParseStrict(strings.TrimPrefix(id, IDPrefix))
+	if err != nil {
+		return time.Time{}
+	}
+	return ulid.Time(u.Time()).UTC()
+}
+
 // load reads and checks a session's events. good is the length of the
-// valid prefix (without a torn last line).
-func load(dir, id string) (meta Meta, events []Event, warns []Warning, good int64, err error) {
+// valid prefix (without a torn last line), lines the number of events in
+// it (those of unknown types included). rebuilt reports a session.json
+// that could not be used and was rebuilt from the events.
+func load(dir, id string) (meta Meta, events []Event, warns []Warning, good, lines int64, rebuilt bool, err error) {
 	file := filepath.Join(dir, EventsFile)
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return meta, nil, nil, 0, fmt.Errorf("session %s: %w", id, err)
+		return meta, nil, nil, 0, 0, false, fmt.Errorf("session %s: %w", id, err)
 	}
-	if mdata, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
-		json.Unmarshal(mdata, &meta)
-	}
-	meta.ID = id
+	meta, problem := readMeta(dir, id)
 	end := bytes.LastIndexByte(data, '\n') + 1
 	if end < len(data) {
 		line := bytes.Count(data[:end], []byte{'\n'}) + 1
 		warns = append(warns, Warning{fmt.Sprintf("%s:%d: ignoring a torn last line (%d bytes, an event cut short by a crash)", file, line, len(data)-end)})
 	}
 	events = make([]Event, 0, bytes.Count(data[:end], []byte{'\n'}))
+	unknown := map[string]int{}
+	var unknownOrder []string
 	rest := data[:end]
-	for n := 1; len(rest) > 0; n++ {
+	n := 1
+	for ; len(rest) > 0; n++ {
 		i := bytes.IndexByte(rest, '\n')
 		line := rest[:i]
 		rest = rest[i+1:]
-		var ev Event
-		if err := fastjson.Unmarshal(line, &ev); err != nil {
-			return meta, nil, nil, 0, &CorruptError{File: file, Line: n, Reason: "not JSON: " + err.Error(), Session: id}
+		ev, reason := parseEvent(line, int64(n-1), id)
+		if reason != "" {
+			return meta, nil, nil, 0, 0, false, &CorruptError{File: file, Line: n, Reason: reason, Session: id}
 		}
-		switch {
-		case ev.Type == "":
-			return meta, nil, nil, 0, &CorruptError{File: file, Line: n, Reason: "no type", Session: id}
-		case ev.Index != int64(n-1):
-			return meta, nil, nil, 0, &CorruptError{File: file, Line: n, Reason: fmt.Sprintf("index %d, want %d", ev.Index, n-1), Session: id}
-		case ev.SessionID != id:
-			return meta, nil, nil, 0, &CorruptError{File: file, Line: n, Reason: fmt.Sprintf("sessionId %q", ev.SessionID), Session: id}
+		if !Known(ev.Type) {
+			if unknown[ev.Type] == 0 {
+				unknownOrder = append(unknownOrder, ev.Type)
+			}
+			unknown[ev.Type]++
+			continue
 		}
 		events = append(events, ev)
+	}
+	for _, typ := range unknownOrder {
+		warns = append(warns, Warning{fmt.Sprintf("%s: skipping %d event(s) of type %q, unknown to this version of july (written by a newer one?)", file, unknown[typ], typ)})
 	}
 	meta.Turns, meta.Usage, meta.LastMessage = 0, model.Usage{}, ""
 	for _, ev := range events {
 		meta.account(ev)
 	}
-	return meta, events, warns, int64(end), nil
+	if problem != "" {
+		rebuilt = true
+		meta.Created = idTime(id)
+		if meta.Created.IsZero() && len(events) > 0 {
+			meta.Created = events[0].At
+		}
+		if meta.Updated.IsZero() {
+			meta.Updated = meta.Created
+		}
+		lost := ""
+		if meta.Agent == "" {
+			lost = "; the log does not name the agent, left empty"
+		}
+		warns = append(warns, Warning{fmt.Sprintf("session %s: %s is unusable (%s): rebuilt from %s%s", id, MetaFile, problem, EventsFile, lost)})
+	}
+	return meta, events, warns, int64(end), int64(n - 1), rebuilt, nil
+}
+
+// parseEvent decodes and checks one line, the index'th event of session
+// id; reason says what is wrong with it.
+func parseEvent(line []byte, index int64, id string) (ev Event, reason string) {
+	if err := fastjson.Unmarshal(line, &ev); err != nil {
+		return ev, "not JSON: " + err.Error()
+	}
+	switch {
+	case ev.Type == "":
+		return ev, "no type"
+	case ev.Index != index:
+		return ev, fmt.Sprintf("index %d, want %d", ev.Index, index)
+	case ev.SessionID != id:
+		return ev, fmt.Sprintf("sessionId %q", ev.SessionID)
+	}
+	newData := dataTypes[ev.Type]
+	if newData == nil {
+		return ev, "" // a newer version's type: the caller skips it
+	}
+	d := bytes.TrimLeft(ev.Data, " \t\r\n")
+	if len(d) == 0 || d[0] != '{' {
+		return ev, fmt.Sprintf("%s data is not a JSON object", ev.Type)
+	}
+	if err := fastjson.Unmarshal(ev.Data, newData()); err != nil {
+		return ev, fmt.Sprintf("%s data: %v", ev.Type, err)
+	}
+	return ev, ""
 }
 
 // account updates the totals with one event.
@@ -317,10 +481,19 @@ func (m *Meta) account(ev Event) {
 	case TypeMessageReceived:
 		var d MessageReceived
 		if fastjson.Unmarshal(ev.Data, &d) == nil {
-			m.LastMessage = d.Text
+			m.LastMessage = preview(d.Text)
 		}
 	case TypeTurnStarted:
 		m.Turns++
+		var d TurnStarted
+		if fastjson.Unmarshal(ev.Data, &d) == nil {
+			if d.Agent != "" && m.Agent == "" {
+				m.Agent = d.Agent
+			}
+			if d.Model != "" && m.Model == "" {
+				m.Model = d.Model
+			}
+		}
 	case TypeTurnCompleted:
 		var d TurnCompleted
 		if fastjson.Unmarshal(ev.Data, &d) == nil {
@@ -360,11 +533,15 @@ type Log struct {
 	lock    *os.File
 	f       *os.File
 
-	mu     sync.Mutex
-	meta   Meta
-	events []Event
-	next   int64
-	buf    bytes.Buffer
+	mu         sync.Mutex
+	meta       Meta
+	events     []Event
+	next       int64
+	buf        bytes.Buffer
+	maxMessage int64
+	warnings   []Warning
+	// writeTemp writes session.json's temporary file; tests make it fail.
+	writeTemp func(f *os.File, data []byte) error
 }
 
 // openLog takes the session's lock and opens its events file for appending.
@@ -411,8 +588,23 @@ func (l *Log) Events() []Event {
 
 // Append writes one event with data (marshalled to JSON) to the log and
 // fsyncs it before returning it. A turn's end (turn.completed or
-// turn.failed) also rewrites session.json.
+// turn.failed) also rewrites session.json; when that fails the event is
+// still durable, and the failure is a warning ([Log.TakeWarnings]), not
+// an error. A message.received over the message bound is refused before
+// anything is written.
 func (l *Log) Append(typ, turnID string, data any) (Event, error) {
+	if typ == TypeMessageReceived {
+		var text string
+		switch d := data.(type) {
+		case MessageReceived:
+			text = d.Text
+		case *MessageReceived:
+			text = d.Text
+		}
+		if err := CheckMessage(text, l.maxMessage); err != nil {
+			return Event{}, fmt.Errorf("session %s: %w", l.id, err)
+		}
+	}
 	raw, err := marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("session %s: encoding %s: %w", l.id, typ, err)
@@ -440,10 +632,21 @@ func (l *Log) Append(typ, turnID string, data any) (Event, error) {
 	l.meta.account(ev)
 	if typ == TypeTurnCompleted || typ == TypeTurnFailed {
 		if err := l.writeMeta(); err != nil {
-			return ev, err
+			l.warnings = append(l.warnings, Warning{fmt.Sprintf("%v: the turn is kept in %s; %s is recomputed when the session is resumed", err, EventsFile, MetaFile)})
 		}
 	}
 	return ev, nil
+}
+
+// TakeWarnings returns what went wrong without failing an Append (a
+// session.json that could not be written) since the last call, and
+// forgets it.
+func (l *Log) TakeWarnings() []Warning {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.warnings
+	l.warnings = nil
+	return w
 }
 
 // writeMeta replaces session.json atomically (write, fsync, rename).
@@ -455,9 +658,13 @@ func (l *Log) writeMeta() error {
 	tmp := filepath.Join(l.dir, MetaFile+".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("session %s: %w", l.id, unwrapPath(err))
+		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, unwrapPath(err))
 	}
-	_, err = f.Write(append(data, '\n'))
+	write := l.writeTemp
+	if write == nil {
+		write = func(f *os.File, data []byte) error { _, err := f.Write(data); return err }
+	}
+	err = write(f, append(data, '\n'))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -468,7 +675,8 @@ func (l *Log) writeMeta() error {
 		err = os.Rename(tmp, filepath.Join(l.dir, MetaFile))
 	}
 	if err != nil {
-		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, err)
+		os.Remove(tmp)
+		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, unwrapPath(err))
 	}
 	return nil
 }

@@ -147,7 +147,19 @@ func TestCorruptMiddleLine(t *testing.T) {
 			ls[2] = strings.Replace(ls[2], `"type":"actions.requested"`, `"type":""`, 1)
 			return ls
 		},
-		"dropped line":     func(ls []string) []string { return append(ls[:2], ls[3:]...) },
+		"dropped line": func(ls []string) []string { return append(ls[:2], ls[3:]...) },
+		"ill-typed data": func(ls []string) []string {
+			ls[2] = strings.Replace(ls[2], `"data":{"calls":[`, `"data":{"calls":5,"x":[`, 1)
+			return ls
+		},
+		"ill-typed text": func(ls []string) []string {
+			ls[0] = strings.Replace(ls[0], `"data":{"text":"one"}`, `"data":{"text":1}`, 1)
+			return ls
+		},
+		"data not an object": func(ls []string) []string {
+			ls[1] = strings.Replace(ls[1], `"data":{"model":"script:x"}`, `"data":null`, 1)
+			return ls
+		},
 		"complete bad end": func(ls []string) []string { ls[len(ls)-2] = "garbage\n"; return ls },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -166,6 +178,7 @@ func TestCorruptMiddleLine(t *testing.T) {
 			_, _, err = st.Resume(l.ID())
 			var ce *CorruptError
 			require.ErrorAs(t, err, &ce)
+			assert.NotEqual(t, string(data), string(bad), "the mutation changed the log")
 			assert.Contains(t, err.Error(), "events.ndjson:")
 			assert.Contains(t, err.Error(), "refusing to continue session "+l.ID())
 			after, err := os.ReadFile(file)

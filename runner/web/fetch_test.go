@@ -208,6 +208,9 @@ func TestFetchRefusesNonPublicAddresses(t *testing.T) {
 		{"http://mixed.example/", "10.1.2.3", "private"},
 		{"http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1", "loopback (via NAT64)"},
 		{"http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1", "link-local (via 6to4)"},
+		{fmt.Sprintf("http://[::127.0.0.1]:%d/", port), "::7f00:1", "loopback (via IPv4-compatible)"},
+		{fmt.Sprintf("http://[::ffff:0:127.0.0.1]:%d/", port), "::ffff:0:7f00:1", "loopback (via IPv4-translated)"},
+		{"http://192.0.2.1/", "192.0.2.1", "reserved (documentation)"},
 	}
 	for _, c := range cases {
 		t.Run(c.url, func(t *testing.T) {
@@ -274,4 +277,69 @@ func TestDialControlRefuses(t *testing.T) {
 	assert.NoError(t, d.net.Control("tcp", "[2606:4700::1]:443", nil))
 	assert.NoError(t, d.net.Control("tcp", "[64:ff9b::5db8:d70e]:443", nil), "NAT64 of a public address")
 	assert.Nil(t, newDialer(fakeResolver{}, true).net.Control, "allowPrivateAddresses installs no check")
+}
+
+// TestAddrClass classifies every kind of address the guard knows, IPv4
+// inside IPv6 by the IPv4 address it carries.
+func TestAddrClass(t *testing.T) {
+	for _, c := range []struct{ addr, class string }{
+		{"93.184.215.14", ""},
+		{"2606:4700::1", ""},
+		{"127.0.0.1", "loopback"},
+		{"10.1.2.3", "private"},
+		{"192.0.2.1", "reserved (documentation)"},
+		{"198.51.100.7", "reserved (documentation)"},
+		{"203.0.113.255", "reserved (documentation)"},
+		{"192.0.3.1", ""},
+		{"2001:db8::1", "reserved (documentation)"},
+		{"::", "unspecified"},
+		{"::1", "loopback"},
+		// IPv4-compatible (::/96).
+		{"::127.0.0.1", "loopback (via IPv4-compatible)"},
+		{"::10.0.0.1", "private (via IPv4-compatible)"},
+		{"::169.254.169.254", "link-local (via IPv4-compatible)"},
+		{"::192.0.2.1", "reserved (documentation) (via IPv4-compatible)"},
+		{"::93.184.215.14", ""},
+		// IPv4-translated (::ffff:0:0:0/96).
+		{"::ffff:0:127.0.0.1", "loopback (via IPv4-translated)"},
+		{"::ffff:0:192.168.1.1", "private (via IPv4-translated)"},
+		{"::ffff:0:93.184.215.14", ""},
+		// IPv4-mapped (::ffff:0:0/96): unmapped first.
+		{"::ffff:127.0.0.1", "loopback"},
+		{"::ffff:203.0.113.9", "reserved (documentation)"},
+		// NAT64 and 6to4, as before.
+		{"64:ff9b::7f00:1", "loopback (via NAT64)"},
+		{"64:ff9b::c000:201", "reserved (documentation) (via NAT64)"},
+		{"2002:a9fe:a9fe::1", "link-local (via 6to4)"},
+		{"2002:5db8:d70e::1", ""},
+	} {
+		got := addrClass(netip.MustParseAddr(c.addr))
+		assert.Equal(t, c.class, got, "addrClass(%s) = %q, want %q", c.addr, got, c.class)
+	}
+}
+
+// FuzzAddrClass checks that an address carrying an IPv4 address is never
+// judged more leniently than that address.
+func FuzzAddrClass(f *testing.F) {
+	f.Add([]byte{127, 0, 0, 1})
+	f.Add([]byte{192, 0, 2, 1})
+	f.Add([]byte{93, 184, 215, 14})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 4 {
+			return
+		}
+		v4 := netip.AddrFrom4([4]byte(b[:4]))
+		want := addrClass(v4)
+		for _, prefix := range [][]byte{
+			{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+			{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0},
+			{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff},
+			{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0},
+		} {
+			a := netip.AddrFrom16([16]byte(append(append([]byte{}, prefix...), b[:4]...)))
+			if want != "" {
+				assert.NotEmpty(t, addrClass(a), "addrClass(%s) is public, %s is %s", a, v4, want)
+			}
+		}
+	})
 }

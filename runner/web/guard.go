@@ -66,28 +66,36 @@ func addrClass(a netip.Addr) string {
 			return p.class
 		}
 	}
-	// An IPv4 address inside NAT64 (64:ff9b::/96) or 6to4 (2002::/16)
-	// reaches that IPv4 address through a gateway: judge it.
+	// An IPv4 address inside NAT64 (64:ff9b::/96), 6to4 (2002::/16), an
+	// IPv4-translated address (::ffff:0:a.b.c.d, ::ffff:0:0:0/96) or an IPv4-compatible one
+	// (::a.b.c.d, ::/96) reaches that IPv4 address through a gateway or a stack
+	// that unwraps it: judge the IPv4 address.
 	if a.Is6() {
 		b := a.As16()
-		switch {
-		case nat64.Contains(a):
-			if c := addrClass(netip.AddrFrom4([4]byte(b[12:16]))); c != "" {
-				return c + " (via NAT64)"
-			}
-		case sixToFour.Contains(a):
-			if c := addrClass(netip.AddrFrom4([4]byte(b[2:6]))); c != "" {
-				return c + " (via 6to4)"
+		for _, e := range embeddedIPv4 {
+			if e.prefix.Contains(a) {
+				if c := addrClass(netip.AddrFrom4([4]byte(b[e.at : e.at+4]))); c != "" {
+					return c + " (via " + e.name + ")"
+				}
+				break
 			}
 		}
 	}
 	return ""
 }
 
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
+// embeddedIPv4 are the IPv6 ranges that carry an IPv4 address, the bytes
+// at [at, at+4) of the IPv6 address.
+var embeddedIPv4 = []struct {
+	prefix netip.Prefix
+	at     int
+	name   string
+}{
+	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
+	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12, "IPv4-translated"},
+	{netip.MustParsePrefix("::/96"), 12, "IPv4-compatible"},
+}
 
 // otherNonPublic are ranges net/netip has no predicate for.
 var otherNonPublic = []struct {
@@ -97,6 +105,9 @@ var otherNonPublic = []struct {
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "private (carrier-grade NAT)"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "reserved (documentation)"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "reserved (documentation)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "reserved (documentation)"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "reserved (benchmarking)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},

@@ -46,6 +46,15 @@
 // HTTP status and the server's message. A cancelled ctx ends the call,
 // including a wait, with an error that errors.Is ctx.Err().
 //
+// # Bounds
+//
+// Requests go through package streamguard (see model's # Bounds): an idle
+// timeout (Options.IdleTimeout) retried like a dropped connection, a
+// reply limit (Options.MaxReplyBytes; by default from max_tokens, so
+// 1 MiB for DefaultMaxTokens) over the text and every tool_use block's
+// id, name and input, and a 2xx answer that is not an event stream
+// refused without a retry.
+//
 // # Concurrency
 //
 // A Model is safe for concurrent use; each Generate has its own stream.
@@ -60,6 +69,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -67,6 +77,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner/model"
 	"github.com/julyfs/julyfs/runner/model/internal/retry"
+	"github.com/julyfs/julyfs/runner/model/internal/streamguard"
 )
 
 // Provider is the provider's name in model specs and errors.
@@ -81,9 +92,11 @@ const DefaultMaxTokens = 8192
 
 // Model is an Anthropic Messages model.
 type Model struct {
-	model  string
-	client anthropic.Client
-	policy retry.Policy
+	model    string
+	client   anthropic.Client
+	policy   retry.Policy
+	idle     time.Duration
+	maxReply int64
 }
 
 var _ model.Model = (*Model)(nil)
@@ -103,7 +116,7 @@ func New(name string, opts model.Options) (model.Model, error) {
 	}
 	ropts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(&http.Client{}),
+		option.WithHTTPClient(&http.Client{Transport: &streamguard.Transport{}}),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 	}
@@ -111,9 +124,11 @@ func New(name string, opts model.Options) (model.Model, error) {
 		ropts = append(ropts, option.WithAPIKey(key))
 	}
 	return &Model{
-		model:  name,
-		client: anthropic.NewClient(ropts...),
-		policy: retry.New(opts.MaxRetries),
+		model:    name,
+		client:   anthropic.NewClient(ropts...),
+		policy:   retry.New(opts.MaxRetries),
+		idle:     opts.IdleTimeout,
+		maxReply: opts.MaxReplyBytes,
 	}, nil
 }
 
@@ -126,6 +141,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 	if err != nil {
 		return nil, err
 	}
+	ctx = streamguard.WithLimits(ctx, streamguard.Limits{
+		Idle: m.idle, Reply: streamguard.ReplyLimit(m.maxReply, int(params.MaxTokens)), Stream: true})
 	return retry.Stream(ctx, m.policy, Provider, func(ctx context.Context) (*model.Response, bool, error) {
 		return m.once(ctx, params, onDelta)
 	}, verdict, providerError)
@@ -149,6 +166,7 @@ func (m *Model) once(ctx context.Context, params anthropic.MessageNewParams, onD
 		stop    string
 		usage   model.Usage
 		stopped bool
+		budget  = streamguard.NewBudget(streamguard.LimitsFrom(ctx).Reply)
 	)
 	for stream.Next() {
 		ev := stream.Current()
@@ -164,6 +182,9 @@ func (m *Model) once(ctx context.Context, params anthropic.MessageNewParams, onD
 			}
 		case "content_block_start":
 			cb := ev.ContentBlock
+			if err := budget.Take(len(cb.ID) + len(cb.Name) + len(cb.Text)); err != nil {
+				return nil, streamed, err
+			}
 			b := &block{typ: cb.Type, id: cb.ID, name: cb.Name}
 			if cb.Text != "" {
 				b.text.WriteString(cb.Text)
@@ -177,6 +198,9 @@ func (m *Model) once(ctx context.Context, params anthropic.MessageNewParams, onD
 			b := blocks[ev.Index]
 			if b == nil {
 				return nil, streamed, fmt.Errorf("content_block_delta for block %d that did not start", ev.Index)
+			}
+			if err := budget.Take(len(ev.Delta.Text) + len(ev.Delta.PartialJSON)); err != nil {
+				return nil, streamed, err
 			}
 			switch ev.Delta.Type {
 			case "text_delta":

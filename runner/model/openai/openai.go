@@ -56,6 +56,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -65,6 +66,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner/model"
 	"github.com/julyfs/julyfs/runner/model/internal/retry"
+	"github.com/julyfs/julyfs/runner/model/internal/streamguard"
 )
 
 // Provider is the provider's name in model specs and errors.
@@ -75,9 +77,11 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 
 // Model is an OpenAI-compatible chat model.
 type Model struct {
-	model  string
-	client openai.Client
-	policy retry.Policy
+	model    string
+	client   openai.Client
+	policy   retry.Policy
+	idle     time.Duration
+	maxReply int64
 }
 
 var _ model.Model = (*Model)(nil)
@@ -95,6 +99,7 @@ func New(name string, opts model.Options) (model.Model, error) {
 		return nil, err
 	}
 	ropts := []option.RequestOption{
+		option.WithHTTPClient(&http.Client{Transport: &streamguard.Transport{}}),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 	}
@@ -102,9 +107,11 @@ func New(name string, opts model.Options) (model.Model, error) {
 	// environment, and an empty key must stay empty (no Authorization).
 	ropts = append(ropts, option.WithAPIKey(key))
 	return &Model{
-		model:  name,
-		client: openai.NewClient(ropts...),
-		policy: retry.New(opts.MaxRetries),
+		model:    name,
+		client:   openai.NewClient(ropts...),
+		policy:   retry.New(opts.MaxRetries),
+		idle:     opts.IdleTimeout,
+		maxReply: opts.MaxReplyBytes,
 	}, nil
 }
 
@@ -117,6 +124,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 	if err != nil {
 		return nil, err
 	}
+	ctx = streamguard.WithLimits(ctx, streamguard.Limits{
+		Idle: m.idle, Reply: streamguard.ReplyLimit(m.maxReply, req.MaxTokens), Stream: true})
 	return retry.Stream(ctx, m.policy, Provider, func(ctx context.Context) (*model.Response, bool, error) {
 		return m.once(ctx, params, onDelta)
 	}, verdict, providerError)
@@ -131,10 +140,11 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 		text strings.Builder
 		// calls in the order they started; open maps a chunk's index to
 		// the call it continues.
-		calls []*model.ToolCall
-		open  = map[int64]*model.ToolCall{}
-		stop  string
-		usage model.Usage
+		calls  []*model.ToolCall
+		open   = map[int64]*model.ToolCall{}
+		stop   string
+		usage  model.Usage
+		budget = streamguard.NewBudget(streamguard.LimitsFrom(ctx).Reply)
 	)
 	for stream.Next() {
 		chunk := stream.Current()
@@ -150,6 +160,9 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 				if s == "" {
 					continue
 				}
+				if err := budget.Take(len(s)); err != nil {
+					return nil, streamed, err
+				}
 				text.WriteString(s)
 				if onDelta != nil {
 					streamed = true
@@ -157,6 +170,9 @@ func (m *Model) once(ctx context.Context, params openai.ChatCompletionNewParams,
 				}
 			}
 			for _, tc := range d.ToolCalls {
+				if err := budget.Take(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)); err != nil {
+					return nil, streamed, err
+				}
 				// A new id at an index already in use starts another
 				// call: servers that leave out the index (older ollama)
 				// send every call as index 0.

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,63 @@ func (f *Server) Body(i int) map[string]any {
 	defer f.Mu.Unlock()
 	require.Greater(f.T, len(f.Bodies), i)
 	return f.Bodies[i]
+}
+
+// Stall answers 200 with an event stream's headers and then sends
+// nothing, until the client goes away (or a minute passes).
+func Stall(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	Wait(r)
+}
+
+// Wait blocks until r's client goes away, or a minute passes.
+func Wait(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+	}
+}
+
+// Endless answers 200 with an event stream: first, then chunk again and
+// again until the client goes away or max bytes are written (a bound for
+// a client that never stops reading: the stream then ends unfinished).
+func Endless(first, chunk string, max int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		n, err := io.WriteString(w, first)
+		written := int64(n)
+		for err == nil && written < max && r.Context().Err() == nil {
+			n, err = io.WriteString(w, chunk)
+			written += int64(n)
+		}
+	}
+}
+
+// Body answers 200 with body as contentType.
+func Body(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, body)
+	}
+}
+
+// HeapPeak runs f, which calls sample now and then (every so many
+// deltas, say), and returns the largest heap in use at a sample or after
+// f, less the heap in use before f.
+func HeapPeak(f func(sample func())) uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	sample := func() {
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	f(sample)
+	sample()
+	return peak - base
 }

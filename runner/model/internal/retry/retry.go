@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/model/internal/streamguard"
 )
 
 // DefaultMaxRetries is the number of retries when the caller asks for the
@@ -207,8 +208,11 @@ func Transport(err error) bool {
 
 // Stream runs attempt under p until it succeeds or may not be retried: an
 // attempt that streamed text to the caller is never retried (that would
-// repeat the text). verdict classifies an attempt's error; failure turns
-// the last attempt's error into the provider's error. A cancelled context
+// repeat the text). verdict classifies an attempt's error, except for the
+// errors of package streamguard, which decide themselves (an idle timeout
+// is retried, a reply over the limit or an answer that is not a stream is
+// not); failure turns the last attempt's error into the provider's error,
+// again except for streamguard's, reported with their own message. A cancelled context
 // is the provider's error carrying ctx.Err().
 func Stream(ctx context.Context, p Policy, provider string,
 	attempt func(ctx context.Context) (resp *model.Response, streamed bool, err error),
@@ -220,6 +224,9 @@ func Stream(ctx context.Context, p Policy, provider string,
 		if err != nil {
 			last = err
 			v := verdict(err)
+			if r, ok := streamguard.Retryable(err); ok {
+				v.Retry = r
+			}
 			v.Retry = v.Retry && !streamed
 			return v, err
 		}
@@ -234,6 +241,9 @@ func Stream(ctx context.Context, p Policy, provider string,
 	}
 	if last == nil {
 		last = err
+	}
+	if ge := streamguard.Find(last); ge != nil {
+		return nil, &model.ProviderError{Provider: provider, Message: ge.Error(), Err: ge}
 	}
 	return nil, failure(last)
 }
