@@ -729,13 +729,13 @@ func (c *Client) breakConn() {
 }
 
 func (c *Client) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
-	return c.entries(ctx, "List "+prefix, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
+	return c.entries(ctx, "List "+prefix, func() func(vfs.DirEntry) error { return newListCheck(prefix).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
 		return stub.List(ctx, &pluginpb.ListRequest{Tree: tree, Prefix: []byte(prefix)})
 	})
 }
 
 func (c *Client) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
-	return c.entries(ctx, "Glob "+pattern, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
+	return c.entries(ctx, "Glob "+pattern, func() func(vfs.DirEntry) error { return newGlobCheck(dir).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
 		return stub.Glob(ctx, &pluginpb.GlobRequest{Tree: tree, Pattern: []byte(pattern), Dir: []byte(dir)})
 	})
 }
@@ -745,9 +745,12 @@ type recvEntries interface {
 }
 
 // stream runs one server-streaming call: open starts it, each batch is
-// converted by items, and the loop stops (cancelling the call, which stops
-// the plugin's work) when the consumer breaks out.
-func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
+// converted by items, each element checked against the contract by a
+// checker newCheck makes for the stream
+// (a violation ends the stream with its error, the element withheld), and
+// the loop stops (cancelling the call, which stops the plugin's work)
+// when the consumer breaks out.
+func stream[M any, E any](c *Client, ctx context.Context, op string, newCheck func() func(E) error, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
 		stub, tree, err := c.conn(ctx)
@@ -763,6 +766,7 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 			return
 		}
 		var buf []E
+		check := newCheck()
 		for {
 			m, err := s.Recv()
 			if err == io.EOF {
@@ -775,6 +779,10 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 			es, werr := items(m, buf[:0])
 			buf = es // consumed before the next batch: reused for it
 			for _, e := range es {
+				if err := check(e); err != nil {
+					yield(zero, c.fail(fmt.Errorf("%s: %w", op, err)))
+					return
+				}
 				if !yield(e, nil) {
 					return
 				}
@@ -787,8 +795,8 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 	}
 }
 
-func (c *Client) entries(ctx context.Context, op string, open func(context.Context, pluginpb.FileSystemClient, uint32) (recvEntries, error)) iter.Seq2[vfs.DirEntry, error] {
-	return stream(c, ctx, op, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+func (c *Client) entries(ctx context.Context, op string, check func() func(vfs.DirEntry) error, open func(context.Context, pluginpb.FileSystemClient, uint32) (recvEntries, error)) iter.Seq2[vfs.DirEntry, error] {
+	return stream(c, ctx, op, check, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.Entries, error)
 	}, error) {
 		return open(ctx, stub, tree)
@@ -816,7 +824,7 @@ func unpackEntries(m *pluginpb.Entries, out []vfs.DirEntry) ([]vfs.DirEntry, *pl
 }
 
 func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return stream(c, ctx, "Grep "+q.Pattern, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+	return stream(c, ctx, "Grep "+q.Pattern, func() func(vfs.GrepResult) error { return newGrepCheck(q).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.GrepHits, error)
 	}, error) {
 		return stub.Grep(ctx, &pluginpb.GrepRequest{Tree: tree, Pattern: []byte(q.Pattern), Path: []byte(q.Path), Glob: []byte(q.Glob), CaseInsensitive: q.CaseInsensitive, MaxResults: int64(q.MaxResults)})
@@ -830,7 +838,7 @@ func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRe
 }
 
 func (c *Client) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
-	return stream(c, ctx, "Search "+q.Query, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+	return stream(c, ctx, "Search "+q.Query, func() func(vfs.SearchResult) error { return newSearchCheck(q).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.SearchHits, error)
 	}, error) {
 		return stub.Search(ctx, &pluginpb.SearchRequest{Tree: tree, Query: []byte(q.Query), Path: []byte(q.Path), MaxResults: int64(q.MaxResults)})
@@ -855,9 +863,15 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if r.Error != nil {
 		return vfs.FileInfo{}, decodeError(r.Error)
 	}
+	if r.Kind > 0xff {
+		return vfs.FileInfo{}, c.fail(fmt.Errorf("Stat %s: %w", path, violatef("answered a Stat of %s with kind %d, which is no kind of entry", quote(vfs.Clean(path)), r.Kind)))
+	}
 	info := vfs.FileInfo{Path: string(r.Path), Kind: vfs.EntryKind(r.Kind), Size: r.Size, ETag: string(r.Etag)}
 	if r.HasModTime {
 		info.ModTime = time.Unix(0, r.ModTimeUnixNano)
+	}
+	if err := checkStat(vfs.Clean(path), info); err != nil {
+		return vfs.FileInfo{}, c.fail(fmt.Errorf("Stat %s: %w", path, err))
 	}
 	return info, nil
 }
@@ -938,10 +952,16 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
-	var data []byte
+	var (
+		data []byte
+		size int64
+	)
 	for first := true; ; first = false {
 		m, err := s.Recv()
 		if err == io.EOF {
+			if int64(len(data)) != size {
+				return nil, c.fail(fmt.Errorf("Read %s: %w", path, violatef("announced %d bytes for %s and sent %d", size, quote(vfs.Clean(path)), len(data))))
+			}
 			c.ways[wayChunks].Add(1)
 			return data, nil
 		}
@@ -950,6 +970,11 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 		}
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
+		}
+		if first || m.Restart {
+			if err := checkSize(vfs.Clean(path), m.Size); err != nil {
+				return nil, c.fail(fmt.Errorf("Read %s: %w", path, err))
+			}
 		}
 		if first && m.File != 0 {
 			data, err := readHostFile(pid, m.File, m.Size)
@@ -984,11 +1009,20 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 			return data, err
 		}
 		if first || m.Restart {
-			data = make([]byte, 0, m.Size)
+			// The announced size is the plugin's word: reserve no more
+			// than readReserve on it, let a larger file grow.
+			data, size = make([]byte, 0, min(m.Size, readReserve)), m.Size
+		}
+		if int64(len(data)+len(m.Data)) > size {
+			return nil, c.fail(fmt.Errorf("Read %s: %w", path, violatef("announced %d bytes for %s and sent more", size, quote(vfs.Clean(path)))))
 		}
 		data = append(data, m.Data...)
 	}
 }
+
+// readReserve is the most a chunked Read reserves up front on the size
+// the plugin announced.
+const readReserve = 256 << 20
 
 // readShared reads size bytes from the plugin's memory file fd.
 func readShared(pid int, fd, size int64) ([]byte, error) {
