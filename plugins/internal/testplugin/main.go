@@ -24,9 +24,11 @@
 //     kind); Stat of /negative (size -1) and /other (names /etc/passwd);
 //     Glob under /escape ("/escape/../x"); Grep of "lie" (hits out of
 //     order) and "zero" (line number 0).
-//   - hang: a temp tree (seedable as usual) whose every call but Open
-//     and Seed hangs for good, ignoring its context; with hang=open its
-//     Open hangs too.
+//   - hang: a tree whose every call but Open hangs for good, ignoring
+//     its context; with hang=open its Open hangs too.
+//
+// With TESTPLUGIN_HANG set, seeded trees are hang trees (and with
+// TESTPLUGIN_HANG=open the seeding hangs).
 //
 // With TESTPLUGIN_SERVE set in its environment it serves one fixed temp
 // tree through plugins.Serve instead.
@@ -73,7 +75,11 @@ func main() {
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: open,
 		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) {
-			if os.Getenv("TESTPLUGIN_HANG") != "" {
+			switch os.Getenv("TESTPLUGIN_HANG") {
+			case "open":
+				select {}
+			case "":
+			default:
 				return hang{}, nil
 			}
 			return temp.New(files)
