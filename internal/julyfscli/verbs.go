@@ -195,18 +195,56 @@ Examples:
 			out := newOutput(c)
 			var errs []error
 			for _, p := range c.Args().Slice() {
-				data, err := fsys.Read(c.Context, vfs.Clean(vfs.ParseDisplayPath(p)))
+				ok, err := catFile(c.Context, fsys, vfs.Clean(vfs.ParseDisplayPath(p)), out)
 				if err != nil {
 					errs = append(errs, err)
-					continue
 				}
-				if !out.write(data) {
+				if !ok {
 					break
 				}
 			}
 			return out.done(errors.Join(errs...))
 		},
 	}
+}
+
+// catPiece is how much of a file cat holds at once from a tree that reads
+// by range.
+const catPiece = 1 << 20
+
+// catFile writes the file at p to out: in pieces of catPiece from a tree
+// that reads by range (so a file of gigabytes costs one piece), else read
+// whole. ok is false when out can take no more.
+func catFile(ctx context.Context, fsys vfs.FileSystem, p string, out *output) (ok bool, err error) {
+	_, opener := fsys.(vfs.FileOpener)
+	_, ranged := fsys.(vfs.RangeReader)
+	if !opener && !ranged {
+		data, err := fsys.Read(ctx, p)
+		if err != nil {
+			return true, err
+		}
+		return out.write(data), nil
+	}
+	r, err := vfs.OpenFile(ctx, fsys, p)
+	if err != nil {
+		return true, err
+	}
+	defer r.Close()
+	buf := make([]byte, min(r.Size(), catPiece))
+	for off := int64(0); off < r.Size(); {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), r.Size()-off)], off)
+		if n > 0 && !out.write(buf[:n]) {
+			return false, nil
+		}
+		off += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 func globCommand() *cli.Command {
