@@ -207,7 +207,7 @@ func tarEntries(br *bufio.Reader, lim limits, gz *counter) ([]entry, error) {
 			// Read the data through (checks it is there; a tar.gz has
 			// to inflate it anyway).
 			if _, err := io.Copy(io.Discard, tr); err != nil {
-				return nil, fmt.Errorf("%s: %v", h.Name, err)
+				return nil, fmt.Errorf("%s: %w", h.Name, err)
 			}
 		}
 	}

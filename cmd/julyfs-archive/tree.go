@@ -113,7 +113,8 @@ func openArchiveFS(file, format, cache string, lim limits) (*archiveFS, error) {
 	if a.ix == nil {
 		entries, unpacked, err := build(f, size, code, lim)
 		if errors.Is(err, errExpands) {
-			err = fmt.Errorf("it expands past %d times its size, over this mount's max-ratio=%d (raise it with ?max-ratio=N, 0 for no limit)", lim.maxRatio, lim.maxRatio)
+			f.Close()
+			return nil, fmt.Errorf("%s expands past %d times its size: over this mount's max-ratio=%d (raise it with ?max-ratio=N, 0 for no limit)", file, lim.maxRatio, lim.maxRatio)
 		}
 		if err != nil {
 			f.Close()
