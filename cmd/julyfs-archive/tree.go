@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/plugins/sequential"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/grepscan"
@@ -429,6 +430,10 @@ func (a *archiveFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.Gre
 		return grepscan.File{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
 			r, err := a.file(ctx, p)
 			if err != nil {
+				if ctx.Err() == nil && vfs.KindOf(err) != vfs.KindNotFound {
+					// Passed over, as a binary file is, but said.
+					plugins.Logger().Warn("grep passes over a file", "path", p, "reason", err.Error())
+				}
 				if ctx.Err() == nil {
 					err = fmt.Errorf("%w: %v", grepscan.SkipFile, err)
 				}

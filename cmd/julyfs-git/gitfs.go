@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/plugins/sequential"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/grepscan"
@@ -432,6 +433,10 @@ func (g *gitFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRes
 		return grepscan.File{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
 			h, size, err := g.blob(ctx, p)
 			if err != nil {
+				if ctx.Err() == nil && vfs.KindOf(err) != vfs.KindNotFound {
+					// Passed over, as a binary file is, but said.
+					plugins.Logger().Warn("grep passes over a file", "path", p, "reason", err.Error())
+				}
 				if ctx.Err() == nil {
 					err = fmt.Errorf("%w: %v", grepscan.SkipFile, err)
 				}
