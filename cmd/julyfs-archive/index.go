@@ -130,7 +130,38 @@ func (c *counter) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// zipCount reads the entry count a zip's end of central directory
+// declares (zip64's when the classic record says 0xffff), so an archive
+// with too many entries is refused before its directory is parsed; ok is
+// false when no record is found (zip.NewReader then says what is wrong).
+func zipCount(f *os.File, size int64) (n uint64, ok bool) {
+	tail := make([]byte, min(size, 22+65535))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndex(tail, []byte("PK\x05\x06"))
+	if i < 0 || i+22 > len(tail) {
+		return 0, false
+	}
+	le := binary.LittleEndian
+	n = uint64(le.Uint16(tail[i+10:]))
+	if n != 0xffff {
+		return n, true
+	}
+	if i < 20 || string(tail[i-20:i-16]) != "PK\x06\x07" {
+		return n, true
+	}
+	var rec [40]byte
+	if _, err := f.ReadAt(rec[:], int64(le.Uint64(tail[i-20+8:]))); err != nil || string(rec[:4]) != "PK\x06\x06" {
+		return n, true
+	}
+	return le.Uint64(rec[32:]), true
+}
+
 func zipEntries(f *os.File, size int64, lim limits) ([]entry, error) {
+	if n, ok := zipCount(f, size); ok && n > uint64(lim.maxEntries) {
+		return nil, errTooMany(lim.maxEntries)
+	}
 	r, err := zip.NewReader(f, size)
 	if err != nil {
 		return nil, err

@@ -254,3 +254,30 @@ func TestTgzBomb(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, big, data)
 }
+
+// TestZipMaxEntries: a zip declaring more entries than max-entries is
+// refused before its directory is read.
+func TestZipMaxEntries(t *testing.T) {
+	files := map[string][]byte{}
+	for i := range 50 {
+		files[fmt.Sprintf("f%02d.txt", i)] = []byte("x")
+	}
+	path := filepath.Join(t.TempDir(), "many.zip")
+	require.NoError(t, os.WriteFile(path, zipOf(t, files), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	n, ok := zipCount(f, fi.Size())
+	assert.True(t, ok)
+	assert.Equal(t, uint64(50), n)
+	lim := defaultLimits
+	lim.maxEntries = 10
+	_, err = openArchiveFS(path, "", "", lim)
+	assert.ErrorContains(t, err, "the archive has more than 10 entries, over this mount's max-entries=10 (raise it with ?max-entries=N)")
+	lim.maxEntries = 50
+	fsys, err := openArchiveFS(path, "", "", lim)
+	require.NoError(t, err)
+	fsys.Close()
+}
