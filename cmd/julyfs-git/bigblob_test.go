@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,14 +32,22 @@ func bigLines(n int) []byte {
 	return b.Bytes()[:n]
 }
 
-// bigRepo commits one blob of size bytes as /big.log (a loose object;
-// packed blobs are measured by hand, see bench/bounds).
+// bigRepo commits one blob of size bytes as /big.log, loose; with the
+// git command (fast) when it is installed, else with go-git.
 func bigRepo(t *testing.T, size int) (dir string, data []byte) {
 	dir = t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	require.NoError(t, err)
 	data = bigLines(size)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.log"), data, 0o644))
+	defer func() { require.NoError(t, os.Remove(filepath.Join(dir, "big.log"))) }()
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, args := range [][]string{{"init", "-q"}, {"add", "big.log"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "big"}} {
+			out, err := gitCmd(dir, args...).CombinedOutput()
+			require.NoError(t, err, "git %s: %s", args, out)
+		}
+		return dir, data
+	}
+	repo, err := git.PlainInit(dir, false)
+	require.NoError(t, err)
 	w, err := repo.Worktree()
 	require.NoError(t, err)
 	_, err = w.Add("big.log")
@@ -46,8 +55,26 @@ func bigRepo(t *testing.T, size int) (dir string, data []byte) {
 	sig := &object.Signature{Name: "t", Email: "t@localhost", When: time.Unix(1700000000, 0)}
 	_, err = w.Commit("big", &git.CommitOptions{Author: sig, Committer: sig})
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(filepath.Join(dir, "big.log")))
 	return dir, data
+}
+
+// repack packs the repository's objects (git gc, else go-git).
+func repack(t *testing.T, dir string) {
+	if _, err := exec.LookPath("git"); err == nil {
+		out, err := gitCmd(dir, "gc", "-q").CombinedOutput()
+		require.NoError(t, err, "git gc: %s", out)
+		return
+	}
+	repo, err := git.PlainOpen(dir)
+	require.NoError(t, err)
+	require.NoError(t, repo.RepackObjects(&git.RepackConfig{}))
+}
+
+func gitCmd(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	return cmd
 }
 
 // peakRSS is the peak resident size of process pid (VmHWM), in bytes.
@@ -66,15 +93,26 @@ func peakRSS(t *testing.T, pid int) int64 {
 }
 
 // TestLargeBlobStreams: a blob far larger than the plugin's memory bound
-// is read by range and grepped in pieces: the plugin's peak RSS stays
-// far below the blob's size, a whole Read over max-read is refused with
-// the bound's name, and max-file-size refuses the blob to every read.
+// is read by range and grepped in pieces, loose and packed: the plugin's
+// peak RSS stays far below the blob's size, a whole Read over max-read is
+// refused with the bound's name, and max-file-size refuses the blob to
+// every read.
 func TestLargeBlobStreams(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc to measure the plugin")
 	}
 	const size = 96 << 20
 	dir, data := bigRepo(t, size)
+	t.Run("loose", func(t *testing.T) { checkLargeBlob(t, dir, data) })
+	repack(t, dir)
+	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	require.NoError(t, err)
+	require.NotEmpty(t, packs, "repacked")
+	t.Run("packed", func(t *testing.T) { checkLargeBlob(t, dir, data) })
+}
+
+func checkLargeBlob(t *testing.T, dir string, data []byte) {
+	size := len(data)
 	fsys := openPlugin(t, plugins.Config{Args: map[string]string{"repo": dir}})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
