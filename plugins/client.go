@@ -152,6 +152,15 @@ type Config struct {
 	// Logger receives the plugin's log lines; nil logs to standard error
 	// at the level of $JULYFS_PLUGIN_LOG (default warn).
 	Logger hclog.Logger
+	// CallTimeout, when positive, bounds every wait of the host for the
+	// plugin: a call it does not answer in time (a stream: a batch it
+	// does not send) fails with ErrNoAnswer, "no answer within 10s" (see
+	// the package doc, Deadlines). 0 waits as long as the caller's
+	// context allows.
+	CallTimeout time.Duration
+	// CallTimeoutHint, when set, is added to the message of a call that
+	// timed out: how to raise the bound ("raise it with --plugin-timeout").
+	CallTimeoutHint string
 }
 
 // FS is a tree served by a plugin process. It also implements
@@ -498,7 +507,9 @@ func (c *Client) start(ctx context.Context) error {
 		return c.fail(err)
 	}
 	stub := raw.(pluginpb.FileSystemClient)
-	reply, err := stub.Open(ctx, &pluginpb.OpenRequest{Args: c.cfg.Args, Seeded: c.cfg.Seeded, Seed: c.cfg.Seed})
+	octx, ct := c.timed(ctx)
+	defer ct.done()
+	reply, err := stub.Open(octx, &pluginpb.OpenRequest{Args: c.cfg.Args, Seeded: c.cfg.Seeded, Seed: c.cfg.Seed})
 	if err == nil && reply.Error != nil {
 		err = decodeError(reply.Error)
 		if c.cfg.Seeded && err.Error() == ErrNoSeed.Error() {
@@ -507,6 +518,9 @@ func (c *Client) start(ctx context.Context) error {
 	}
 	if err != nil {
 		pc.Kill()
+		if late := ct.expired(); late != nil {
+			return c.fail(fmt.Errorf("open: %w", late))
+		}
 		if ctx.Err() != nil {
 			return c.fail(fmt.Errorf("open: %w", ctx.Err()))
 		}
@@ -679,6 +693,9 @@ func (c *Client) recentCrashes() int {
 // which arrives in the reply): the caller's context, a crash, or a broken
 // connection. op names the call, as "Read /a".
 func (c *Client) callError(ctx context.Context, op string, err error) error {
+	if late := timerOf(ctx).expired(); late != nil {
+		return c.fail(fmt.Errorf("%s: %w", op, late))
+	}
 	if ctx.Err() != nil {
 		return c.fail(fmt.Errorf("%s: %w", op, ctx.Err()))
 	}
@@ -694,6 +711,15 @@ func (c *Client) callError(ctx context.Context, op string, err error) error {
 	}
 	c.breakConn()
 	return c.fail(fmt.Errorf("%s: %w: %v", op, errBroken, err))
+}
+
+// timedOut is err, an error of conn (a restart), or the timeout of ctx's
+// call when that is what ended it.
+func (c *Client) timedOut(ctx context.Context, op string, err error) error {
+	if late := timerOf(ctx).expired(); late != nil {
+		return c.fail(fmt.Errorf("%s: %w", op, late))
+	}
+	return err
 }
 
 // waitExit reports whether the plugin process has exited, waiting a
@@ -729,13 +755,13 @@ func (c *Client) breakConn() {
 }
 
 func (c *Client) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
-	return c.entries(ctx, "List "+prefix, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
+	return c.entries(ctx, "List "+prefix, func() func(vfs.DirEntry) error { return newListCheck(prefix).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
 		return stub.List(ctx, &pluginpb.ListRequest{Tree: tree, Prefix: []byte(prefix)})
 	})
 }
 
 func (c *Client) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
-	return c.entries(ctx, "Glob "+pattern, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
+	return c.entries(ctx, "Glob "+pattern, func() func(vfs.DirEntry) error { return newGlobCheck(dir).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (recvEntries, error) {
 		return stub.Glob(ctx, &pluginpb.GlobRequest{Tree: tree, Pattern: []byte(pattern), Dir: []byte(dir)})
 	})
 }
@@ -745,26 +771,32 @@ type recvEntries interface {
 }
 
 // stream runs one server-streaming call: open starts it, each batch is
-// converted by items, and the loop stops (cancelling the call, which stops
-// the plugin's work) when the consumer breaks out.
-func stream[M any, E any](c *Client, ctx context.Context, op string, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
+// converted by items, each element checked against the contract by a
+// checker newCheck makes for the stream
+// (a violation ends the stream with its error, the element withheld), and
+// the loop stops (cancelling the call, which stops the plugin's work)
+// when the consumer breaks out.
+func stream[M any, E any](c *Client, ctx context.Context, op string, newCheck func() func(E) error, open func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface{ Recv() (M, error) }, error), items func(M, []E) ([]E, *pluginpb.Error)) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
+		ctx, ct := c.timed(ctx)
+		defer ct.done()
 		stub, tree, err := c.conn(ctx)
 		if err != nil {
-			yield(zero, err)
+			yield(zero, c.timedOut(ctx, op, err))
 			return
 		}
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		s, err := open(sctx, stub, tree)
+		s, err := open(ctx, stub, tree)
 		if err != nil {
 			yield(zero, c.callError(ctx, op, err))
 			return
 		}
 		var buf []E
+		check := newCheck()
 		for {
+			ct.resume()
 			m, err := s.Recv()
+			ct.pause()
 			if err == io.EOF {
 				return
 			}
@@ -775,6 +807,10 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 			es, werr := items(m, buf[:0])
 			buf = es // consumed before the next batch: reused for it
 			for _, e := range es {
+				if err := check(e); err != nil {
+					yield(zero, c.fail(fmt.Errorf("%s: %w", op, err)))
+					return
+				}
 				if !yield(e, nil) {
 					return
 				}
@@ -787,8 +823,8 @@ func stream[M any, E any](c *Client, ctx context.Context, op string, open func(c
 	}
 }
 
-func (c *Client) entries(ctx context.Context, op string, open func(context.Context, pluginpb.FileSystemClient, uint32) (recvEntries, error)) iter.Seq2[vfs.DirEntry, error] {
-	return stream(c, ctx, op, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+func (c *Client) entries(ctx context.Context, op string, check func() func(vfs.DirEntry) error, open func(context.Context, pluginpb.FileSystemClient, uint32) (recvEntries, error)) iter.Seq2[vfs.DirEntry, error] {
+	return stream(c, ctx, op, check, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.Entries, error)
 	}, error) {
 		return open(ctx, stub, tree)
@@ -816,7 +852,7 @@ func unpackEntries(m *pluginpb.Entries, out []vfs.DirEntry) ([]vfs.DirEntry, *pl
 }
 
 func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return stream(c, ctx, "Grep "+q.Pattern, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+	return stream(c, ctx, "Grep "+q.Pattern, func() func(vfs.GrepResult) error { return newGrepCheck(q).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.GrepHits, error)
 	}, error) {
 		return stub.Grep(ctx, &pluginpb.GrepRequest{Tree: tree, Pattern: []byte(q.Pattern), Path: []byte(q.Path), Glob: []byte(q.Glob), CaseInsensitive: q.CaseInsensitive, MaxResults: int64(q.MaxResults)})
@@ -830,7 +866,7 @@ func (c *Client) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRe
 }
 
 func (c *Client) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
-	return stream(c, ctx, "Search "+q.Query, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
+	return stream(c, ctx, "Search "+q.Query, func() func(vfs.SearchResult) error { return newSearchCheck(q).check }, func(ctx context.Context, stub pluginpb.FileSystemClient, tree uint32) (interface {
 		Recv() (*pluginpb.SearchHits, error)
 	}, error) {
 		return stub.Search(ctx, &pluginpb.SearchRequest{Tree: tree, Query: []byte(q.Query), Path: []byte(q.Path), MaxResults: int64(q.MaxResults)})
@@ -844,9 +880,11 @@ func (c *Client) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Se
 }
 
 func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
-		return vfs.FileInfo{}, err
+		return vfs.FileInfo{}, c.timedOut(ctx, "Stat "+path, err)
 	}
 	r, err := stub.Stat(ctx, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
 	if err != nil {
@@ -855,14 +893,22 @@ func (c *Client) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	if r.Error != nil {
 		return vfs.FileInfo{}, decodeError(r.Error)
 	}
+	if r.Kind > 0xff {
+		return vfs.FileInfo{}, c.fail(fmt.Errorf("Stat %s: %w", path, violatef("answered a Stat of %s with kind %d, which is no kind of entry", quote(vfs.Clean(path)), r.Kind)))
+	}
 	info := vfs.FileInfo{Path: string(r.Path), Kind: vfs.EntryKind(r.Kind), Size: r.Size, ETag: string(r.Etag)}
 	if r.HasModTime {
 		info.ModTime = time.Unix(0, r.ModTimeUnixNano)
+	}
+	if err := checkStat(vfs.Clean(path), info); err != nil {
+		return vfs.FileInfo{}, c.fail(fmt.Errorf("Stat %s: %w", path, err))
 	}
 	return info, nil
 }
 
 func (c *Client) Read(ctx context.Context, path string) ([]byte, error) {
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	if root := c.beneathRoot(ctx); root != nil {
 		if data, ok := readBeneath(root, path); ok {
 			c.ways[wayBeneath].Add(1)
@@ -927,8 +973,9 @@ var (
 func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, error) {
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, c.timedOut(ctx, "Read "+path, err)
 	}
+	ct := timerOf(ctx)
 	c.mu.Lock()
 	pid := c.pid
 	c.mu.Unlock()
@@ -938,10 +985,18 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 	if err != nil {
 		return nil, c.callError(ctx, "Read "+path, err)
 	}
-	var data []byte
+	var (
+		data []byte
+		size int64
+	)
 	for first := true; ; first = false {
+		ct.resume()
 		m, err := s.Recv()
+		ct.pause()
 		if err == io.EOF {
+			if int64(len(data)) != size {
+				return nil, c.fail(fmt.Errorf("Read %s: %w", path, violatef("announced %d bytes for %s and sent %d", size, quote(vfs.Clean(path)), len(data))))
+			}
 			c.ways[wayChunks].Add(1)
 			return data, nil
 		}
@@ -950,6 +1005,11 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 		}
 		if m.Error != nil {
 			return nil, decodeError(m.Error)
+		}
+		if first || m.Restart {
+			if err := checkSize(vfs.Clean(path), m.Size); err != nil {
+				return nil, c.fail(fmt.Errorf("Read %s: %w", path, err))
+			}
 		}
 		if first && m.File != 0 {
 			data, err := readHostFile(pid, m.File, m.Size)
@@ -984,11 +1044,20 @@ func (c *Client) read(ctx context.Context, path string, ways readWays) ([]byte, 
 			return data, err
 		}
 		if first || m.Restart {
-			data = make([]byte, 0, m.Size)
+			// The announced size is the plugin's word: reserve no more
+			// than readReserve on it, let a larger file grow.
+			data, size = make([]byte, 0, min(m.Size, readReserve)), m.Size
+		}
+		if int64(len(data)+len(m.Data)) > size {
+			return nil, c.fail(fmt.Errorf("Read %s: %w", path, violatef("announced %d bytes for %s and sent more", size, quote(vfs.Clean(path)))))
 		}
 		data = append(data, m.Data...)
 	}
 }
+
+// readReserve is the most a chunked Read reserves up front on the size
+// the plugin announced.
+const readReserve = 256 << 20
 
 // readShared reads size bytes from the plugin's memory file fd.
 func readShared(pid int, fd, size int64) ([]byte, error) {
@@ -1010,6 +1079,8 @@ func (c *Client) Write(ctx context.Context, path string, data []byte) error {
 }
 
 func (c *Client) write(ctx context.Context, path string, data []byte, cond *vfs.Precondition) (string, error) {
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	if len(data) >= sharedMin && sharedMemory && !c.cfg.NoSharedMemory && !c.noShared.Load() {
 		etag, err := c.writeOnce(ctx, path, data, cond, true)
 		if !errors.Is(err, errShared) {
@@ -1026,8 +1097,9 @@ func (c *Client) writeOnce(ctx context.Context, path string, data []byte, cond *
 	op := "Write " + path
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
-		return "", err
+		return "", c.timedOut(ctx, op, err)
 	}
+	ct := timerOf(ctx)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s, err := stub.Write(sctx)
@@ -1053,13 +1125,17 @@ func (c *Client) writeOnce(ctx context.Context, path string, data []byte, cond *
 	for chunk := first; ; chunk = new(pluginpb.WriteChunk) {
 		n := min(len(data), chunkSize)
 		chunk.Data, data = data[:n], data[n:]
-		if err := s.Send(chunk); err != nil {
+		ct.resume()
+		err := s.Send(chunk)
+		ct.pause()
+		if err != nil {
 			break // the reply says why
 		}
 		if len(data) == 0 {
 			break
 		}
 	}
+	ct.resume()
 	r, err := s.CloseAndRecv()
 	if err != nil {
 		return "", c.callError(ctx, op, err)
@@ -1075,9 +1151,11 @@ func (c *Client) writeOnce(ctx context.Context, path string, data []byte, cond *
 }
 
 func (c *Client) Delete(ctx context.Context, path string) error {
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
-		return err
+		return c.timedOut(ctx, "Delete "+path, err)
 	}
 	r, err := stub.Delete(ctx, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
 	if err != nil {
@@ -1095,7 +1173,7 @@ func (c *Client) Delete(ctx context.Context, path string) error {
 // answers errors.ErrUnsupported, as does an older plugin without the call.
 // A plugin whose capabilities are known and lack it is not asked.
 func (c *Client) MakeDir(ctx context.Context, path string) error {
-	return c.dirCall(ctx, "MakeDir", capMakeDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	return c.dirCall(ctx, "MakeDir", capMakeDir, path, func(ctx context.Context, stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
 		return stub.MakeDir(ctx, req)
 	})
 }
@@ -1103,15 +1181,17 @@ func (c *Client) MakeDir(ctx context.Context, path string) error {
 // RemoveDir removes an empty directory of the plugin's tree
 // (vfs.DirRemover), as MakeDir makes one.
 func (c *Client) RemoveDir(ctx context.Context, path string) error {
-	return c.dirCall(ctx, "RemoveDir", capRemoveDir, path, func(stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
+	return c.dirCall(ctx, "RemoveDir", capRemoveDir, path, func(ctx context.Context, stub pluginpb.FileSystemClient, req *pluginpb.PathRequest) (*pluginpb.ErrorReply, error) {
 		return stub.RemoveDir(ctx, req)
 	})
 }
 
-func (c *Client) dirCall(ctx context.Context, op, capName, path string, call func(pluginpb.FileSystemClient, *pluginpb.PathRequest) (*pluginpb.ErrorReply, error)) error {
+func (c *Client) dirCall(ctx context.Context, op, capName, path string, call func(context.Context, pluginpb.FileSystemClient, *pluginpb.PathRequest) (*pluginpb.ErrorReply, error)) error {
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	stub, tree, err := c.conn(ctx)
 	if err != nil {
-		return err
+		return c.timedOut(ctx, op+" "+path, err)
 	}
 	c.mu.Lock()
 	known, has := c.caps != nil, c.caps[capName]
@@ -1119,7 +1199,7 @@ func (c *Client) dirCall(ctx context.Context, op, capName, path string, call fun
 	if known && !has {
 		return errors.ErrUnsupported
 	}
-	r, err := call(stub, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
+	r, err := call(ctx, stub, &pluginpb.PathRequest{Tree: tree, Path: []byte(path)})
 	if status.Code(err) == codes.Unimplemented && ctx.Err() == nil {
 		return errors.ErrUnsupported // a plugin older than the call
 	}
@@ -1144,15 +1224,22 @@ func (c *Client) readAt(ctx context.Context, path string, p []byte, off int64) (
 		}
 	}
 	n := 0
+	ctx, ct := c.timed(ctx)
+	defer ct.done()
 	for {
+		ct.resume()
 		stub, tree, err := c.conn(ctx)
 		if err != nil {
-			return n, err
+			return n, c.timedOut(ctx, "ReadAt "+path, err)
 		}
 		want := min(len(p)-n, chunkSize)
 		r, err := stub.ReadAt(ctx, &pluginpb.ReadAtRequest{Tree: tree, Path: []byte(path), Offset: off + int64(n), Length: int64(want)})
+		ct.pause()
 		if err != nil {
 			return n, c.callError(ctx, "ReadAt "+path, err)
+		}
+		if len(r.Data) > want {
+			return n, c.fail(fmt.Errorf("ReadAt %s: %w", path, violatef("sent %d bytes for a ReadAt of %d of %s", len(r.Data), want, quote(vfs.Clean(path)))))
 		}
 		n += copy(p[n:], r.Data)
 		switch {

@@ -63,9 +63,21 @@
 // the plugin on one line: it cannot start (missing or non-executable
 // binary, not a plugin, wrong SHA-256, version mismatch, a parameter its
 // Open refuses), it crashed during the call ([ErrCrashed]), it keeps
-// crashing ([ErrKeepsCrashing]), or the caller's context ended (a hung
-// plugin is bounded by the caller's context). Crash errors also match
-// vfs.ErrUnavailable.
+// crashing ([ErrKeepsCrashing]), it answered nothing within
+// [Config.CallTimeout] ([ErrNoAnswer]; see deadline.go), its answer broke
+// the filesystem contract ([ErrContract]), or the caller's context ended.
+// Crash errors also match vfs.ErrUnavailable.
+//
+// # Answers are checked
+//
+// The host checks every answer against the contract before passing it on
+// (answers.go): clean absolute paths under what was asked (List: its
+// immediate children), listings sorted by path and unique, grep hits in
+// path then line order, search results in score then path order, known
+// kinds, sizes and line numbers not negative, a Stat of the path asked
+// for, a Read of the size it announced. The first violation ends the
+// call with one [*Error] naming the plugin, the call and the rule; nothing
+// of the bad answer reaches the caller.
 //
 // With [Config.Deferred] (what a host serving several mounts uses) a
 // plugin that cannot start does not fail the open: the tree is returned,

@@ -400,6 +400,17 @@ func (s *server) Read(req *pluginpb.ReadRequest, stream pluginpb.FileSystem_Read
 		return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
 	}
 	ctx, p := stream.Context(), string(req.Path)
+	if l, ok := fsys.(ReadLimiter); ok {
+		// The ways below read by range: a file the tree refuses to read
+		// whole must get the tree's own answer.
+		if info, err := fsys.Stat(ctx, p); err == nil && info.Size > l.MaxRead() {
+			_, err := fsys.Read(ctx, p)
+			if err == nil {
+				err = fmt.Errorf("Read: %s is over the tree's read limit", p)
+			}
+			return stream.Send(&pluginpb.Chunk{Error: encodeError(err)})
+		}
+	}
 	if _, no := s.noOSFile.Load(req.Tree); req.HostFile && hostFile && !no {
 		done, osFile, err := sendFile(ctx, fsys, p, stream)
 		if done {
@@ -444,6 +455,15 @@ func (s *server) Read(req *pluginpb.ReadRequest, stream pluginpb.FileSystem_Read
 		data = data[n:]
 	}
 	return nil
+}
+
+// ReadLimiter is implemented by a tree whose Read refuses files larger
+// than MaxRead bytes (a tree of compressed entries, which reads in ranges
+// cheaply but would hold a whole large file in memory): a Read the host
+// sends for a larger file gets the tree's own Read answer, never the
+// server's ranged ways of reading it whole.
+type ReadLimiter interface {
+	MaxRead() int64
 }
 
 // sharedMin is the size from which a file goes through a memory file when

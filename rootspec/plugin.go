@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"gopkg.in/yaml.v3"
@@ -277,6 +278,28 @@ func (r *Root) openPlugin(ctx context.Context, s Spec) (vfs.FileSystem, error) {
 		}
 	}
 	return fsys, nil
+}
+
+type callTimeoutKey struct{}
+
+type callTimeout struct {
+	d    time.Duration
+	hint string
+}
+
+// WithPluginCallTimeout returns ctx carrying d, the bound on each call of
+// the plugin trees [Table.Open] and [PluginSpec.OpenSeeded] open with it
+// (plugins.Config.CallTimeout: a call the plugin does not answer within d
+// fails with "no answer within d (hint)"); 0 is no bound. The one-shot
+// julyfs verbs set it (--plugin-timeout); a mount does not.
+func WithPluginCallTimeout(ctx context.Context, d time.Duration, hint string) context.Context {
+	return context.WithValue(ctx, callTimeoutKey{}, callTimeout{d, hint})
+}
+
+// PluginCallTimeout returns what [WithPluginCallTimeout] put in ctx.
+func PluginCallTimeout(ctx context.Context) (time.Duration, string) {
+	t, _ := ctx.Value(callTimeoutKey{}).(callTimeout)
+	return t.d, t.hint
 }
 
 type warnKey struct{}

@@ -1,89 +1,125 @@
 // Command julyfs-archive is a julyfs plugin serving a .zip, .tar or
-// .tar.gz file as a read-only tree, through afero's zipfs and tarfs and
-// the vfs/aferofs bridge:
+// .tar.gz file as a read-only tree:
 //
 //	julyfs cat --mount '/a=plugin:julyfs-archive?file=dist.tar.gz' /a/README.md
 //
 // Parameters: file (the archive, relative to the working directory) and
 // format (zip, tar or tar.gz; by default from the file name, then from
-// the first bytes). A tar archive is read whole into memory (tarfs keeps
-// its files in memory); a zip is read in place. A corrupt archive fails
-// the mount with one line naming what is wrong. Directories the archive
-// implies but does not list are listed.
+// the first bytes), and the limits below. A corrupt archive fails the
+// mount with one line naming what is wrong. Directories the archive
+// implies but does not list are listed; links, devices and sparse files
+// of a tar are left out.
+//
+// # Streaming
+//
+// Entries are never held whole: a ranged read (julyfs cat, a FUSE mount)
+// reads a tar entry in place and inflates a zip or tar.gz entry as a
+// stream that the next read continues, and grep streams each entry. A
+// zip entry is checked against its declared size and checksum as it is
+// read. A tar.gz has no index of its own: reading an entry inflates the
+// stream up to it.
+//
+// # Limits
+//
+// Each is a parameter (sizes in bytes, or with a K, M or G suffix):
+//
+//   - max-entries (default 2000000): an archive with more entries (its
+//     implied directories included) is refused at the mount.
+//   - max-entry-size (default 4G): a larger entry is refused to every
+//     read; grep passes over it.
+//   - max-ratio (default 200): a zip entry of more than 1 MiB that
+//     expands more than this many times its compressed size is refused
+//     like an oversized one, and a tar.gz that expands past this many
+//     times its size is refused at the mount (0: no ratio limit).
+//   - max-read (default 64M): a whole Read of a larger entry is refused;
+//     ranged reads stream it.
+//
+// # Index cache
+//
+// The index of an archive (every entry's path, size and place) is kept
+// in the cache directory (cache=DIR, default the user's cache directory,
+// julyfs/archive-index under it; cache=off keeps none), keyed by the
+// archive's path, size, modification time, device and inode: a second
+// command on an unchanged archive maps the index instead of reading the
+// archive again, whatever its size. A changed archive is indexed anew; a
+// damaged index is ignored and rebuilt.
 package main
 
 import (
-	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
+	"math"
 	"os"
-	"path"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-
-	"github.com/spf13/afero"
-	"github.com/spf13/afero/tarfs"
-	"github.com/spf13/afero/zipfs"
 
 	"github.com/julyfs/julyfs/plugins"
 	"github.com/julyfs/julyfs/vfs"
-	"github.com/julyfs/julyfs/vfs/aferofs"
-	"github.com/julyfs/julyfs/vfs/readonly"
 )
 
 func main() {
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: func(_ context.Context, args map[string]string) (vfs.FileSystem, error) {
-			for k := range args {
-				if k != "file" && k != "format" {
-					return nil, fmt.Errorf("unknown parameter %q (known: file, format); have %v", k, slices.Sorted(maps.Keys(args)))
+			lim := defaultLimits
+			cache := defaultCache()
+			for k, v := range args {
+				var err error
+				switch k {
+				case "file", "format":
+				case "cache":
+					cache = v
+					if v == "off" {
+						cache = ""
+					}
+				case "max-entries":
+					var n int64
+					n, err = strconv.ParseInt(v, 10, 64)
+					if err != nil || n < 0 || n > math.MaxInt32 {
+						err = fmt.Errorf("max-entries=%s: want a count", v)
+					}
+					lim.maxEntries = int(n)
+				case "max-entry-size":
+					lim.maxEntrySize, err = parseSize(k, v)
+				case "max-ratio":
+					lim.maxRatio, err = strconv.ParseInt(v, 10, 64)
+					if err != nil || lim.maxRatio < 0 {
+						err = fmt.Errorf("max-ratio=%s: want a whole number (0: no limit)", v)
+					}
+				case "max-read":
+					lim.maxRead, err = parseSize(k, v)
+				default:
+					return nil, fmt.Errorf("unknown parameter %q (known: file, format, cache, max-entries, max-entry-size, max-ratio, max-read); have %v", k, slices.Sorted(maps.Keys(args)))
+				}
+				if err != nil {
+					return nil, err
 				}
 			}
-			return openArchive(args["file"], args["format"])
+			return openArchiveFS(args["file"], args["format"], cache, lim)
 		},
 		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) { return seedZip(files) },
 	})
 }
 
-// openArchive opens file as a read-only tree.
-func openArchive(file, format string) (vfs.FileSystem, error) {
-	if file == "" {
-		return nil, errors.New("file= is required: the .zip, .tar or .tar.gz to serve")
-	}
-	data, err := os.ReadFile(file)
+// defaultCache is the directory of cached indexes, "" when the user has
+// no cache directory.
+func defaultCache() string {
+	dir, err := os.UserCacheDir()
 	if err != nil {
-		return nil, fmt.Errorf("file=%s: %v", file, unwrapPath(err))
+		return ""
 	}
-	if format == "" {
-		format = detect(file, data)
-	}
-	var afs afero.Fs
-	switch format {
-	case "zip":
-		afs, err = openZip(data)
-	case "tar":
-		afs, err = openTar(data)
-	case "tar.gz", "tgz":
-		var zr *gzip.Reader
-		if zr, err = gzip.NewReader(bytes.NewReader(data)); err == nil {
-			var raw []byte
-			if raw, err = io.ReadAll(zr); err == nil {
-				afs, err = openTar(raw)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("format=%s: want zip, tar or tar.gz", format)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a valid %s archive: %v", file, format, err)
-	}
-	return readonly.New(aferofs.New(afs)), nil
+	return filepath.Join(dir, "julyfs", "archive-index")
+}
+
+// openArchive opens file as a read-only tree with the default limits and
+// no index cache.
+func openArchive(file, format string) (*archiveFS, error) {
+	return openArchiveFS(file, format, "", defaultLimits)
 }
 
 func unwrapPath(err error) error {
@@ -95,7 +131,7 @@ func unwrapPath(err error) error {
 }
 
 // detect guesses the format from the name, then from magic bytes.
-func detect(file string, data []byte) string {
+func detect(file string, head []byte) string {
 	switch name := strings.ToLower(file); {
 	case strings.HasSuffix(name, ".zip"):
 		return "zip"
@@ -105,150 +141,35 @@ func detect(file string, data []byte) string {
 		return "tar"
 	}
 	switch {
-	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		return "zip"
-	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "tar.gz"
 	}
 	return "tar"
 }
 
-func openZip(data []byte) (afero.Fs, error) {
-	r, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, err
+// parseSize parses a size parameter: bytes, or a number with a K, M or G
+// suffix (powers of 1024).
+func parseSize(name, v string) (int64, error) {
+	mult, num := int64(1), strings.TrimSuffix(strings.TrimSuffix(v, "iB"), "B")
+	switch {
+	case strings.HasSuffix(num, "K"):
+		mult, num = 1<<10, strings.TrimSuffix(num, "K")
+	case strings.HasSuffix(num, "M"):
+		mult, num = 1<<20, strings.TrimSuffix(num, "M")
+	case strings.HasSuffix(num, "G"):
+		mult, num = 1<<30, strings.TrimSuffix(num, "G")
 	}
-	var names, dirs []string
-	for _, f := range r.File {
-		if strings.HasSuffix(f.Name, "/") {
-			dirs = append(dirs, f.Name)
-		} else {
-			names = append(names, f.Name)
-		}
-		// Check every entry can be read now, not at the first Read.
-		rc, err := f.Open()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Name, err)
-		}
-		_, err = io.Copy(io.Discard, rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Name, err)
-		}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%s=%s: want a size in bytes, or with a K, M or G suffix (64M)", name, v)
 	}
-	missing := impliedDirs(names, dirs)
-	if len(missing) == 0 {
-		return zipfs.New(r), nil
-	}
-	// zipfs lists only the directories the archive has entries for:
-	// rewrite it with the missing ones (file data is copied compressed).
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, d := range missing {
-		if _, err := w.Create(d + "/"); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range r.File {
-		if err := w.Copy(f); err != nil {
-			return nil, err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	r, err = zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		return nil, err
-	}
-	return zipfs.New(r), nil
+	return n * mult, nil
 }
 
-// impliedDirs returns the directories (without leading or trailing
-// slash) that the file names imply but no directory entry lists, sorted.
-func impliedDirs(names, dirs []string) []string {
-	listed := map[string]bool{}
-	for _, d := range dirs {
-		listed[strings.Trim(path.Clean("/"+d), "/")] = true
-	}
-	implied := map[string]bool{}
-	for _, n := range names {
-		for d := path.Dir(path.Clean("/" + n)); d != "/"; d = path.Dir(d) {
-			if k := d[1:]; !listed[k] {
-				implied[k] = true
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(implied))
-}
-
-// openTar validates the whole archive first: tarfs.New returns nil on a
-// read error and panics on a short entry.
-func openTar(data []byte) (afs afero.Fs, err error) {
-	tr := tar.NewReader(bytes.NewReader(data))
-	var names, dirs []string
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.Copy(io.Discard, tr); err != nil {
-			return nil, fmt.Errorf("%s: %v", h.Name, err)
-		}
-		if h.Typeflag == tar.TypeDir {
-			dirs = append(dirs, h.Name)
-		} else {
-			names = append(names, h.Name)
-		}
-	}
-	if missing := impliedDirs(names, dirs); len(missing) > 0 {
-		// tarfs lists only the directories the archive has entries for:
-		// put the missing ones first.
-		var buf bytes.Buffer
-		w := tar.NewWriter(&buf)
-		for _, d := range missing {
-			if err := w.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
-				return nil, err
-			}
-		}
-		tr := tar.NewReader(bytes.NewReader(data))
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if err := w.WriteHeader(h); err != nil {
-				return nil, err
-			}
-			if _, err := io.Copy(w, tr); err != nil {
-				return nil, err
-			}
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		data = buf.Bytes()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			afs, err = nil, fmt.Errorf("%v", r)
-		}
-	}()
-	t := tarfs.New(tar.NewReader(bytes.NewReader(data)))
-	if t == nil {
-		return nil, errors.New("unreadable")
-	}
-	return t, nil
-}
-
-// seedZip builds a zip holding exactly files, with directory entries, and
-// serves it (julyfs conformance).
+// seedZip builds a zip holding exactly files, with directory entries, in
+// an unlinked temporary file, and serves it (julyfs conformance).
 func seedZip(files map[string][]byte) (vfs.FileSystem, error) {
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
@@ -275,9 +196,14 @@ func seedZip(files map[string][]byte) (vfs.FileSystem, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	afs, err := openZip(buf.Bytes())
+	tmp, err := os.CreateTemp("", "julyfs-seed-*.zip")
 	if err != nil {
 		return nil, err
 	}
-	return readonly.New(aferofs.New(afs)), nil
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return openArchiveFS(tmp.Name(), "zip", "", defaultLimits)
 }

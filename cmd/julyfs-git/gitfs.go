@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -20,7 +21,10 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/julyfs/julyfs/plugins"
+	"github.com/julyfs/julyfs/plugins/sequential"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/grepscan"
 )
 
 // maxCachedDirs bounds the directory cache; past it the cache starts
@@ -49,7 +53,34 @@ type gitFS struct {
 	mu    sync.Mutex // guards n
 	dirs  sync.Map   // clean dir path -> *dirNode
 	n     int        // entries in dirs, under mu
+
+	limits limits
+	// blobs keeps the streams of recent ranged reads, positioned where
+	// they ended (keyed by blob hash).
+	blobs sequential.Files
 }
+
+// limits bound what one command may make the plugin do (parameters
+// max-file-size and max-read).
+type limits struct {
+	// maxFile: a blob larger than this is refused to every read (a grep
+	// passes over it).
+	maxFile int64
+	// maxRead: a whole Read of a larger blob is refused; ranged reads
+	// (julyfs cat, a FUSE mount) stream it in pieces.
+	maxRead int64
+}
+
+// Defaults of the limits.
+const (
+	defaultMaxFile = 4 << 30
+	defaultMaxRead = 64 << 20
+	// largeObject is the size from which go-git streams a packed blob
+	// instead of inflating it into memory.
+	largeObject = 1 << 20
+)
+
+var defaultLimits = limits{maxFile: defaultMaxFile, maxRead: defaultMaxRead}
 
 // dirNode is a decoded tree object: its children sorted by path.
 type dirNode struct {
@@ -90,7 +121,7 @@ func openRepo(dir, rev string) (*gitFS, error) {
 	}
 	var handles []*git.Repository
 	for range max(1, runtime.GOMAXPROCS(0)) {
-		s := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+		s := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
 		r, err := git.Open(s, nil)
 		if err != nil {
 			return nil, fmt.Errorf("repo=%s: %v", dir, err)
@@ -107,7 +138,7 @@ func newGitFS(repo *git.Repository, commit plumbing.Hash, more ...*git.Repositor
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %v", commit, err)
 	}
-	g := &gitFS{repo: repo, commit: commit, when: c.Committer.When, repos: make(chan *git.Repository, 1+len(more))}
+	g := &gitFS{repo: repo, commit: commit, when: c.Committer.When, repos: make(chan *git.Repository, 1+len(more)), limits: defaultLimits}
 	g.repos <- repo
 	for _, r := range more {
 		g.repos <- r
@@ -292,43 +323,146 @@ func (g *gitFS) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.Dir
 	return vfs.Glob(ctx, g, pattern, dir)
 }
 
-func (g *gitFS) Read(ctx context.Context, path string) ([]byte, error) {
-	p := vfs.Clean(path)
+// blob returns the file at clean p: its hash and size, checked against
+// the limits (what a read of it may cost).
+func (g *gitFS) blob(ctx context.Context, p string) (plumbing.Hash, int64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return plumbing.ZeroHash, 0, err
 	}
 	c, ok, err := g.entry(p)
 	switch {
 	case err != nil:
-		return nil, err
+		return plumbing.ZeroHash, 0, err
 	case !ok:
-		return nil, vfs.NotFound(p)
+		return plumbing.ZeroHash, 0, vfs.NotFound(p)
 	case c.kind == vfs.KindDir:
-		return nil, vfs.IsDir(p)
+		return plumbing.ZeroHash, 0, vfs.IsDir(p)
 	}
 	repo := <-g.repos
-	defer func() { g.repos <- repo }()
-	b, err := repo.BlobObject(c.hash)
+	size, err := repo.Storer.EncodedObjectSize(c.hash)
+	g.repos <- repo
 	if err != nil {
-		return nil, vfs.NewError(vfs.KindOther, p, err)
+		return plumbing.ZeroHash, 0, vfs.NewError(vfs.KindOther, p, err)
 	}
-	r, err := b.Reader()
+	if size > g.limits.maxFile {
+		return plumbing.ZeroHash, 0, vfs.NewError(vfs.KindOther, p, fmt.Errorf("the blob is %d bytes, over this mount's max-file-size=%d (raise it with ?max-file-size=BYTES)", size, g.limits.maxFile))
+	}
+	return c.hash, size, nil
+}
+
+// open returns a stream of blob h: go-git streams a packed blob of
+// largeObject bytes or more from the pack file, and a loose one from its
+// file; the repository handle is needed only to find it.
+func (g *gitFS) open(p string, h plumbing.Hash, size int64) sequential.Opener {
+	return func(ctx context.Context) (io.ReadCloser, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		repo := <-g.repos
+		defer func() { g.repos <- repo }()
+		b, err := repo.BlobObject(h)
+		if err != nil {
+			return nil, vfs.NewError(vfs.KindOther, p, err)
+		}
+		r, err := b.Reader()
+		if err != nil {
+			return nil, vfs.NewError(vfs.KindOther, p, err)
+		}
+		return r, nil
+	}
+}
+
+func (g *gitFS) Read(ctx context.Context, path string) ([]byte, error) {
+	p := vfs.Clean(path)
+	h, size, err := g.blob(ctx, p)
 	if err != nil {
-		return nil, vfs.NewError(vfs.KindOther, p, err)
+		return nil, err
+	}
+	if size > g.limits.maxRead {
+		return nil, vfs.NewError(vfs.KindOther, p, fmt.Errorf("the blob is %d bytes, over this mount's max-read=%d for a whole read (read it in ranges, as julyfs cat does, or raise it with ?max-read=BYTES)", size, g.limits.maxRead))
+	}
+	r, err := g.open(p, h, size)(ctx)
+	if err != nil {
+		return nil, err
 	}
 	defer r.Close()
-	data := make([]byte, 0, b.Size)
-	buf := data[:b.Size]
+	buf := make([]byte, size)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, vfs.NewError(vfs.KindOther, p, err)
 	}
 	return buf, nil
 }
 
-// Grep is the shared grep over List and Read, which skips binary blobs
-// (a NUL byte) as grep does.
+// MaxRead is the size over which a whole Read is refused
+// (plugins.ReadLimiter).
+func (g *gitFS) MaxRead() int64 { return g.limits.maxRead }
+
+// ReadAt reads a range of a blob, continuing the stream of the last read
+// when it ended where this one starts (vfs.RangeReader).
+func (g *gitFS) ReadAt(ctx context.Context, path string, buf []byte, off int64) (int, error) {
+	p := vfs.Clean(path)
+	if off < 0 {
+		return 0, vfs.NewError(vfs.KindOther, p, errors.New("negative offset"))
+	}
+	h, size, err := g.blob(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	n, err := g.blobs.ReadAt(ctx, h.String(), size, g.open(p, h, size), buf, off)
+	if err != nil && err != io.EOF {
+		err = vfs.NewError(vfs.KindOther, p, err)
+	}
+	return n, err
+}
+
+// OpenFile opens a blob for ranged reads (vfs.FileOpener).
+func (g *gitFS) OpenFile(ctx context.Context, path string) (vfs.FileReader, error) {
+	p := vfs.Clean(path)
+	h, size, err := g.blob(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.blobs.Open(ctx, h.String(), size, g.open(p, h, size)), nil
+}
+
+// Grep is the grep engine over the tree's List, streaming each blob (it
+// skips binary blobs, a NUL byte, as grep does, and blobs over
+// max-file-size).
 func (g *gitFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
-	return vfs.Grep(ctx, g, q)
+	file := func(p string) grepscan.File {
+		return grepscan.File{Path: p, Open: func(ctx context.Context) (io.ReadCloser, int64, error) {
+			h, size, err := g.blob(ctx, p)
+			if err != nil {
+				if ctx.Err() == nil && vfs.KindOf(err) != vfs.KindNotFound {
+					// Passed over, as a binary file is, but said.
+					plugins.Logger().Warn("grep passes over a file", "path", p, "reason", err.Error())
+				}
+				if ctx.Err() == nil {
+					err = fmt.Errorf("%w: %v", grepscan.SkipFile, err)
+				}
+				return nil, 0, err
+			}
+			r, err := g.open(p, h, size)(ctx)
+			return r, size, err
+		}}
+	}
+	return vfs.GrepTree(ctx, q, vfs.GrepSource{
+		Stat: g.Stat,
+		File: file,
+		Dir: func(ctx context.Context, dir string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
+			return func(yield func(grepscan.File, error) bool) {
+				for e, err := range vfs.Walk(ctx, g.List, dir, 0) {
+					if err != nil {
+						yield(grepscan.File{}, err)
+						return
+					}
+					if e.Kind == vfs.KindFile && filter.Match(e.Path) && !yield(file(e.Path), nil) {
+						return
+					}
+				}
+			}
+		},
+	})
 }
 
 func (g *gitFS) Write(_ context.Context, path string, _ []byte) error {
@@ -343,4 +477,8 @@ func (g *gitFS) Search(context.Context, vfs.SearchQuery) iter.Seq2[vfs.SearchRes
 	return vfs.Empty[vfs.SearchResult]()
 }
 
-var _ vfs.FileSystem = (*gitFS)(nil)
+var (
+	_ vfs.FileSystem  = (*gitFS)(nil)
+	_ vfs.RangeReader = (*gitFS)(nil)
+	_ vfs.FileOpener  = (*gitFS)(nil)
+)

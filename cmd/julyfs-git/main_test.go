@@ -178,7 +178,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{map[string]string{"repo": dir, "ref": "v9"}, "plugin julyfs-git: ref=v9: not found in " + dir},
 		{map[string]string{"repo": t.TempDir()}, "plugin julyfs-git: repo=/tmp/"},
-		{map[string]string{"repo": dir, "color": "red"}, `plugin julyfs-git: unknown parameter "color" (known: repo, ref)`},
+		{map[string]string{"repo": dir, "color": "red"}, `plugin julyfs-git: unknown parameter "color" (known: repo, ref, max-file-size, max-read)`},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		_, err := plugins.OpenConfig(ctx, plugins.Config{Path: pluginBin, Args: c.args, Logger: hclog.NewNullLogger()})

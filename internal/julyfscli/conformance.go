@@ -23,6 +23,9 @@ import (
 	"github.com/julyfs/julyfs/vfs/vfstest"
 )
 
+// DefaultCheckTimeout is how long julyfs conformance gives each check.
+const DefaultCheckTimeout = 10 * time.Second
+
 func conformanceCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "conformance",
@@ -39,6 +42,11 @@ each fixture itself when it can (plugins.ServeOptions.Seed), which is how
 read-only plugins are checked: pass --read-only, and writes must fail with
 "read-only mount".
 
+Each check has --check-timeout (default 10s): a tree that has not answered
+by then fails it as "FAIL List/children: no answer within 10s", and the run
+goes on to the next check. Every call to a plugin is bounded the same way,
+so a hung plugin cannot hang the setup either.
+
 Examples:
    julyfs conformance --mount /=temp:
    julyfs conformance --mount /=plugin:./bin/my-backend
@@ -51,7 +59,7 @@ Examples:
 			&cli.BoolFlag{Name: "no-delete", Usage: "the tree cannot delete: check that Delete fails with delete not supported"},
 			&cli.BoolFlag{Name: "has-index", Usage: "the tree serves Search: check its order and limits"},
 			&cli.StringFlag{Name: "run", Usage: "run only the checks whose name matches `REGEXP`"},
-			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "bound each check by `DURATION`"},
+			&cli.DurationFlag{Name: "check-timeout", Aliases: []string{"timeout"}, Value: DefaultCheckTimeout, Usage: "give each check `DURATION`: one that has not ended by then fails with \"no answer within DURATION\" and the run goes on"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of lines"},
 		),
 		Action: func(c *cli.Context) error {
@@ -78,10 +86,17 @@ Examples:
 				HasIndex:       c.Bool("has-index"),
 				HostGrepRoot:   c.Bool("host-grep-root") || localRoot(table),
 			}
+			// A plugin's every call is bounded too, so the setup and
+			// the clean-up between checks cannot hang either.
+			timeout := c.Duration("check-timeout")
+			ctx := c.Context
+			if timeout > 0 {
+				ctx = rootspec.WithPluginCallTimeout(ctx, timeout, "raise it with --check-timeout")
+			}
 			tb := &trees{table: table, readOnly: opts.ReadOnly}
 			defer tb.closeAll()
 			// Fail early, once, when the tree cannot be built or seeded.
-			if _, err := tb.newFS(c.Context, map[string][]byte{}); err != nil {
+			if _, err := tb.newFS(ctx, map[string][]byte{}); err != nil {
 				return err
 			}
 			tb.closeAll()
@@ -104,8 +119,8 @@ Examples:
 			report.Checks = []jsonCheck{}
 			asJSON := c.Bool("json")
 			vfstest.RunEach(c.Context, func(files map[string][]byte) (vfs.FileSystem, error) {
-				return tb.newFS(c.Context, files)
-			}, opts, vfstest.EachOptions{Run: re, Timeout: c.Duration("timeout")}, func(r vfstest.Result) {
+				return tb.newFS(ctx, files)
+			}, opts, vfstest.EachOptions{Run: re, Timeout: timeout}, func(r vfstest.Result) {
 				tb.closeAll()
 				if len(r.Failures) == 0 {
 					report.Passed++
@@ -126,7 +141,7 @@ Examples:
 				}
 			})
 			tb.closeAll()
-			if err := tb.finish(c.Context); err != nil {
+			if err := tb.finish(ctx); err != nil {
 				return err
 			}
 			if asJSON {

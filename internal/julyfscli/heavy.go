@@ -106,7 +106,7 @@ rebuilt automatically.
 Examples:
    julyfs index build --mount /repo=local:./src --index .julyfs/index
    julyfs search --mount /repo=local:./src --index .julyfs/index 'parse http header' --max 10`,
-				Flags: withTreeFlags(
+				Flags: withVerbFlags(
 					&cli.StringFlag{Name: "index", Usage: "the index `DIR` (created when missing)", Required: true},
 					&cli.BoolFlag{Name: "rebuild", Usage: "discard the index (damaged or not) and build it anew"},
 					&cli.Int64Flag{Name: "max-file-size", Value: DefaultMaxFileSize, Usage: "skip files larger than `BYTES`"},
@@ -140,7 +140,7 @@ It prints one line on stderr once it answers, and runs until interrupted
 Example:
    julyfs index follow --mount /repo=local:./src --index .julyfs/index &
    julyfs search --mount /repo=local:./src --index .julyfs/index 'parse http header'`,
-				Flags: withTreeFlags(
+				Flags: withVerbFlags(
 					&cli.StringFlag{Name: "index", Usage: "the index `DIR` (created when missing)", Required: true},
 				),
 				Action: func(c *cli.Context) error {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -33,6 +35,37 @@ func treeFlags() []cli.Flag {
 
 // withTreeFlags returns flags followed by the tree flags.
 func withTreeFlags(flags ...cli.Flag) []cli.Flag { return append(flags, treeFlags()...) }
+
+// DefaultPluginTimeout bounds each call of a one-shot verb (ls, cat, grep,
+// ...) to a plugin tree: a plugin that answers nothing for this long fails
+// the call with "no answer within 1m0s" instead of hanging the command.
+const DefaultPluginTimeout = time.Minute
+
+const pluginTimeoutFlag = "plugin-timeout"
+
+// verbFlags are the tree flags of a one-shot verb: treeFlags and
+// --plugin-timeout.
+func verbFlags() []cli.Flag {
+	return append(treeFlags(), &cli.DurationFlag{
+		Name:  pluginTimeoutFlag,
+		Value: DefaultPluginTimeout,
+		Usage: "fail a call to a plugin: mount that answers nothing for `DURATION` (0: wait for good)",
+	})
+}
+
+// withVerbFlags returns flags followed by the verb flags.
+func withVerbFlags(flags ...cli.Flag) []cli.Flag { return append(flags, verbFlags()...) }
+
+// pluginTimeout is c's --plugin-timeout, DefaultPluginTimeout for a
+// command without the flag.
+func pluginTimeout(c *cli.Context) time.Duration {
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), pluginTimeoutFlag) {
+			return c.Duration(pluginTimeoutFlag)
+		}
+	}
+	return DefaultPluginTimeout
+}
 
 // treeKey is the context key under which the tour hands its tree to the
 // commands it runs.
@@ -88,7 +121,11 @@ func OpenTree(c *cli.Context) (fsys vfs.FileSystem, close func(), err error) {
 	if err := delegatePlugins(c, table); err != nil {
 		return nil, nil, err
 	}
-	root, err := table.Open(c.Context)
+	ctx := c.Context
+	if d := pluginTimeout(c); d > 0 && table.NeedsPlugins() {
+		ctx = rootspec.WithPluginCallTimeout(ctx, d, "raise it with --"+pluginTimeoutFlag+", 0 for no bound")
+	}
+	root, err := table.Open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,7 +26,7 @@ Examples:
    julyfs ls --mount /=local:. /
    julyfs ls -l --mount /=local:. /docs
    julyfs ls / --mount /repo=local:./src --mount /notes=temp:`,
-		Flags: withTreeFlags(
+		Flags: withVerbFlags(
 			&cli.BoolFlag{Name: "l", Usage: "long format: kind, size, modification time, path"},
 		),
 		Action: func(c *cli.Context) error {
@@ -133,7 +133,7 @@ when the contents do). A missing path fails with not found.
 Examples:
    julyfs stat --mount /=local:./docs /guide.md
    julyfs stat /repo --mount /repo=local:./src`,
-		Flags: treeFlags(),
+		Flags: verbFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return Usagef(c, "stat takes one PATH, got %d arguments", c.NArg())
@@ -182,7 +182,7 @@ status is then 1.
 Examples:
    julyfs cat --mount /=local:./docs /guide.md
    julyfs cat /a.txt /b.txt --mount /=local:.`,
-		Flags: treeFlags(),
+		Flags: verbFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return Usagef(c, "cat needs at least one PATH")
@@ -195,18 +195,56 @@ Examples:
 			out := newOutput(c)
 			var errs []error
 			for _, p := range c.Args().Slice() {
-				data, err := fsys.Read(c.Context, vfs.Clean(vfs.ParseDisplayPath(p)))
+				ok, err := catFile(c.Context, fsys, vfs.Clean(vfs.ParseDisplayPath(p)), out)
 				if err != nil {
 					errs = append(errs, err)
-					continue
 				}
-				if !out.write(data) {
+				if !ok {
 					break
 				}
 			}
 			return out.done(errors.Join(errs...))
 		},
 	}
+}
+
+// catPiece is how much of a file cat holds at once from a tree that reads
+// by range.
+const catPiece = 1 << 20
+
+// catFile writes the file at p to out: in pieces of catPiece from a tree
+// that reads by range (so a file of gigabytes costs one piece), else read
+// whole. ok is false when out can take no more.
+func catFile(ctx context.Context, fsys vfs.FileSystem, p string, out *output) (ok bool, err error) {
+	_, opener := fsys.(vfs.FileOpener)
+	_, ranged := fsys.(vfs.RangeReader)
+	if !opener && !ranged {
+		data, err := fsys.Read(ctx, p)
+		if err != nil {
+			return true, err
+		}
+		return out.write(data), nil
+	}
+	r, err := vfs.OpenFile(ctx, fsys, p)
+	if err != nil {
+		return true, err
+	}
+	defer r.Close()
+	buf := make([]byte, min(r.Size(), catPiece))
+	for off := int64(0); off < r.Size(); {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), r.Size()-off)], off)
+		if n > 0 && !out.write(buf[:n]) {
+			return false, nil
+		}
+		off += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 func globCommand() *cli.Command {
@@ -224,7 +262,7 @@ Examples:
    julyfs glob --mount /=local:. '**/*.md'
    julyfs glob '*.go' /src --mount /=local:.          # only directly under /src
    julyfs glob --mount /repo=local:./src --mount /notes=temp: '/repo/**/*.go'`,
-		Flags: treeFlags(),
+		Flags: verbFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return Usagef(c, "glob takes PATTERN [DIR], got %d arguments", c.NArg())
@@ -275,7 +313,7 @@ Examples:
    julyfs grep --mount /=local:. 'TODO|FIXME' / --glob '*.md' -i --max 50
    julyfs grep 'func main' / --glob '*.go' --mount /repo=local:./src --mount /notes=temp:
    julyfs grep --mount /=local:. -- '-v' /`,
-		Flags: withTreeFlags(
+		Flags: withVerbFlags(
 			&cli.StringFlag{Name: "glob", Aliases: []string{"g"}, Usage: "only files matching `GLOB` ('*.go': file name at any depth)"},
 			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match without regard to case"},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` matching lines (0: no limit)"},
@@ -385,7 +423,7 @@ Examples:
    julyfs write /notes/today.md --mount /notes=local:./notes < today.md
    etag=$(julyfs stat --mount /host=hostfiles:./state /host/n.md | sed -n 's/^etag: *//p')
    julyfs write --if-match "$etag" --mount /host=hostfiles:./state /host/n.md < n.md`,
-		Flags: withTreeFlags(
+		Flags: withVerbFlags(
 			&cli.StringFlag{Name: "if-match", Usage: "write only if the file's etag is `ETAG`, else fail with conflict: PATH; print the new etag"},
 		),
 		Action: func(c *cli.Context) error {
@@ -435,7 +473,7 @@ still deleted, and the exit status is 1.
 Examples:
    julyfs rm --mount /=local:./scratch /old.txt
    julyfs rm /a.txt /b.txt --mount /=local:./scratch`,
-		Flags: treeFlags(),
+		Flags: verbFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return Usagef(c, "rm needs at least one PATH")
@@ -476,7 +514,7 @@ to date with the tree, first; see 'julyfs index build').
 Examples:
    julyfs search --mount /=local:./docs 'how do I mount' --max 5
    julyfs search --mount /repo=local:./src --index .julyfs/index 'parse http header'`,
-		Flags: withTreeFlags(append([]cli.Flag{
+		Flags: withVerbFlags(append([]cli.Flag{
 			&cli.IntFlag{Name: "max", Value: 10, Usage: "at most `N` results (0: no limit)"},
 		}, indexFlags()...)...),
 		Action: func(c *cli.Context) error {

@@ -8,6 +8,9 @@
 // again later, and rootspec warns about it once when it binds the tree,
 // so the other mounts serve. A seeded open (conformance checks) fails
 // instead.
+//
+// The bound on each plugin call comes from the context of the open
+// (rootspec.WithPluginCallTimeout, which the one-shot julyfs verbs set).
 package pluginkind
 
 import (
@@ -31,7 +34,8 @@ func check(p rootspec.PluginSpec) error {
 }
 
 func open(ctx context.Context, p rootspec.PluginSpec, seeded bool, seed map[string][]byte) (vfs.FileSystem, io.Closer, error) {
-	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed, Deferred: !seeded})
+	timeout, hint := rootspec.PluginCallTimeout(ctx)
+	fsys, err := plugins.OpenConfig(ctx, plugins.Config{Path: p.Path, Args: p.Args, SHA256: p.SHA256, Dir: p.Dir, Seeded: seeded, Seed: seed, Deferred: !seeded, CallTimeout: timeout, CallTimeoutHint: hint})
 	if errors.Is(err, plugins.ErrNoSeed) {
 		return nil, nil, fmt.Errorf("%w: %w", rootspec.ErrPluginNoSeed, err)
 	}

@@ -15,8 +15,8 @@ type EachOptions struct {
 	// Run, when set, runs only the checks whose name it matches.
 	Run *regexp.Regexp
 	// Timeout bounds one check (0: no bound). A check that does not end
-	// in time fails with a message saying so and is abandoned (its
-	// goroutine keeps running; its context is cancelled).
+	// in time fails with "no answer within TIMEOUT (abandoned)" and is
+	// abandoned (its goroutine keeps running; its context is cancelled).
 	Timeout time.Duration
 }
 
@@ -59,7 +59,7 @@ func RunEach(ctx context.Context, newFS func(files map[string][]byte) (vfs.FileS
 		select {
 		case <-done:
 		case <-timeout:
-			rt.Errorf("did not finish within %v (abandoned)", eo.Timeout)
+			rt.Errorf("no answer within %v (abandoned)", eo.Timeout)
 		case <-ctx.Done():
 			rt.Errorf("interrupted: %v", ctx.Err())
 		}

@@ -17,6 +17,18 @@
 //     4 MiB + 300 KiB or 4 MiB - 300 KiB long in turn, after every Stat of
 //     it: a Read must still answer one whole version (byte i = i % 251).
 //   - fail: Open fails with "bad parameter" (an error of the tree).
+//   - liar: a temp tree holding /a.txt and /b.txt ("lie\n") whose
+//     answers break the contract where a path asks for it: List of
+//     /order (unsorted), /dup (an entry twice), /escape
+//     ("/../../etc/passwd"), /deep (a grandchild), /kind (an unknown
+//     kind); Stat of /negative (size -1) and /other (names /etc/passwd);
+//     Glob under /escape ("/escape/../x"); Grep of "lie" (hits out of
+//     order) and "zero" (line number 0).
+//   - hang: a tree whose every call but Open hangs for good, ignoring
+//     its context; with hang=open its Open hangs too.
+//
+// With TESTPLUGIN_HANG set, seeded trees are hang trees (and with
+// TESTPLUGIN_HANG=open the seeding hangs).
 //
 // With TESTPLUGIN_SERVE set in its environment it serves one fixed temp
 // tree through plugins.Serve instead.
@@ -62,7 +74,16 @@ func main() {
 	}
 	plugins.ServeWith(plugins.ServeOptions{
 		Open: open,
-		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) { return temp.New(files) },
+		Seed: func(_ context.Context, files map[string][]byte) (vfs.FileSystem, error) {
+			switch os.Getenv("TESTPLUGIN_HANG") {
+			case "open":
+				select {}
+			case "":
+			default:
+				return hang{}, nil
+			}
+			return temp.New(files)
+		},
 	})
 }
 
@@ -99,6 +120,17 @@ func open(_ context.Context, args map[string]string) (vfs.FileSystem, error) {
 		return &resizing{FS: t}, nil
 	case "fail":
 		return nil, errors.New("bad parameter: fail=" + args["why"])
+	case "liar":
+		t, err := temp.New(map[string][]byte{"/a.txt": []byte("lie\n"), "/b.txt": []byte("lie\n")})
+		if err != nil {
+			return nil, err
+		}
+		return &liar{FS: t}, nil
+	case "hang":
+		if args["hang"] == "open" {
+			select {}
+		}
+		return hang{}, nil
 	}
 	return nil, fmt.Errorf("unknown mode %q", args["mode"])
 }
@@ -185,4 +217,92 @@ func (r *resizing) Stat(ctx context.Context, path string) (vfs.FileInfo, error) 
 		}
 	}
 	return info, err
+}
+
+// liar breaks the contract where its paths ask for it (see the package
+// doc).
+type liar struct{ *temp.FS }
+
+func entries(es ...vfs.DirEntry) iter.Seq2[vfs.DirEntry, error] {
+	return func(yield func(vfs.DirEntry, error) bool) {
+		for _, e := range es {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+func file(p string) vfs.DirEntry { return vfs.DirEntry{Path: p, Kind: vfs.KindFile} }
+
+func (l *liar) List(ctx context.Context, prefix string) iter.Seq2[vfs.DirEntry, error] {
+	switch vfs.Clean(prefix) {
+	case "/order":
+		return entries(file("/order/b"), file("/order/a"))
+	case "/dup":
+		return entries(file("/dup/a"), file("/dup/a"))
+	case "/escape":
+		return entries(file("/escape/ok"), file("/../../etc/passwd"))
+	case "/deep":
+		return entries(file("/deep/a/b"))
+	case "/kind":
+		return entries(vfs.DirEntry{Path: "/kind/a", Kind: 7})
+	}
+	return l.FS.List(ctx, prefix)
+}
+
+func (l *liar) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
+	switch vfs.Clean(path) {
+	case "/negative":
+		return vfs.FileInfo{Path: "/negative", Kind: vfs.KindFile, Size: -1}, nil
+	case "/other":
+		return vfs.FileInfo{Path: "/etc/passwd", Kind: vfs.KindFile, Size: 1}, nil
+	}
+	return l.FS.Stat(ctx, path)
+}
+
+func (l *liar) Glob(ctx context.Context, pattern, dir string) iter.Seq2[vfs.DirEntry, error] {
+	if vfs.Clean(dir) == "/escape" {
+		return entries(file("/escape/../x"))
+	}
+	return l.FS.Glob(ctx, pattern, dir)
+}
+
+func (l *liar) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	hits := func(hs ...vfs.GrepResult) iter.Seq2[vfs.GrepResult, error] {
+		return func(yield func(vfs.GrepResult, error) bool) {
+			for _, h := range hs {
+				if !yield(h, nil) {
+					return
+				}
+			}
+		}
+	}
+	switch q.Pattern {
+	case "lie":
+		return hits(vfs.GrepResult{Path: "/b.txt", LineNumber: 1, Line: "lie"}, vfs.GrepResult{Path: "/a.txt", LineNumber: 1, Line: "lie"})
+	case "zero":
+		return hits(vfs.GrepResult{Path: "/a.txt", LineNumber: 0, Line: "lie"})
+	}
+	return l.FS.Grep(ctx, q)
+}
+
+// hang answers no call: each blocks for good, whatever its context.
+type hang struct{}
+
+func (hang) List(context.Context, string) iter.Seq2[vfs.DirEntry, error] {
+	return func(func(vfs.DirEntry, error) bool) { select {} }
+}
+func (hang) Stat(context.Context, string) (vfs.FileInfo, error) { select {} }
+func (hang) Glob(context.Context, string, string) iter.Seq2[vfs.DirEntry, error] {
+	return func(func(vfs.DirEntry, error) bool) { select {} }
+}
+func (hang) Read(context.Context, string) ([]byte, error) { select {} }
+func (hang) Grep(context.Context, vfs.GrepQuery) iter.Seq2[vfs.GrepResult, error] {
+	return func(func(vfs.GrepResult, error) bool) { select {} }
+}
+func (hang) Write(context.Context, string, []byte) error { select {} }
+func (hang) Delete(context.Context, string) error        { select {} }
+func (hang) Search(context.Context, vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return func(func(vfs.SearchResult, error) bool) { select {} }
 }
