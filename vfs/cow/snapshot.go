@@ -1,0 +1,119 @@
+package cow
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/julyfs/julyfs/vfs"
+)
+
+// Entries returns the layer's entries sorted by path: a consistent
+// snapshot (no change is half made in it). Its cost is the layer's size,
+// not the base's.
+func (c *FS) Entries() []Entry {
+	c.mu.RLock()
+	out := entries(c.root, "/", nil)
+	c.mu.RUnlock()
+	SortEntries(out)
+	return out
+}
+
+// Sync makes durable every blob written since the last Sync, so that a
+// manifest written after it names only blobs that survive a crash.
+func (c *FS) Sync() error { return c.blobs.sync() }
+
+// Compact writes the layer's entries to head.json and starts an empty
+// journal, so reopening does not replay every change ever made.
+func (c *FS) Compact() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.resetLocked(c.Entries(), false)
+}
+
+// Reset makes the layer es (entries as Entries returns them: a
+// checkpoint's), durably: every blob es names must be in the layer. A
+// missing blob is named in the error and nothing changes. Watchers hear
+// of every file path whose entry changed.
+func (c *FS) Reset(es []Entry) error {
+	for _, e := range es {
+		if msg := validEntry(e); msg != "" {
+			return fmt.Errorf("cow: %s", msg)
+		}
+		if e.Type == TypeFile {
+			if _, err := os.Stat(c.blobs.path(e.Hash)); err != nil {
+				return fmt.Errorf("cow: layer %s: blob %s of %s is missing", c.dir, e.Hash, e.Path)
+			}
+		}
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.resetLocked(es, true)
+}
+
+func (c *FS) resetLocked(es []Entry, notify bool) error {
+	es = append([]Entry(nil), es...)
+	SortEntries(es)
+	old := c.Entries()
+	if err := c.blobs.sync(); err != nil {
+		return fmt.Errorf("cow: %w", err)
+	}
+	if err := c.journal.Close(); err != nil {
+		return fmt.Errorf("cow: %w", err)
+	}
+	gen := c.gen + 1
+	werr := writeHead(c.dir, head{Gen: gen, Entries: es})
+	j, err := os.OpenFile(journalPath(c.dir), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("cow: reopening the journal: %w", err)
+	}
+	c.journal = j
+	if werr != nil {
+		return fmt.Errorf("cow: %w", werr)
+	}
+	c.gen = gen
+	root := build(es)
+	c.mu.Lock()
+	c.root = root
+	c.mu.Unlock()
+	if notify {
+		for _, ch := range Changes(old, es) {
+			op := vfs.ChangeWrite
+			if ch.New.Type != TypeFile && ch.New.Type != TypeLink {
+				op = vfs.ChangeDelete
+			}
+			c.watchers.Notify(vfs.Change{Path: ch.Path, Op: op})
+		}
+	}
+	return nil
+}
+
+// Change is one path where two sets of entries differ: Old or New is the
+// zero Entry (Type "") where that set has no entry.
+type Change struct {
+	Path     string
+	Old, New Entry
+}
+
+// Changes returns the paths where a and b (each sorted by path) differ,
+// in path order.
+func Changes(a, b []Entry) []Change {
+	var out []Change
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j >= len(b) || i < len(a) && a[i].Path < b[j].Path:
+			out = append(out, Change{Path: a[i].Path, Old: a[i]})
+			i++
+		case i >= len(a) || b[j].Path < a[i].Path:
+			out = append(out, Change{Path: b[j].Path, New: b[j]})
+			j++
+		default:
+			if !SameContent(a[i], b[j]) {
+				out = append(out, Change{Path: a[i].Path, Old: a[i], New: b[j]})
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
