@@ -101,6 +101,8 @@ type TurnCompleted struct {
 	// Result is the final assistant text.
 	Result string      `json:"result"`
 	Usage  model.Usage `json:"usage"`
+	// Checkpoint is the turn's checkpoint, in a copy-on-write session.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // TurnFailed is turn.failed's data.
@@ -110,6 +112,8 @@ type TurnFailed struct {
 	Message string `json:"message"`
 	// Usage is what the turn's model calls cost before it failed.
 	Usage *model.Usage `json:"usage,omitempty"`
+	// Checkpoint is the turn's checkpoint, in a copy-on-write session.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // MessageInterrupted is TurnFailed.Message for a turn cut short.

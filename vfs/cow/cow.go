@@ -40,6 +40,9 @@ type FS struct {
 
 	watchers vfs.Watchers
 
+	// view is a read-only View: every change fails.
+	view bool
+
 	// ignoreWhiteouts is a fault for the package's own tests: whiteouts
 	// are recorded but not applied, so the conformance suite can be
 	// shown to catch a layer without them.
@@ -112,6 +115,9 @@ func Open(base vfs.FileSystem, dir string) (*FS, error) {
 func (c *FS) Close() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.journal == nil {
+		return nil
+	}
 	return c.journal.Close()
 }
 
@@ -151,6 +157,13 @@ func (n notifyingFS) Watch(fn func(vfs.Change)) (cancel func()) {
 // commit records the ops in the journal and makes them, then reports
 // changes. Callers hold wmu.
 func (c *FS) commit(ops ...op) error {
+	if c.view {
+		p := "/"
+		if len(ops) > 0 {
+			p = ops[0].Path
+		}
+		return vfs.ReadOnly(p)
+	}
 	line, err := json.Marshal(journalLine{Ops: ops})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cow
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -116,4 +117,35 @@ func Changes(a, b []Entry) []Change {
 		}
 	}
 	return out
+}
+
+// InitLayer makes dir a layer holding es, for a layer that is to start
+// from a snapshot (a fork): the blobs es names must already be in dir's
+// blobs directory (linked there: [BlobPath]). dir must not hold a layer.
+func InitLayer(dir string, es []Entry) error {
+	if _, err := os.Stat(journalPath(dir)); err == nil {
+		return fmt.Errorf("cow: %s already holds a layer", dir)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, blobsDir), filepath.Join(dir, tmpDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cow: %w", err)
+		}
+	}
+	es = append([]Entry(nil), es...)
+	SortEntries(es)
+	for _, e := range es {
+		if msg := validEntry(e); msg != "" {
+			return fmt.Errorf("cow: %s", msg)
+		}
+	}
+	return writeHead(dir, head{Gen: 1, Entries: es})
+}
+
+// View returns a read-only tree showing es (a checkpoint's entries) over
+// base, its files read from the blobs of the layer directory dir: what a
+// diff compares and a mount of a checkpoint serves. Its changes fail with
+// "read-only mount".
+func View(base vfs.FileSystem, dir string, es []Entry) *FS {
+	return &FS{base: base, dir: dir, blobs: &blobStore{dir: dir},
+		uid: uint32(os.Getuid()), gid: uint32(os.Getgid()), root: build(es), view: true}
 }

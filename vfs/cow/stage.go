@@ -21,6 +21,9 @@ import (
 // contents (the layer's or the base's).
 func (c *FS) Stage(ctx context.Context, path string, keep bool) (vfs.StagedFile, error) {
 	p := vfs.Clean(path)
+	if c.view {
+		return nil, vfs.ReadOnly(p)
+	}
 	if p == "/" {
 		return nil, vfs.IsDir(p)
 	}

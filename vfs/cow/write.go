@@ -132,6 +132,9 @@ func (c *FS) Write(ctx context.Context, path string, data []byte) error {
 // writeLocked makes the file at p the blob content returns, called once
 // the target is known to be writable. Callers hold wmu.
 func (c *FS) writeLocked(ctx context.Context, p string, content func() (string, int64, error)) error {
+	if c.view {
+		return vfs.ReadOnly(p)
+	}
 	if p == "/" {
 		return vfs.IsDir(p)
 	}
