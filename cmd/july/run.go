@@ -103,6 +103,7 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.BoolFlag{Name: "print-prompt", Usage: "print the system prompt and exit"},
 			indexFlag,
 			watchFlags[0], watchFlags[1],
+			cowFlag,
 		},
 		Action: runAction,
 	}
@@ -199,6 +200,15 @@ func runAction(c *cli.Context) error {
 		defer log.Close()
 	}
 	sopts := runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)}
+	layer, closeLayer, created, err := cowSession(ctx, c, a, st, log, m.Name(), &sopts)
+	if err != nil {
+		return err
+	}
+	defer closeLayer()
+	if created != nil {
+		log = created
+		defer log.Close()
+	}
 	if log != nil {
 		sopts.SessionID = log.ID()
 	}
@@ -248,6 +258,9 @@ func runAction(c *cli.Context) error {
 			werr = enc.Encode(appended{Type: "message.appended", SessionID: log.ID(), TurnID: turnID,
 				At: time.Now().UTC(), Data: sessions.MessageCompleted{Text: d.Text}})
 		}
+	}
+	if layer != nil {
+		opts.Checkpoint = checkpointHook(layer, log, stderr)
 	}
 	loop, err := runner.NewLoop(s, log, opts)
 	if err != nil {

@@ -219,4 +219,3 @@ func setMode(ctx context.Context, base vfs.FileSystem, e cow.Entry, st vfs.FileI
 	}
 	return err
 }
-

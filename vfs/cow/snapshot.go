@@ -149,3 +149,26 @@ func View(base vfs.FileSystem, dir string, es []Entry) *FS {
 	return &FS{base: base, dir: dir, blobs: &blobStore{dir: dir},
 		uid: uint32(os.Getuid()), gid: uint32(os.Getgid()), root: build(es), view: true}
 }
+
+// ReadEntries returns the entries of the layer in directory dir as they
+// are on disk (head.json and the journal), without opening it: what
+// another process reads while the layer's owner works.
+func ReadEntries(dir string) ([]Entry, error) {
+	h, err := readHead(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cow: %w", err)
+	}
+	batches, err := readJournal(dir, h.Gen)
+	if err != nil {
+		return nil, fmt.Errorf("cow: %w", err)
+	}
+	root := build(h.Entries)
+	for _, b := range batches {
+		for _, o := range b {
+			apply(root, o)
+		}
+	}
+	es := entries(root, "/", nil)
+	SortEntries(es)
+	return es, nil
+}
