@@ -46,6 +46,10 @@ const LayerDir = "layer"
 
 const checkpointsDir = "checkpoints"
 
+// compactLimit is the journal size past which a checkpoint compacts the
+// layer (head.json rewritten, the journal started afresh).
+const compactLimit = 1 << 20
+
 // Manifest is one checkpoint.
 type Manifest struct {
 	Version int    `json:"version"`
@@ -84,7 +88,7 @@ func Take(c *cow.FS, sessionDir string, turn int, turnID string, prev []cow.Entr
 	if rel, err := filepath.Rel(sessionDir, p); err == nil {
 		ref.Manifest = filepath.ToSlash(rel)
 	}
-	if err := c.Compact(); err != nil {
+	if err := c.CompactOver(compactLimit); err != nil {
 		return ref, es, fmt.Errorf("checkpoint of turn %d: compacting the layer: %w", turn, err)
 	}
 	return ref, es, nil

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // The layer directory:
@@ -118,7 +120,7 @@ func (b *blobStore) sync() error {
 	b.mu.Unlock()
 	dirs := map[string]bool{}
 	for h := range pending {
-		if err := fsyncPath(b.path(h)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fdatasyncPath(b.path(h)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			b.mu.Lock()
 			if b.unsynced == nil {
 				b.unsynced = map[string]bool{}
@@ -137,6 +139,17 @@ func (b *blobStore) sync() error {
 		}
 	}
 	return nil
+}
+
+// fdatasyncPath flushes the file at p's data (and the size, not its
+// times): what a blob needs to survive a crash.
+func fdatasyncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Fdatasync(int(f.Fd()))
 }
 
 func fsyncPath(p string) error {

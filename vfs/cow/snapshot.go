@@ -31,6 +31,21 @@ func (c *FS) Compact() error {
 	return c.resetLocked(c.Entries(), false)
 }
 
+// CompactOver compacts the layer when its journal has grown past limit
+// bytes, so a checkpoint pays for a compaction only now and then.
+func (c *FS) CompactOver(limit int64) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.journal == nil {
+		return nil
+	}
+	st, err := c.journal.Stat()
+	if err != nil || st.Size() <= limit {
+		return err
+	}
+	return c.resetLocked(c.Entries(), false)
+}
+
 // Reset makes the layer es (entries as Entries returns them: a
 // checkpoint's), durably: every blob es names must be in the layer. A
 // missing blob is named in the error and nothing changes. Watchers hear
