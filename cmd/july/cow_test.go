@@ -98,6 +98,14 @@ func TestCowSession(t *testing.T) {
 	assert.Len(t, strings.Split(strings.TrimSpace(logOut), "\n"), 6, logOut)
 	assert.Contains(t, logOut, "completed  1      +1 -0")
 
+	// A session held by another process (a running turn) refuses.
+	held, _, err := sessions.New(state).Resume(id)
+	require.NoError(t, err)
+	_, errOut, code := julyRun(t, "rewind", agent, id, "--to", "2", "--state-root", state)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "session in use")
+	require.NoError(t, held.Close())
+
 	// Rewind to 2: files and conversation; then turn 6 is script turn 3.
 	run("rewind", agent, id, "--to", "2")
 	assert.Equal(t, "/a.txt\n/b.txt\n/old.txt\n", run("diff", agent, id, "--name-only"))
@@ -107,7 +115,7 @@ func TestCowSession(t *testing.T) {
 	assert.Equal(t, "three\n", run("run", agent, "--session", id, "-m", "go"))
 	logOut = run("log", agent, id)
 	assert.Contains(t, logOut, "completed (rewound)")
-	_, errOut, code := julyRun(t, "rewind", agent, id, "--to", "9", "--state-root", state)
+	_, errOut, code = julyRun(t, "rewind", agent, id, "--to", "9", "--state-root", state)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "has no turn 9 (it has 6)")
 
