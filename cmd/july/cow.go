@@ -588,3 +588,14 @@ were conflicts.`,
 		},
 	}
 }
+
+// printCheckpoint prints a turn's checkpoint in july show's transcript.
+func printCheckpoint(w io.Writer, cp *sessions.Checkpoint) {
+	switch {
+	case cp == nil:
+	case cp.Error != "":
+		fmt.Fprintf(w, "-- no checkpoint of turn %d: %s\n", cp.Turn, cp.Error)
+	default:
+		fmt.Fprintf(w, "-- checkpoint of turn %d: %d paths changed, %d differ from the tree (july diff --turn %d)\n", cp.Turn, cp.Changed, cp.Entries, cp.Turn)
+	}
+}

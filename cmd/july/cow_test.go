@@ -88,6 +88,8 @@ func TestCowSession(t *testing.T) {
 	}
 	assert.Equal(t, 5, n)
 
+	show := run("show", agent, id)
+	assert.Contains(t, show, "-- checkpoint of turn 2: 2 paths changed, 3 differ from the tree (july diff --turn 2)\n")
 	assert.Equal(t, "/a.txt\n/b.txt\n/old.txt\n", run("diff", agent, id, "--name-only"))
 	assert.Equal(t, "/c/d.txt\n", run("diff", agent, id, "--turn", "3", "--name-only"))
 	assert.Equal(t, "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1,2 @@\n b\n+b2\n",
@@ -115,6 +117,7 @@ func TestCowSession(t *testing.T) {
 	assert.Equal(t, "three\n", run("run", agent, "--session", id, "-m", "go"))
 	logOut = run("log", agent, id)
 	assert.Contains(t, logOut, "completed (rewound)")
+	assert.Contains(t, run("show", agent, id), "-- rewound to the end of turn 2\n")
 	_, errOut, code = julyRun(t, "rewind", agent, id, "--to", "9", "--state-root", state)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "has no turn 9 (it has 6)")

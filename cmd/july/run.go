@@ -476,6 +476,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 	if meta.Parent != "" {
 		fmt.Fprintf(w, "(a subagent of session %s)\n", meta.Parent)
 	}
+	if meta.ForkOf != nil {
+		fmt.Fprintf(w, "(forked from session %s at turn %d)\n", meta.ForkOf.Session, meta.ForkOf.Turn)
+	}
 	for _, ev := range events {
 		switch ev.Type {
 		case sessions.TypeMessageReceived:
@@ -528,10 +531,16 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			var d sessions.TurnCompleted
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn completed (%s)\n", tokens(d.Usage))
+			printCheckpoint(w, d.Checkpoint)
 		case sessions.TypeTurnFailed:
 			var d sessions.TurnFailed
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn failed: %s\n", indent(d.Message))
+			printCheckpoint(w, d.Checkpoint)
+		case sessions.TypeSessionRewound:
+			var d sessions.SessionRewound
+			json.Unmarshal(ev.Data, &d)
+			fmt.Fprintf(w, "-- rewound to the end of turn %d\n", d.ToTurn)
 		}
 	}
 	if todos != "" {
