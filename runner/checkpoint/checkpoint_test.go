@@ -1,7 +1,9 @@
 package checkpoint_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -128,5 +130,45 @@ func TestTakeRewindForkDiffApply(t *testing.T) {
 	es := c.Entries()
 	require.Len(t, es, 1)
 	assert.Equal(t, "/b.txt", es[0].Path)
-	_ = temp.Empty
+}
+
+// TestDiskUseShared: 100 turns each changing one 1 KiB file of a 1 MiB
+// file set store about 100 KiB of blobs, not 100 MiB: the files a turn
+// leaves alone are not stored again.
+func TestDiskUseShared(t *testing.T) {
+	ctx := t.Context()
+	files := map[string][]byte{}
+	for i := range 1024 {
+		files[fmt.Sprintf("/f/%04d.txt", i)] = bytes.Repeat([]byte{byte('a' + i%26)}, 1024)
+	}
+	base, err := temp.New(files)
+	require.NoError(t, err)
+	ses := t.TempDir()
+	c, err := cow.Open(base, filepath.Join(ses, checkpoint.LayerDir))
+	require.NoError(t, err)
+	defer c.Close()
+	var prev []cow.Entry
+	for turn := 1; turn <= 100; turn++ {
+		p := fmt.Sprintf("/f/%04d.txt", turn%10)
+		require.NoError(t, c.Write(ctx, p, fmt.Appendf(bytes.Repeat([]byte{'z'}, 1000), "turn %03d\n", turn)))
+		_, prev, err = checkpoint.Take(c, ses, turn, "t", prev)
+		require.NoError(t, err)
+	}
+	var blobs int64
+	require.NoError(t, filepath.Walk(filepath.Join(ses, checkpoint.LayerDir, "blobs"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			blobs += fi.Size()
+		}
+		return err
+	}))
+	assert.Equal(t, int64(100*1009), blobs, "one blob per turn's change")
+	var manifests int64
+	require.NoError(t, filepath.Walk(filepath.Join(ses, checkpoint.LayerDir, "checkpoints"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			manifests += fi.Size()
+		}
+		return err
+	}))
+	t.Logf("blobs %d bytes, manifests %d bytes", blobs, manifests)
+	assert.Len(t, prev, 10)
 }
