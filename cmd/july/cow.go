@@ -152,7 +152,7 @@ type cowTarget struct {
 }
 
 func openTarget(c *cli.Context) (*cowTarget, error) {
-	if c.NArg() != 2 {
+	if c.NArg() != 2 && !(c.Command.Name == "mount" && c.NArg() == 3) {
 		return nil, usagef(c, "want DIR SESSION, got %d arguments", c.NArg())
 	}
 	a, err := load(c)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,6 +100,26 @@ func TestCowSession(t *testing.T) {
 	logOut := run("log", agent, id)
 	assert.Len(t, strings.Split(strings.TrimSpace(logOut), "\n"), 6, logOut)
 	assert.Contains(t, logOut, "completed  1      +1 -0")
+
+	// The tree as it was after turn 3, mounted read-only.
+	if _, err := os.Stat("/dev/fuse"); err == nil {
+		mnt := filepath.Join(t.TempDir(), "mnt")
+		require.NoError(t, os.Mkdir(mnt, 0o755))
+		cmd := julyCommand(t, "mount", agent, id, mnt, "--at", "3", "--state-root", state)
+		require.NoError(t, cmd.Start())
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if _, err := os.Stat(filepath.Join(mnt, "c/d.txt")); err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		mounted := tree(t, mnt)
+		assert.Equal(t, map[string]string{"a.txt": "hi\nfrom turn 1\n", "b.txt": "b\n", "c/d.txt": "d\n"}, mounted)
+		assert.Error(t, os.WriteFile(filepath.Join(mnt, "w.txt"), []byte("x"), 0o644), "read-only")
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		require.NoError(t, cmd.Wait())
+	}
 
 	// A session held by another process (a running turn) refuses.
 	held, _, err := sessions.New(state).Resume(id)
