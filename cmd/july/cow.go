@@ -42,7 +42,8 @@ func hasLayer(sessionDir string) bool {
 func cowSession(ctx context.Context, c *cli.Context, a *runner.Agent, st *sessions.Store, log *sessions.Log, modelName string,
 	sopts *runner.SessionOptions) (layer *cow.FS, closeFn func(), created *sessions.Log, err error) {
 	closeFn = func() {}
-	if log != nil && !hasLayer(log.Dir()) {
+	resumed := c.String("session") != "" // else log, if any, was made by this run (a live root's)
+	if log != nil && !hasLayer(log.Dir()) && (resumed || !c.Bool("cow")) {
 		if c.Bool("cow") {
 			return nil, closeFn, nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer", log.ID())
 		}
