@@ -41,6 +41,11 @@ type LoopOptions struct {
 	OnEvent func(sessions.Event)
 	// OnDelta, when set, receives the assistant's text as it streams.
 	OnDelta func(model.Delta)
+	// Checkpoint, when set, runs at the end of every turn (completed,
+	// failed or interrupted) before its last event, which names what it
+	// returns: a copy-on-write session's checkpoint (turn is the turn's
+	// number, the n-th turn.started of the log).
+	Checkpoint func(ctx context.Context, turn int, turnID string) *sessions.Checkpoint
 }
 
 // Loop runs the turns of one durable session on one bound tree. One turn
@@ -98,7 +103,7 @@ func NewLoop(s *Session, log *sessions.Log, opts LoopOptions) (*Loop, error) {
 		opts.MaxSteps = DefaultMaxSteps
 	}
 	events := log.Events()
-	l := &Loop{s: s, log: log, opts: opts, system: s.agent.SystemPrompt(), history: Replay(events), first: true}
+	l := &Loop{s: s, log: log, opts: opts, system: s.agent.SystemPrompt(), history: Replay(ActiveEvents(events)), first: true}
 	for _, ev := range events {
 		if ev.Type == sessions.TypeMessageReceived {
 			l.first = false
@@ -122,6 +127,7 @@ func (l *Loop) System() string { return l.system }
 // turnState is one running turn.
 type turnState struct {
 	id    string
+	num   int // the turn's number: the n-th turn.started of the log
 	usage model.Usage
 	steps int
 }
@@ -166,6 +172,7 @@ func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 	if err := l.emit(ts, sessions.TypeTurnStarted, sessions.TurnStarted{Model: l.opts.Model.Name(), Agent: l.log.Meta().Agent, DryRun: l.s.opts.DryRun}); err != nil {
 		return nil, err
 	}
+	ts.num = TurnCount(l.log.Events())
 	turn, err := l.s.loopTurn(l)
 	if err != nil {
 		return nil, l.fail(ts, "binding the turn's tree: "+err.Error(), err)
@@ -242,7 +249,7 @@ func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 			return nil, l.fail(ts, "commit: "+err.Error(), err)
 		}
 	}
-	if err := l.emit(ts, sessions.TypeTurnCompleted, sessions.TurnCompleted{Result: final, Usage: ts.usage}); err != nil {
+	if err := l.emit(ts, sessions.TypeTurnCompleted, sessions.TurnCompleted{Result: final, Usage: ts.usage, Checkpoint: l.checkpoint(ctx, ts)}); err != nil {
 		return nil, err
 	}
 	return &TurnResult{TurnID: ts.id, Text: final, Usage: ts.usage, Steps: ts.steps}, nil
@@ -260,10 +267,18 @@ func (l *Loop) emit(ts *turnState, typ string, data any) error {
 	return nil
 }
 
+// checkpoint runs the Checkpoint option for the turn ending, if any.
+func (l *Loop) checkpoint(ctx context.Context, ts *turnState) *sessions.Checkpoint {
+	if l.opts.Checkpoint == nil || ts.num == 0 {
+		return nil
+	}
+	return l.opts.Checkpoint(context.WithoutCancel(ctx), ts.num, ts.id)
+}
+
 // fail records turn.failed and returns the *TurnError (or the log's error).
 func (l *Loop) fail(ts *turnState, msg string, cause error) error {
 	usage := ts.usage
-	if err := l.emit(ts, sessions.TypeTurnFailed, sessions.TurnFailed{Message: msg, Usage: &usage}); err != nil {
+	if err := l.emit(ts, sessions.TypeTurnFailed, sessions.TurnFailed{Message: msg, Usage: &usage, Checkpoint: l.checkpoint(context.Background(), ts)}); err != nil {
 		return err
 	}
 	return &TurnError{TurnID: ts.id, Message: msg, Err: cause}

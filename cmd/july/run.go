@@ -106,6 +106,7 @@ usable. A second Ctrl-C exits at once.`,
 			&cli.BoolFlag{Name: "print-prompt", Usage: "print the system prompt and exit"},
 			indexFlag,
 			watchFlags[0], watchFlags[1],
+			cowFlag,
 		},
 		Action: runAction,
 	}
@@ -231,6 +232,15 @@ func runAction(c *cli.Context) error {
 		defer log.Close()
 	}
 	sopts := runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)}
+	layer, closeLayer, created, err := cowSession(ctx, c, a, st, log, m.Name(), &sopts)
+	if err != nil {
+		return err
+	}
+	defer closeLayer()
+	if created != nil {
+		log = created
+		defer log.Close()
+	}
 	if log != nil {
 		sopts.SessionID = log.ID()
 	}
@@ -280,6 +290,9 @@ func runAction(c *cli.Context) error {
 			werr = enc.Encode(appended{Type: "message.appended", SessionID: log.ID(), TurnID: turnID,
 				At: time.Now().UTC(), Data: sessions.MessageCompleted{Text: d.Text}})
 		}
+	}
+	if layer != nil {
+		opts.Checkpoint = checkpointHook(layer, log, stderr)
 	}
 	loop, err := runner.NewLoop(s, log, opts)
 	if err != nil {
@@ -498,6 +511,9 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 	if meta.Parent != "" {
 		fmt.Fprintf(w, "(a subagent of session %s)\n", meta.Parent)
 	}
+	if meta.ForkOf != nil {
+		fmt.Fprintf(w, "(forked from session %s at turn %d)\n", meta.ForkOf.Session, meta.ForkOf.Turn)
+	}
 	for _, ev := range events {
 		switch ev.Type {
 		case sessions.TypeMessageReceived:
@@ -550,10 +566,16 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			var d sessions.TurnCompleted
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn completed (%s)\n", tokens(d.Usage))
+			printCheckpoint(w, d.Checkpoint)
 		case sessions.TypeTurnFailed:
 			var d sessions.TurnFailed
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- turn failed: %s\n", indent(d.Message))
+			printCheckpoint(w, d.Checkpoint)
+		case sessions.TypeSessionRewound:
+			var d sessions.SessionRewound
+			json.Unmarshal(ev.Data, &d)
+			fmt.Fprintf(w, "-- rewound to the end of turn %d\n", d.ToTurn)
 		}
 	}
 	if todos != "" {

@@ -104,6 +104,8 @@ type TurnCompleted struct {
 	// Result is the final assistant text.
 	Result string      `json:"result"`
 	Usage  model.Usage `json:"usage"`
+	// Checkpoint is the turn's checkpoint, in a copy-on-write session.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // TurnFailed is turn.failed's data.
@@ -113,6 +115,8 @@ type TurnFailed struct {
 	Message string `json:"message"`
 	// Usage is what the turn's model calls cost before it failed.
 	Usage *model.Usage `json:"usage,omitempty"`
+	// Checkpoint is the turn's checkpoint, in a copy-on-write session.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // MessageInterrupted is TurnFailed.Message for a turn cut short.
@@ -128,6 +132,7 @@ var dataTypes = map[string]func() any{
 	TypeActionResult:     func() any { return new(ActionResult) },
 	TypeTurnCompleted:    func() any { return new(TurnCompleted) },
 	TypeTurnFailed:       func() any { return new(TurnFailed) },
+	TypeSessionRewound:   func() any { return new(SessionRewound) },
 }
 
 // Known reports whether typ is an event type this version knows.

@@ -123,6 +123,9 @@ type Meta struct {
 	// Parent is the session whose Task call started this one (a
 	// subagent's session), or "".
 	Parent string `json:"parent,omitempty"`
+	// ForkOf is the session and turn this one was forked from (july
+	// fork), or nil.
+	ForkOf *Fork `json:"forkOf,omitempty"`
 }
 
 // Warning is something Resume or Read recovered from.
