@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/mcpserver"
 	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/runner/tools"
@@ -297,35 +296,14 @@ session idle for --idle-timeout is closed and its /tmp dropped.`,
 // DefaultTmpQuota is july mcp's default --tmp-quota.
 const DefaultTmpQuota = 64 << 20
 
-// mcpToken reads the bearer token: the first line of --token-file, else
-// $JULY_MCP_TOKEN; "" for none.
-func mcpToken(c *cli.Context) (string, error) {
-	if f := c.String("token-file"); f != "" {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok, _, _ := strings.Cut(string(data), "\n")
-		if tok = strings.TrimSpace(tok); tok == "" {
-			return "", fmt.Errorf("--token-file %s: empty token", f)
-		}
-		return tok, nil
-	}
-	return strings.TrimSpace(os.Getenv(mcpserver.TokenEnv)), nil
-}
-
 func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
-	token, err := mcpToken(c)
+	token, err := httpguard.ReadToken(c.String("token-file"), mcpserver.TokenEnv)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := httpguard.Listen(addr, token, httpguard.ListenOptions{Flag: "--http", Env: mcpserver.TokenEnv, What: "the agent's tools"})
 	if err != nil {
 		return err
-	}
-	if token == "" && !mcpserver.Loopback(ln.Addr()) {
-		ln.Close()
-		return fmt.Errorf("--http %s listens on %s, not only on loopback: anyone who can reach it could use the agent's tools. Set a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", addr, ln.Addr(), mcpserver.TokenEnv)
 	}
 	idle := c.Duration("idle-timeout")
 	if idle == 0 {
