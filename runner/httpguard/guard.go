@@ -39,7 +39,8 @@ type Options struct {
 	Deny func(w http.ResponseWriter, r *http.Request, status int, code, message string)
 }
 
-// Handler returns h behind the request checks of the package doc.
+// Handler returns h behind the request checks of the package doc, in
+// this order: origin, token, Host.
 func Handler(h http.Handler, opts Options) http.Handler {
 	deny := opts.Deny
 	if deny == nil {
@@ -48,12 +49,6 @@ func Handler(h http.Handler, opts Options) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	want := []byte(opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-			if loopbackHost(la.String()) && !loopbackHost(r.Host) {
-				deny(w, r, http.StatusForbidden, "forbidden", fmt.Sprintf("invalid Host header %q: a loopback server answers only localhost names (DNS rebinding protection)", r.Host))
-				return
-			}
-		}
 		if err := cop.Check(r); err != nil {
 			deny(w, r, http.StatusForbidden, "forbidden", err.Error()+": a browser page from another origin may not call this server")
 			return
@@ -68,6 +63,12 @@ func Handler(h http.Handler, opts Options) http.Handler {
 			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 				deny(w, r, http.StatusUnauthorized, "unauthorized", "invalid token: wrong bearer token")
+				return
+			}
+		}
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+			if loopbackHost(la.String()) && !loopbackHost(r.Host) {
+				deny(w, r, http.StatusForbidden, "forbidden", fmt.Sprintf("invalid Host header %q: a loopback server answers only localhost names (DNS rebinding protection)", r.Host))
 				return
 			}
 		}
