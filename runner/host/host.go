@@ -67,6 +67,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/schedule"
 	"github.com/julyfs/julyfs/runner/sessions"
 )
 
@@ -333,7 +334,9 @@ func (h *Host) openLoop(ctx context.Context, oo runner.OpenOptions, a *active) (
 		}
 	}
 	oo.Store = h.opts.Store
+	h.mu.Lock()
 	oo.Session = h.opts.Session
+	h.mu.Unlock()
 	oo.Loop = runner.LoopOptions{Model: h.opts.Model, MaxSteps: h.opts.MaxSteps, OnEvent: func(ev sessions.Event) { a.hub.add(ev) }}
 	var sl *runner.SessionLoop
 	if h.opts.Commit != nil {
@@ -595,7 +598,54 @@ func (h *Host) StartTask(ctx context.Context, scheduleID, prompt string) (string
 
 // Wake sends text into session id as a new turn, with data merged into
 // message.received's data: the schedule engine's Sink.
+// A session that no longer exists is schedule.ErrSessionGone.
 func (h *Host) Wake(ctx context.Context, sessionID, text string, data map[string]any) error {
 	_, err := h.Send(ctx, sessionID, Message{Text: text, Data: data})
+	if errors.Is(err, sessions.ErrUnknown) {
+		return fmt.Errorf("%w: %w", schedule.ErrSessionGone, err)
+	}
 	return err
+}
+
+// UseReminders gives the sessions held from now on the reminders tool
+// over r (when the agent's plan grants it). The reminder service is made
+// with the host as its Sink, so it comes after New.
+func (h *Host) UseReminders(r *schedule.Reminders) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.opts.Session.Harness.Reminders = r
+}
+
+var _ schedule.Sink = (*Host)(nil)
+
+// Tools returns the names of the tools a turn's model gets from the
+// tree (binding it once, without its index), followed by the harness
+// builtins the plan grants (allowlist names), for /v1/info.
+func (h *Host) Tools(ctx context.Context) ([]string, error) {
+	a := h.opts.Agent
+	so := h.opts.Session
+	so.NoIndex = true
+	if a.Live() {
+		so.SessionID = sessions.NewID()
+	}
+	s, err := a.Open(ctx, so)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	t, err := s.Turn()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, tl := range t.Tools() {
+		out = append(out, tl.Name)
+	}
+	unserved := a.Plan.Unserved()
+	for _, n := range a.Plan.Harness {
+		if !slices.Contains(unserved, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
