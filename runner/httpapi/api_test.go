@@ -47,7 +47,7 @@ type fixtureOptions struct {
 
 const agentYAML = "name: t\nroot:\n  /:\n    temp:\n      /a.txt: \"hi\\n\"\n"
 
-func newFixture(t *testing.T, fo fixtureOptions) *fixture {
+func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(agentYAML), 0o644))
