@@ -50,7 +50,10 @@ probably unintended setting (a root mount under /tmp, shadowed each turn by
 the scratch /tmp). A plugin mount whose binary is missing, not executable or
 not the one its sha256 pins is a problem here (validate does not run plugins,
 so a binary that is not a plugin or refuses its parameters shows only when a
-command binds the tree: that mount's calls then fail, the others serve).`,
+command binds the tree: that mount's calls then fail, the others serve).
+The schedules (schedules/*.md with cron: frontmatter) are listed with their
+next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
+"…": …).`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -66,6 +69,10 @@ command binds the tree: that mount's calls then fail, the others serve).`,
 				fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
 				return errReported
 			}
+			scheds, err := checkSchedules(c, a)
+			if err != nil {
+				return err
+			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
@@ -78,6 +85,7 @@ command binds the tree: that mount's calls then fail, the others serve).`,
 				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
 			}
 			validateRun(c, a)
+			printSchedules(c, scheds)
 			return nil
 		},
 	}
