@@ -158,3 +158,65 @@ func BenchmarkFanout100(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(len(lat))/float64(subs*n), "events/turn")
 }
+
+// BenchmarkResume10k: a stream resumed (Last-Event-ID) on an idle session
+// of 10,000 events on disk, then a message: the time from connecting to
+// the first live event (the message's message.received), which includes
+// reading the log to follow it and holding the session again.
+func BenchmarkResume10k(b *testing.B) {
+	f := benchFixture(b, "turns:\n  - replies:\n      - text: ok\n")
+	resp, err := http.Post(f.url+"/sessions", "application/json", strings.NewReader(`{"message":"x"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var st struct{ SessionID string }
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	id := st.SessionID
+	waitIdleB(b, f, id)
+	// Grow the log to 10,000 events: whole turns, as a long session has.
+	l, _, err := f.store.Resume(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for n := len(l.Events()); n+4 <= 10000; n += 4 {
+		turn := sessions.NewTurnID()
+		l.Append(sessions.TypeMessageReceived, turn, sessions.MessageReceived{Text: "more"})
+		l.Append(sessions.TypeTurnStarted, turn, sessions.TurnStarted{})
+		l.Append(sessions.TypeMessageCompleted, turn, sessions.MessageCompleted{Text: "ok"})
+		l.Append(sessions.TypeTurnCompleted, turn, sessions.TurnCompleted{Result: "ok"})
+	}
+	l.Close()
+	client := &http.Client{}
+	b.ResetTimer()
+	var took []time.Duration
+	for b.Loop() {
+		_, evs, _, _ := f.store.Read(id)
+		last := len(evs) - 1
+		start := time.Now()
+		req, _ := http.NewRequest("GET", f.url+"/sessions/"+id+"/events", nil)
+		req.Header.Set("Last-Event-ID", fmt.Sprint(last))
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		post, err := client.Post(f.url+"/sessions/"+id+"/messages", "application/json", strings.NewReader(`{"message":"live"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		post.Body.Close()
+		r := bufio.NewScanner(resp.Body)
+		r.Buffer(nil, 1<<20)
+		for r.Scan() {
+			if strings.HasPrefix(r.Text(), "data: ") {
+				break
+			}
+		}
+		took = append(took, time.Since(start))
+		resp.Body.Close()
+		waitIdleB(b, f, id)
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+}
