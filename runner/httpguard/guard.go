@@ -12,7 +12,9 @@
 //     name resolves to 127.0.0.1).
 //   - A browser request from another origin (net/http's
 //     CrossOriginProtection: Sec-Fetch-Site, or Origin against Host) is
-//     refused with 403.
+//     refused with 403, unless its method is safe (GET, HEAD, OPTIONS):
+//     the server sends no CORS headers, so such a page cannot read the
+//     answer.
 //   - With a token, a request without "Authorization: Bearer TOKEN" (or
 //     with another token, compared in constant time) is refused with 401.
 //
