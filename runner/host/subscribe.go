@@ -1,7 +1,10 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/julyfs/julyfs/runner/sessions"
@@ -14,6 +17,10 @@ import (
 type hub struct {
 	mu     sync.Mutex
 	events []sessions.Event
+	// frames[i], when set, is events[i] as a Server-Sent Events frame,
+	// encoded once when the event arrived live and shared by every
+	// subscriber (nil for events read back from the log).
+	frames [][]byte
 	wake   chan struct{}
 	// held reports that the host holds the session (its events arrive
 	// through add); refs counts subscriptions. Both under Host.mu.
@@ -31,6 +38,7 @@ func (hb *hub) add(ev sessions.Event) {
 		return // a repeat (or a gap, which the log cannot have)
 	}
 	hb.events = append(hb.events, ev)
+	hb.frames = append(hb.frames, Frame(ev))
 	close(hb.wake)
 	hb.wake = make(chan struct{})
 }
@@ -43,7 +51,9 @@ func (hb *hub) reset(events []sessions.Event) {
 	if len(events) <= len(hb.events) {
 		return
 	}
-	hb.events = events
+	frames := make([][]byte, len(events))
+	copy(frames, hb.frames)
+	hb.events, hb.frames = events, frames
 	close(hb.wake)
 	hb.wake = make(chan struct{})
 }
@@ -104,15 +114,40 @@ func (h *Host) Subscribe(id string, from int64) (*Subscription, error) {
 // Poll returns the events not yet returned (possibly none; the slice is
 // shared: do not modify it) and a channel closed when more may have come.
 func (s *Subscription) Poll() ([]sessions.Event, <-chan struct{}) {
+	evs, _, wake := s.PollFrames()
+	return evs, wake
+}
+
+// PollFrames is Poll with each event's Server-Sent Events frame (see
+// Frame), or nil where the subscriber must encode it itself; both slices
+// are shared.
+func (s *Subscription) PollFrames() ([]sessions.Event, [][]byte, <-chan struct{}) {
 	s.hub.mu.Lock()
-	evs, wake := s.hub.events, s.hub.wake
+	evs, frames, wake := s.hub.events, s.hub.frames, s.hub.wake
 	s.hub.mu.Unlock()
 	if s.next >= int64(len(evs)) {
-		return nil, wake
+		return nil, nil, wake
 	}
-	out := evs[s.next:len(evs):len(evs)]
-	s.next = int64(len(evs))
-	return out, wake
+	n := int64(len(evs))
+	out, fr := evs[s.next:n:n], frames[s.next:n:n]
+	s.next = n
+	return out, fr, wake
+}
+
+// Frame encodes ev as one Server-Sent Events frame: "id: <index>",
+// "data: <the event as one line of JSON>" and a blank line.
+func Frame(ev sessions.Event) []byte {
+	var b bytes.Buffer
+	b.WriteString("id: ")
+	b.WriteString(strconv.FormatInt(ev.Index, 10))
+	b.WriteString("\ndata: ")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil { // ends the line with '\n'
+		return nil
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
 }
 
 // Done is closed when the host has shut down: the subscription has

@@ -1,12 +1,10 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/sessions"
 )
 
@@ -56,22 +54,17 @@ func (a *agentAPI) events(w http.ResponseWriter, r *http.Request) {
 	}
 	heartbeat := time.NewTicker(a.s.opts.Heartbeat)
 	defer heartbeat.Stop()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	write := func(evs []sessions.Event) bool {
+	write := func(evs []sessions.Event, frames [][]byte) bool {
 		if len(evs) == 0 {
 			return true
 		}
-		for _, ev := range evs {
-			buf.Reset()
-			buf.WriteString("id: ")
-			buf.WriteString(strconv.FormatInt(ev.Index, 10))
-			buf.WriteString("\ndata: ")
-			enc.Encode(ev) // one line: the JSON and '\n'
-			buf.WriteByte('\n')
+		for i, ev := range evs {
+			f := frames[i]
+			if f == nil {
+				f = host.Frame(ev)
+			}
 			rc.SetWriteDeadline(time.Now().Add(timeout))
-			if _, err := w.Write(buf.Bytes()); err != nil {
+			if _, err := w.Write(f); err != nil {
 				return false
 			}
 		}
@@ -80,8 +73,8 @@ func (a *agentAPI) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		// Poll first, then wait on the channel the poll returned: an
 		// event appended in between closes it, so nothing is missed.
-		evs, wake := sub.Poll()
-		if !write(evs) {
+		evs, frames, wake := sub.PollFrames()
+		if !write(evs, frames) {
 			return
 		}
 		select {
@@ -94,12 +87,12 @@ func (a *agentAPI) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-sub.Done():
-			evs, _ := sub.Poll()
-			write(evs)
+			evs, frames, _ := sub.PollFrames()
+			write(evs, frames)
 			return
 		case <-a.s.closing:
-			evs, _ := sub.Poll()
-			write(evs)
+			evs, frames, _ := sub.PollFrames()
+			write(evs, frames)
 			return
 		}
 	}
