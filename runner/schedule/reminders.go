@@ -175,6 +175,9 @@ func ParseInterval(s string) (time.Duration, error) {
 		if err != nil || days < 0 {
 			return 0, fmt.Errorf("%q is not a duration (want 90s, 30m, 2h or 3d)", s)
 		}
+		if days > 366 { // before multiplying: no overflow back into range
+			return 0, fmt.Errorf("%q is over the one-year maximum (%v)", s, MaxInterval)
+		}
 		d = time.Duration(days) * 24 * time.Hour
 	} else {
 		var err error

@@ -128,3 +128,25 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+func FuzzParseInterval(f *testing.F) {
+	for _, s := range []string{"1s", "2h30m", "3d", "365d", "366d", "500ms", "-1h", "1e3h", "d", "9999999999999d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseInterval(s)
+		if err != nil {
+			return
+		}
+		require.GreaterOrEqual(t, d, MinInterval)
+		require.LessOrEqual(t, d, MaxInterval)
+	})
+}
+
+func TestParseIntervalDaysDoNotOverflow(t *testing.T) {
+	// 106751991167301 days * 24h wraps int64 to a value near zero.
+	for _, s := range []string{"106751991167301d", "213503982334602d", "9999999999999d"} {
+		_, err := ParseInterval(s)
+		assert.ErrorContains(t, err, "over the one-year maximum", s)
+	}
+}
