@@ -35,6 +35,8 @@ func TestParseErrors(t *testing.T) {
 		{"time zone", "---\ncron: \"TZ=Europe/Paris 0 9 * * *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "TZ=Europe/Paris 0 9 * * *": time zones are not supported`},
 		{"cron not a string", "---\ncron: [1, 2]\n---\nprompt\n", `schedules/x.md:2: cron: want a string`},
 		{"bad yaml", "---\ncron: \"* * * * *\n---\nprompt\n", `schedules/x.md:`},
+		{"never fires", "---\ncron: \"0 0 30 2 *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "0 0 30 2 *": it never fires`},
+		{"step zero", "---\ncron: \"*/0 * * * *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "*/0 * * * *": `},
 		{"empty body", "---\ncron: \"* * * * *\"\n---\n\n  \n", `schedules/x.md:4: empty body`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,4 +151,21 @@ func TestParseIntervalDaysDoNotOverflow(t *testing.T) {
 		_, err := ParseInterval(s)
 		assert.ErrorContains(t, err, "over the one-year maximum", s)
 	}
+}
+
+func FuzzParseCron(f *testing.F) {
+	for _, s := range []string{"* * * * *", "*/0 * * * *", "0-59/61 * * * *", "0 0 30 2 *", "MON-FRI * * * *", "0 9 * * 1-5", "5-1 * * * *", "? ? ? ? ?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseCron(s)
+		if err != nil {
+			return
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if n := sp.Next(from); !n.IsZero() {
+			require.True(t, n.After(from))
+			require.Zero(t, n.Second())
+		}
+	})
 }
