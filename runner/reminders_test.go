@@ -68,7 +68,7 @@ func TestRemindersToolThroughTheLoop(t *testing.T) {
 	rem, err := schedule.OpenReminders(schedule.Options{StateRoot: t.TempDir(), Clock: clock, Sink: sink, Auto: true, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(rem.Stop)
-	rem.Start()
+	require.NoError(t, rem.Start())
 
 	f := newLoopFixture(t, "-- agent.yaml --\nname: t\nroot:\n  /:\n    temp: {}\ntools: [reminders]\n",
 		SessionOptions{Harness: HarnessOptions{Reminders: rem}})

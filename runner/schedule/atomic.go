@@ -2,9 +2,12 @@ package schedule
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // writeJSON writes v to path atomically and durably: a temporary file in
@@ -63,4 +66,28 @@ func syncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ErrFiredElsewhere is Start's error when another process already fires
+// the schedules (or the reminders) of the state root.
+var ErrFiredElsewhere = errors.New("another process fires them")
+
+// lockFile takes an exclusive flock on path (made if missing) without
+// waiting; what is the lock's subject in the error.
+func lockFile(path, what string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: the %s of this state root are fired by another process holding %s (another july serve on the same agent directory?): stop it, or run this one with --no-schedules or another --state-root", ErrFiredElsewhere, what, path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return f, nil
 }

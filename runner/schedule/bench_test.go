@@ -51,7 +51,9 @@ func BenchmarkReminderFireLatency(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r.Start()
+				if err := r.Start(); err != nil {
+					b.Fatal(err)
+				}
 				ses := sessions.NewID()
 				for range batch {
 					rec, err := r.Create(context.Background(), ReminderSpec{SessionID: ses, Delay: "1s", Prompt: "wake"})

@@ -12,10 +12,10 @@
 //	Load(agentDir) ([]Schedule, error)            // errors: *FileError, "schedules/x.md:2: bad cron …"
 //	Schedule.Next(after, n) []time.Time
 //	NewScheduler(scheds, Options) (*Scheduler, error)
-//	Scheduler.Start(), Stop(), Dispatch(ctx, id) ([]string, error), Schedules() []ScheduleInfo
+//	Scheduler.Start() error, Stop(), Dispatch(ctx, id) ([]string, error), Schedules() []ScheduleInfo
 //
 //	OpenReminders(Options) (*Reminders, error)
-//	Reminders.Start(), Stop()
+//	Reminders.Start() error, Stop()                          // Start: ErrFiredElsewhere
 //	Reminders.Create(ctx, ReminderSpec) (Reminder, error)   // refusals: *SpecError
 //	Reminders.List(sessionID), Get(id), Cancel(id), Fire(ctx, id)
 //	ReadReminders(stateRoot), CancelStored(stateRoot, id)   // no process needed
@@ -35,8 +35,11 @@
 // logged and recorded (lastError) and its tick stays consumed. With
 // Options.Auto false (dev mode, --no-schedules) nothing fires by itself
 // and nothing is armed; Dispatch fires a schedule by hand through the same
-// path, without consuming a tick. Run one scheduler per state root: two
-// processes on one state root are not coordinated.
+// path, without consuming a tick. One process fires a state root's
+// schedules, and one its reminders: Start takes an flock
+// (StateRoot/schedules/.lock, StateRoot/reminders/.lock) and fails with
+// ErrFiredElsewhere when another process holds it; it then re-reads the
+// state from disk, so what an earlier holder fired is not fired again.
 //
 // # Reminders
 //
@@ -50,8 +53,9 @@
 // acts (the firing is counted and the next fire time moved first), so a
 // crash never fires one twice. A reminder due while no process ran fires
 // once on Start (a recurring one then keeps its cadence). A run-form
-// reminder found on disk by OpenReminders is disarmed with
-// handler_lost_on_restart in its file; disarmed reminders stay listed until
+// reminder found on disk by OpenReminders (or by Start) with no other
+// process holding the reminders is disarmed with handler_lost_on_restart
+// in its file; disarmed reminders stay listed until
 // cancelled. A finished one-shot, and a run handler's stop, remove the
 // file.
 //

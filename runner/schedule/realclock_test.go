@@ -91,7 +91,7 @@ func TestRealClockChild(t *testing.T) {
 	sink := &wakeLog{path: filepath.Join(state, "wakes.log"), ch: make(chan map[string]any, 16)}
 	r, err := OpenReminders(Options{StateRoot: state, Sink: sink, Auto: true})
 	require.NoError(t, err)
-	r.Start()
+	require.NoError(t, r.Start())
 	ses := os.Getenv(childEnv + "_SESSION")
 	every, err := r.Create(context.Background(), ReminderSpec{SessionID: ses, Every: "1s", Prompt: "every second"})
 	require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestRealClockAcrossProcesses(t *testing.T) {
 	r, err := OpenReminders(Options{StateRoot: state, Sink: sink, Auto: true})
 	require.NoError(t, err)
 	t.Cleanup(r.Stop)
-	r.Start()
+	require.NoError(t, r.Start())
 	seen := map[string]bool{}
 	for !seen[onceID] || !seen[everyID] {
 		select {

@@ -175,6 +175,9 @@ func ParseInterval(s string) (time.Duration, error) {
 		if err != nil || days < 0 {
 			return 0, fmt.Errorf("%q is not a duration (want 90s, 30m, 2h or 3d)", s)
 		}
+		if days > 366 { // before multiplying: no overflow back into range
+			return 0, fmt.Errorf("%q is over the one-year maximum (%v)", s, MaxInterval)
+		}
 		d = time.Duration(days) * 24 * time.Hour
 	} else {
 		var err error
@@ -205,6 +208,7 @@ type Reminders struct {
 	recs    map[string]*rem
 	started bool
 	stopped bool
+	lock    *os.File // StateRoot/reminders/.lock while firing
 }
 
 type rem struct {
@@ -232,53 +236,93 @@ func OpenReminders(opts Options) (*Reminders, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("reminders: %w", err)
 	}
-	recs, problems, err := readReminders(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range problems {
-		opts.Logf("reminders: skipping %v", p)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Reminders{opts: opts, dir: dir, ctx: ctx, cancel: cancel, recs: map[string]*rem{}}
+	// Run-form reminders are disarmed only when no other process holds
+	// the reminders (and their handlers): probe the lock.
+	probe, perr := lockFile(filepath.Join(dir, ".lock"), "reminders")
+	err := r.load(perr == nil)
+	if probe != nil {
+		probe.Close()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return r, nil
+}
+
+// load (r.mu held, or r not yet shared) reads the reminder files into
+// r.recs, keeping the run handlers of the reminders made in this process:
+// finished leftovers are removed, and with disarm (no other process holds
+// the reminders) run-form reminders without a handler here are disarmed
+// (handler_lost_on_restart).
+func (r *Reminders) load(disarm bool) error {
+	recs, problems, err := readReminders(r.dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		r.opts.Logf("reminders: skipping %v", p)
+	}
+	next := map[string]*rem{}
 	for _, rec := range recs {
 		path := r.path(rec.ID)
+		old := r.recs[rec.ID]
 		switch {
 		case rec.Disarmed == "" && rec.NextFire.IsZero():
 			// Fired its last time, and the process stopped before the
 			// file was removed: it is done.
 			if err := removeDurably(path); err != nil {
-				opts.Logf("reminders: %v", err)
+				r.opts.Logf("reminders: %v", err)
 			}
 			continue
-		case rec.Form == FormRun && rec.Disarmed == "":
+		case disarm && rec.Form == FormRun && rec.Disarmed == "" && (old == nil || old.run == nil):
 			rec.Disarmed, rec.NextFire = DisarmedHandlerLost, time.Time{}
 			if err := writeJSON(path, rec); err != nil {
-				cancel()
-				return nil, fmt.Errorf("reminders: disarming %s: %w", rec.ID, err)
+				return fmt.Errorf("reminders: disarming %s: %w", rec.ID, err)
 			}
-			opts.Logf("reminder %s: disarmed (%s): its run handler was in an earlier process", rec.ID, DisarmedHandlerLost)
+			r.opts.Logf("reminder %s: disarmed (%s): its run handler was in an earlier process", rec.ID, DisarmedHandlerLost)
 		}
-		r.recs[rec.ID] = &rem{r: rec}
+		if old != nil {
+			old.r = rec
+			next[rec.ID] = old
+			continue
+		}
+		next[rec.ID] = &rem{r: rec}
 	}
-	return r, nil
+	r.recs = next
+	return nil
 }
 
 func (r *Reminders) path(id string) string { return filepath.Join(r.dir, id+".json") }
 
-// Start starts the timers (with Auto; without it only Fire fires). A
-// reminder that fell due while no process ran fires once now —
-// synchronously, so Start returns after those wakes — a recurring one then
-// keeps its cadence from now. A second Start, or Start after Stop, does
-// nothing.
-func (r *Reminders) Start() {
+// Start starts the timers (with Auto; without it only Fire fires). It
+// takes the state root's reminders lock (StateRoot/reminders/.lock, an
+// flock) — held by another process, Start arms nothing and returns an
+// error wrapping ErrFiredElsewhere. A reminder that fell due while no
+// process ran fires once now — synchronously, so Start returns after those
+// wakes — a recurring one then keeps its cadence from now. Start after
+// Stop, or after a successful Start, does nothing.
+func (r *Reminders) Start() error {
 	r.mu.Lock()
 	if r.started || r.stopped || !r.opts.Auto {
 		r.started = true
 		r.mu.Unlock()
-		return
+		return nil
 	}
-	r.started = true
+	lock, err := lockFile(filepath.Join(r.dir, ".lock"), "reminders")
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	// What another process fired before it let go is on disk.
+	if err := r.load(true); err != nil {
+		lock.Close()
+		r.mu.Unlock()
+		return err
+	}
+	r.started, r.lock = true, lock
 	now := r.opts.Clock.Now()
 	var armed []*rem
 	for _, rm := range r.recs {
@@ -307,10 +351,11 @@ func (r *Reminders) Start() {
 		r.opts.Logf("reminder %s: firing, due at %s while not running", rm.r.ID, rm.r.NextFire.Format(time.RFC3339))
 		r.fire(r.ctx, rm, false)
 	}
+	return nil
 }
 
-// Stop disarms the timers and waits for the firings under way. It is
-// safe to call more than once.
+// Stop disarms the timers, waits for the firings under way and releases
+// the reminders lock. It is safe to call more than once.
 func (r *Reminders) Stop() {
 	r.mu.Lock()
 	r.stopped = true
@@ -323,6 +368,12 @@ func (r *Reminders) Stop() {
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
+	r.mu.Lock()
+	if r.lock != nil {
+		r.lock.Close() // drops the flock
+		r.lock = nil
+	}
+	r.mu.Unlock()
 }
 
 // armLocked (r.mu held) sets rm's timer for its NextFire.
@@ -553,6 +604,8 @@ func (r *Reminders) fire(ctx context.Context, rm *rem, manual bool) error {
 		return fmt.Errorf("reminder %s is disarmed (%s): cancel it, and create it again to re-arm", cur.ID, cur.Disarmed)
 	case cur.NextFire.IsZero():
 		return fmt.Errorf("reminder %s has nothing left to fire", cur.ID)
+	case cur.Form == FormRun && run == nil:
+		return fmt.Errorf("reminder %s is a run-form reminder whose handler is in another process", cur.ID)
 	}
 	if _, err := os.Stat(r.path(cur.ID)); errors.Is(err, os.ErrNotExist) {
 		// Cancelled on disk (july reminders --cancel) while this process

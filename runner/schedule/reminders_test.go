@@ -26,7 +26,7 @@ func openReminders(t *testing.T, state string, clock *FakeClock, sink *recording
 	r, err := OpenReminders(opts)
 	require.NoError(t, err)
 	t.Cleanup(r.Stop)
-	r.Start()
+	require.NoError(t, r.Start())
 	return r
 }
 
@@ -396,7 +396,7 @@ func TestReminderSpecErrors(t *testing.T) {
 		})
 	}
 	assert.Empty(t, r.List(""), "nothing was kept")
-	ents, err := os.ReadDir(filepath.Join(r.opts.StateRoot, RemindersDir))
+	ents, err := filepath.Glob(filepath.Join(r.opts.StateRoot, RemindersDir, "*.json"))
 	require.NoError(t, err)
 	assert.Empty(t, ents)
 
@@ -440,4 +440,47 @@ func TestOpenRemindersSkipsBadFiles(t *testing.T) {
 	assert.Contains(t, problems[0].Error(), "not a reminder")
 	_, err = os.Stat(filepath.Join(dir, "rem_01KBADBADBADBADBADBADBADBA.json"))
 	assert.NoError(t, err, "a bad file is left alone")
+}
+
+func TestRemindersOneProcessFires(t *testing.T) {
+	state := t.TempDir()
+	clock := NewFakeClock(utc("2026-05-01T10:00:00Z"))
+	sink := &recordingSink{clock: clock}
+	first := openReminders(t, state, clock, sink, true)
+	second, err := OpenReminders(Options{StateRoot: state, Clock: clock, Sink: sink, Auto: true})
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+	require.ErrorIs(t, second.Start(), ErrFiredElsewhere)
+	rec, err := first.Create(context.Background(), ReminderSpec{SessionID: sessions.NewID(), Every: "1m", Prompt: "p"})
+	require.NoError(t, err)
+	clock.Advance(time.Minute)
+	first.Stop()
+	require.NoError(t, second.Start(), "the lock is released by Stop")
+	assert.Len(t, sink.Calls(), 1, "the firing the first made is not repeated")
+	got, err := second.Get(rec.ID)
+	require.NoError(t, err, "what the first made is read at Start")
+	assert.Equal(t, 1, got.FireCount)
+	clock.Advance(time.Minute)
+	assert.Len(t, sink.Calls(), 2)
+}
+
+func TestRunFormKeptWhileAnotherProcessHoldsIt(t *testing.T) {
+	state, ses := t.TempDir(), sessions.NewID()
+	clock := NewFakeClock(utc("2026-05-01T10:00:00Z"))
+	sink := &recordingSink{clock: clock}
+	first := openReminders(t, state, clock, sink, true)
+	rec, err := first.Create(context.Background(), ReminderSpec{SessionID: ses, Every: "1m",
+		Run: func(ctx context.Context, tk Tick) (Action, error) { return ActionDelivered, tk.Followup(ctx, "x") }})
+	require.NoError(t, err)
+
+	// A second process (july serve --dev, say) opening meanwhile does not
+	// disarm the first's live handler, and cannot fire it.
+	dev := openReminders(t, state, clock, sink, false)
+	got, err := dev.Get(rec.ID)
+	require.NoError(t, err)
+	assert.Empty(t, got.Disarmed)
+	assert.ErrorContains(t, dev.Fire(context.Background(), rec.ID), "handler is in another process")
+	clock.Advance(time.Minute)
+	assert.Len(t, sink.Calls(), 1, "the first still fires it")
+	assert.Empty(t, readRecord(t, state, rec.ID).Disarmed)
 }

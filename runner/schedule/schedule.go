@@ -231,6 +231,9 @@ func Parse(file string, data []byte) (Schedule, error) {
 	if err != nil {
 		return Schedule{}, &FileError{file, cronLine, fmt.Sprintf("bad cron %q: %v", s.Cron, err)}
 	}
+	if sp.Next(time.Now().UTC()).IsZero() {
+		return Schedule{}, &FileError{file, cronLine, fmt.Sprintf("bad cron %q: it never fires (no matching date)", s.Cron)}
+	}
 	s.spec = sp
 	s.Prompt = strings.TrimSpace(strings.Join(lines[end+1:], ""))
 	if s.Prompt == "" {

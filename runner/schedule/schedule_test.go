@@ -35,6 +35,8 @@ func TestParseErrors(t *testing.T) {
 		{"time zone", "---\ncron: \"TZ=Europe/Paris 0 9 * * *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "TZ=Europe/Paris 0 9 * * *": time zones are not supported`},
 		{"cron not a string", "---\ncron: [1, 2]\n---\nprompt\n", `schedules/x.md:2: cron: want a string`},
 		{"bad yaml", "---\ncron: \"* * * * *\n---\nprompt\n", `schedules/x.md:`},
+		{"never fires", "---\ncron: \"0 0 30 2 *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "0 0 30 2 *": it never fires`},
+		{"step zero", "---\ncron: \"*/0 * * * *\"\n---\nprompt\n", `schedules/x.md:2: bad cron "*/0 * * * *": `},
 		{"empty body", "---\ncron: \"* * * * *\"\n---\n\n  \n", `schedules/x.md:4: empty body`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,5 +128,44 @@ func FuzzParse(f *testing.F) {
 		require.NotEmpty(t, s.Prompt)
 		_, err = ParseCron(s.Cron)
 		require.NoError(t, err)
+	})
+}
+
+func FuzzParseInterval(f *testing.F) {
+	for _, s := range []string{"1s", "2h30m", "3d", "365d", "366d", "500ms", "-1h", "1e3h", "d", "9999999999999d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseInterval(s)
+		if err != nil {
+			return
+		}
+		require.GreaterOrEqual(t, d, MinInterval)
+		require.LessOrEqual(t, d, MaxInterval)
+	})
+}
+
+func TestParseIntervalDaysDoNotOverflow(t *testing.T) {
+	// 106751991167301 days * 24h wraps int64 to a value near zero.
+	for _, s := range []string{"106751991167301d", "213503982334602d", "9999999999999d"} {
+		_, err := ParseInterval(s)
+		assert.ErrorContains(t, err, "over the one-year maximum", s)
+	}
+}
+
+func FuzzParseCron(f *testing.F) {
+	for _, s := range []string{"* * * * *", "*/0 * * * *", "0-59/61 * * * *", "0 0 30 2 *", "MON-FRI * * * *", "0 9 * * 1-5", "5-1 * * * *", "? ? ? ? ?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseCron(s)
+		if err != nil {
+			return
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if n := sp.Next(from); !n.IsZero() {
+			require.True(t, n.After(from))
+			require.Zero(t, n.Second())
+		}
 	})
 }

@@ -136,6 +136,7 @@ type Scheduler struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	lock    *os.File // StateRoot/schedules/.lock while firing
 }
 
 type entry struct {
@@ -172,38 +173,67 @@ func NewScheduler(scheds []Schedule, opts Options) (*Scheduler, error) {
 			sc.spec = sp
 		}
 		e := &entry{s: sc, path: filepath.Join(opts.StateRoot, SchedulesDir, sc.ID+".json")}
-		data, err := os.ReadFile(e.path)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(data, &e.st); err != nil {
-				cancel()
-				return nil, fmt.Errorf("schedule %s: reading its last fire %s: %v (remove the file to forget it)", sc.ID, e.path, err)
-			}
-		case !errors.Is(err, os.ErrNotExist):
+		if err := e.load(); err != nil {
 			cancel()
-			return nil, fmt.Errorf("schedule %s: %w", sc.ID, err)
+			return nil, err
 		}
-		e.st.ScheduleID, e.st.Cron = sc.ID, sc.Cron
 		s.entries[sc.ID] = e
 		s.order = append(s.order, sc.ID)
 	}
 	return s, nil
 }
 
+// load reads e's state file (none: a schedule never armed).
+func (e *entry) load() error {
+	var st scheduleState
+	data, err := os.ReadFile(e.path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &st); err != nil {
+			return fmt.Errorf("schedule %s: reading its last fire %s: %v (remove the file to forget it)", e.s.ID, e.path, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("schedule %s: %w", e.s.ID, err)
+	}
+	st.ScheduleID, st.Cron = e.s.ID, e.s.Cron
+	e.st = st
+	return nil
+}
+
 // Start starts firing. With Auto off it does nothing (only Dispatch
-// fires). With Auto on, for each schedule it first fires, once, the latest
-// tick missed since the last one fired (or since the schedule was first
-// armed) — synchronously, so Start returns after those sessions have been
-// started — and then arms a timer for the next tick. Start after Stop, or
-// a second Start, does nothing.
-func (s *Scheduler) Start() {
+// fires). With Auto on, it takes the state root's schedules lock
+// (StateRoot/schedules/.lock, an flock: one process fires an agent's
+// schedules) — held by another process, Start fires nothing and returns
+// an error wrapping ErrFiredElsewhere — then, for each schedule, fires
+// once the latest tick missed since the last one fired (or since the
+// schedule was first armed) — synchronously, so Start returns after those
+// sessions have been started — and arms a timer for the next tick. Start
+// after Stop, or after a successful Start, does nothing.
+func (s *Scheduler) Start() error {
 	s.mu.Lock()
 	if s.started || s.stopped || !s.opts.Auto {
 		s.started = true
 		s.mu.Unlock()
-		return
+		return nil
 	}
-	s.started = true
+	lock, err := lockFile(filepath.Join(s.opts.StateRoot, SchedulesDir, ".lock"), "schedules")
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	// What another process fired before it let go is on disk.
+	for _, id := range s.order {
+		e := s.entries[id]
+		e.mu.Lock()
+		err := e.load()
+		e.mu.Unlock()
+		if err != nil {
+			lock.Close()
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.started, s.lock = true, lock
 	s.mu.Unlock()
 	now := s.opts.Clock.Now()
 	for _, id := range s.order {
@@ -226,10 +256,11 @@ func (s *Scheduler) Start() {
 		}
 		s.arm(e)
 	}
+	return nil
 }
 
-// Stop disarms the timers and waits for the firings under way to return.
-// It is safe to call more than once.
+// Stop disarms the timers, waits for the firings under way to return and
+// releases the schedules lock. It is safe to call more than once.
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	s.stopped = true
@@ -242,6 +273,12 @@ func (s *Scheduler) Stop() {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	s.mu.Lock()
+	if s.lock != nil {
+		s.lock.Close() // drops the flock
+		s.lock = nil
+	}
+	s.mu.Unlock()
 }
 
 // arm sets e's timer for its next tick after now.

@@ -19,7 +19,7 @@ func newScheduler(t *testing.T, state string, clock *FakeClock, sink *recordingS
 	s, err := NewScheduler(scheds, Options{StateRoot: state, Clock: clock, Sink: sink, Auto: auto, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(s.Stop)
-	s.Start()
+	require.NoError(t, s.Start())
 	return s
 }
 
@@ -118,8 +118,9 @@ func TestSchedulerDowntimeSinceFirstArmed(t *testing.T) {
 	first := newScheduler(t, state, clock, sink, true, sched)
 	first.Stop() // never fired
 	clock.Set(utc("2027-01-01T08:00:00Z"))
-	newScheduler(t, state, clock, sink, true, sched)
+	second := newScheduler(t, state, clock, sink, true, sched)
 	assert.Len(t, sink.Calls(), 1, "the tick missed since the schedule was armed fires on start")
+	second.Stop()
 
 	// And a restart with nothing missed fires nothing.
 	clock.Set(utc("2027-01-01T08:30:00Z"))
@@ -221,4 +222,28 @@ func TestFakeClock(t *testing.T) {
 	assert.Equal(t, []string{"a@01", "a2@01.5", "b@02", "c@02"}, got)
 	assert.Equal(t, utc("2026-01-01T00:00:10Z"), c.Now())
 	assert.Empty(t, c.Pending())
+}
+
+func TestSchedulerOneProcessFires(t *testing.T) {
+	state := t.TempDir()
+	clock := NewFakeClock(utc("2026-03-01T08:59:00Z"))
+	sink := &recordingSink{clock: clock}
+	hb := mustSchedule(t, "hb", "* * * * *", "Beat.")
+	first := newScheduler(t, state, clock, sink, true, hb)
+	second, err := NewScheduler([]Schedule{hb}, Options{StateRoot: state, Clock: clock, Sink: sink, Auto: true})
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+	err = second.Start()
+	require.ErrorIs(t, err, ErrFiredElsewhere)
+	assert.ErrorContains(t, err, "--no-schedules")
+	clock.Advance(time.Minute)
+	assert.Len(t, sink.Calls(), 1, "only the first scheduler fires")
+
+	dev, err := NewScheduler([]Schedule{hb}, Options{StateRoot: state, Clock: clock, Sink: sink})
+	require.NoError(t, err)
+	require.NoError(t, dev.Start(), "Auto off takes no lock")
+	first.Stop()
+	require.NoError(t, second.Start(), "the lock is released by Stop")
+	clock.Advance(time.Minute)
+	assert.Len(t, sink.Calls(), 2)
 }
