@@ -192,6 +192,17 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Schedules and reminders first: another server firing them (it holds
+	// their lock) refuses this one before it listens. Overdue ones fire
+	// now, into sessions that run in the background.
+	for i, s := range all {
+		if err := s.sched.Start(); err != nil {
+			return fmt.Errorf("agent %s: %w", agents[i].Config.Name, err)
+		}
+		if err := s.rems.Start(); err != nil {
+			return fmt.Errorf("agent %s: %w", agents[i].Config.Name, err)
+		}
+	}
 	ln, err := httpguard.Listen(c.String("addr"), token, httpguard.ListenOptions{Flag: "--addr", Env: ServeTokenEnv, What: "the agents"})
 	if err != nil {
 		return err
@@ -205,11 +216,6 @@ func serveAction(c *cli.Context) error {
 		logf("dev mode: schedules and reminders fire only through the /v1/dev/ routes")
 	case c.Bool("no-schedules"):
 		logf("schedules are off (--no-schedules)")
-	}
-	// Timers start once the server can be reached.
-	for _, s := range all {
-		s.sched.Start()
-		s.rems.Start()
 	}
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)

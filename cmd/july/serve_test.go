@@ -235,3 +235,14 @@ func TestServeTokenOffLoopback(t *testing.T) {
 	assert.Contains(t, string(out), "--addr 0.0.0.0:0 listens on ")
 	assert.Contains(t, string(out), "Set a bearer token with --token-file FILE or $JULY_SERVE_TOKEN")
 }
+
+// TestServeSecondServerRefused: a second server on the same state root
+// would fire the same reminders: it is refused before it listens.
+func TestServeSecondServerRefused(t *testing.T) {
+	dir, spec := serveAgent(t, serveSlowScript)
+	startServe(t, dir, "--model", spec)
+	out, err := julyCommand(t, "serve", dir, "--model", spec, "--addr", "127.0.0.1:0").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "fired by another process")
+	assert.NotContains(t, string(out), "serving agent")
+}
