@@ -23,6 +23,9 @@ const (
 	AllowUpdateTodos = "updateTodos"
 	AllowTask        = "task"
 	AllowReadLints   = "readLints"
+	// AllowReminders grants CreateReminder, ListReminders and
+	// CancelReminder (reminders.go); never granted by an omitted tools:.
+	AllowReminders = "reminders"
 )
 
 // AllowlistNames lists every name tools: accepts, in documentation order.
@@ -30,7 +33,7 @@ func AllowlistNames() []string { return slices.Clone(allowlistNames) }
 
 var allowlistNames = []string{
 	AllowRead, AllowLS, AllowGrep, AllowGlob, AllowEdit, AllowDelete, AllowSemSearch,
-	AllowShell, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, AllowTask, AllowReadLints,
+	AllowShell, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, AllowTask, AllowReadLints, AllowReminders,
 }
 
 // HarnessReadTodos is the todo reader a default harness grants alongside
@@ -51,7 +54,7 @@ var fileFamily = map[string][]string{
 }
 
 // harnessOrder orders Plan.Harness.
-var harnessOrder = []string{AllowSemSearch, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, HarnessReadTodos, AllowTask, AllowReadLints}
+var harnessOrder = []string{AllowSemSearch, AllowWebSearch, AllowWebFetch, AllowUpdateTodos, HarnessReadTodos, AllowTask, AllowReadLints, AllowReminders}
 
 // Plan is what an agent's model is given, worked out from whether it has
 // an authored root and from its tools: allowlist (the spec's allowlist
@@ -142,7 +145,7 @@ func PlanTools(root bool, list []string) (Plan, []Problem) {
 			} else {
 				harness[name] = true
 			}
-		case name == AllowWebSearch || name == AllowWebFetch || name == AllowUpdateTodos:
+		case name == AllowWebSearch || name == AllowWebFetch || name == AllowUpdateTodos || name == AllowReminders:
 			harness[name] = true
 		default:
 			problems = append(problems, Problem{Field: "tools", Message: unknownTool(name)})

@@ -122,7 +122,7 @@ func TestPlanToolsFailClosed(t *testing.T) {
 		{true, []string{"search"}, []string{`unknown tool "search": the allowlist name for SemanticSearch is "semSearch"`}},
 		{false, []string{"Read"}, []string{`unknown tool "Read": did you mean "read"?`}},
 		{false, []string{"write"}, []string{`unknown tool "write": Write and StrReplace are allowed by "edit"`}},
-		{false, []string{"mcp"}, []string{`unknown tool "mcp"; the allowlist names are read, ls, grep, glob, edit, delete, semSearch, shell, webSearch, webFetch, updateTodos, task, readLints`}},
+		{false, []string{"mcp"}, []string{`unknown tool "mcp"; the allowlist names are read, ls, grep, glob, edit, delete, semSearch, shell, webSearch, webFetch, updateTodos, task, readLints, reminders`}},
 	}
 	for _, tt := range tests {
 		_, problems := PlanTools(tt.root, tt.tools)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/julyfs/julyfs/runner/schedule"
 	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/runner/web"
@@ -42,6 +43,11 @@ type HarnessOptions struct {
 	// SearchClient is the HTTP client WebSearch uses (default: a plain
 	// client with web.DefaultTimeout).
 	SearchClient *http.Client
+	// Reminders is the reminder service the reminders tool creates in,
+	// bound to the loop's session (july serve sets it). Without it the
+	// tool is still offered when granted, and each call answers that
+	// reminders are not available in this process.
+	Reminders *schedule.Reminders
 }
 
 // NameTask is the Task tool's model-facing name.
@@ -145,6 +151,9 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 	}
 	if slices.Contains(plan.Harness, AllowTask) && l != nil {
 		ts = append(ts, l.taskTool())
+	}
+	if slices.Contains(plan.Harness, AllowReminders) && l != nil {
+		ts = append(ts, s.reminderTools(l)...)
 	}
 	if webTools && plan.Root {
 		ts = overlayTools(ts, &overlaySpill{fs: t.FS, hostDir: filepath.Join(hdir, "agent-tools"), spill: spill})

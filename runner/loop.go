@@ -139,6 +139,24 @@ type turnState struct {
 // keeping the temp mounts' files with the session (see tempstate.go) — a
 // completed turn then returns its result with that error.
 func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
+	return l.RunTurn(ctx, TurnInput{Text: text})
+}
+
+// TurnInput is one turn's message.
+type TurnInput struct {
+	// ID is the turn's id; "" gets a new one (sessions.NewTurnID). A
+	// server gives the id out before the turn starts.
+	ID string
+	// Text is the person's message.
+	Text string
+	// Data is merged into message.received's data next to text (a
+	// reminder's {"reminderId", "fireCount"}); it cannot replace text or
+	// preamble.
+	Data map[string]any
+}
+
+// RunTurn is Run with the turn's id and message.received's extra data.
+func (l *Loop) RunTurn(ctx context.Context, in TurnInput) (*TurnResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.restored {
@@ -147,7 +165,7 @@ func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
 		}
 		l.restored = true
 	}
-	res, err := l.run(ctx, text)
+	res, err := l.run(ctx, in)
 	if serr := l.s.saveTemp(context.WithoutCancel(ctx), l.log.Dir()); serr != nil && err == nil {
 		return res, serr
 	}
@@ -155,8 +173,12 @@ func (l *Loop) Run(ctx context.Context, text string) (*TurnResult, error) {
 }
 
 // run is Run without the temp mounts' keeping.
-func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
-	ts := &turnState{id: sessions.NewTurnID()}
+func (l *Loop) run(ctx context.Context, in TurnInput) (*TurnResult, error) {
+	text := in.Text
+	ts := &turnState{id: in.ID}
+	if ts.id == "" {
+		ts.id = sessions.NewTurnID()
+	}
 	preamble := ""
 	if l.first {
 		var err error
@@ -164,7 +186,7 @@ func (l *Loop) run(ctx context.Context, text string) (*TurnResult, error) {
 			preamble = ""
 		}
 	}
-	if err := l.emit(ts, sessions.TypeMessageReceived, sessions.MessageReceived{Text: text, Preamble: preamble}); err != nil {
+	if err := l.emit(ts, sessions.TypeMessageReceived, receivedData(text, preamble, in.Data)); err != nil {
 		return nil, err
 	}
 	l.first = false
@@ -321,6 +343,26 @@ func (l *Loop) runCalls(ctx context.Context, ts *turnState, turn *Turn, calls []
 		i = j
 	}
 	return out, nil
+}
+
+// receivedData is message.received's data: the text and preamble, with
+// extra merged in beside them.
+func receivedData(text, preamble string, extra map[string]any) any {
+	d := sessions.MessageReceived{Text: text, Preamble: preamble}
+	if len(extra) == 0 {
+		return d
+	}
+	m := make(map[string]any, len(extra)+2)
+	for k, v := range extra {
+		m[k] = v
+	}
+	m["text"] = d.Text
+	if d.Preamble != "" {
+		m["preamble"] = d.Preamble
+	} else {
+		delete(m, "preamble")
+	}
+	return m
 }
 
 // userMessage is the person's message, with the first turn's preamble as a

@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/mcpserver"
 	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/runner/tools"
@@ -51,7 +50,10 @@ probably unintended setting (a root mount under /tmp, shadowed each turn by
 the scratch /tmp). A plugin mount whose binary is missing, not executable or
 not the one its sha256 pins is a problem here (validate does not run plugins,
 so a binary that is not a plugin or refuses its parameters shows only when a
-command binds the tree: that mount's calls then fail, the others serve).`,
+command binds the tree: that mount's calls then fail, the others serve).
+The schedules (schedules/*.md with cron: frontmatter) are listed with their
+next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
+"…": …).`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -67,6 +69,10 @@ command binds the tree: that mount's calls then fail, the others serve).`,
 				fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
 				return errReported
 			}
+			scheds, err := checkSchedules(c, a)
+			if err != nil {
+				return err
+			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
@@ -79,6 +85,7 @@ command binds the tree: that mount's calls then fail, the others serve).`,
 				fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", p)
 			}
 			validateRun(c, a)
+			printSchedules(c, scheds)
 			return nil
 		},
 	}
@@ -297,35 +304,14 @@ session idle for --idle-timeout is closed and its /tmp dropped.`,
 // DefaultTmpQuota is july mcp's default --tmp-quota.
 const DefaultTmpQuota = 64 << 20
 
-// mcpToken reads the bearer token: the first line of --token-file, else
-// $JULY_MCP_TOKEN; "" for none.
-func mcpToken(c *cli.Context) (string, error) {
-	if f := c.String("token-file"); f != "" {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok, _, _ := strings.Cut(string(data), "\n")
-		if tok = strings.TrimSpace(tok); tok == "" {
-			return "", fmt.Errorf("--token-file %s: empty token", f)
-		}
-		return tok, nil
-	}
-	return strings.TrimSpace(os.Getenv(mcpserver.TokenEnv)), nil
-}
-
 func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
-	token, err := mcpToken(c)
+	token, err := httpguard.ReadToken(c.String("token-file"), mcpserver.TokenEnv)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := httpguard.Listen(addr, token, httpguard.ListenOptions{Flag: "--http", Env: mcpserver.TokenEnv, What: "the agent's tools"})
 	if err != nil {
 		return err
-	}
-	if token == "" && !mcpserver.Loopback(ln.Addr()) {
-		ln.Close()
-		return fmt.Errorf("--http %s listens on %s, not only on loopback: anyone who can reach it could use the agent's tools. Set a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", addr, ln.Addr(), mcpserver.TokenEnv)
 	}
 	idle := c.Duration("idle-timeout")
 	if idle == 0 {

@@ -35,46 +35,32 @@ func hasLayer(sessionDir string) bool {
 	return err == nil
 }
 
-// cowSession sets sopts up for july run --cow (or for a session made
-// with it): the session's layer over the agent's tree becomes its root.
-// It creates the session when log is nil (returned as created). Without
-// --cow and without a layer it does nothing.
-func cowSession(ctx context.Context, c *cli.Context, a *runner.Agent, st *sessions.Store, log *sessions.Log, modelName string,
-	sopts *runner.SessionOptions) (layer *cow.FS, closeFn func(), created *sessions.Log, err error) {
-	closeFn = func() {}
-	resumed := c.String("session") != "" // else log, if any, was made by this run (a live root's)
-	if log != nil && !hasLayer(log.Dir()) && (resumed || !c.Bool("cow")) {
-		if c.Bool("cow") {
-			return nil, closeFn, nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer", log.ID())
+// cowLayer is july run's OpenOptions.Layer: a session made with --cow
+// (or continued, having a layer) runs on a copy-on-write layer over the
+// agent's tree in its directory, checkpointed at the end of every turn.
+// A continued session without a layer runs as it was made, on the tree
+// itself; asked for --cow, it is refused.
+func cowLayer(c *cli.Context, a *runner.Agent, stderr io.Writer) func(context.Context, *sessions.Log, *runner.SessionOptions, *runner.LoopOptions) (func(), error) {
+	return func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error) {
+		if c.String("session") != "" && !hasLayer(log.Dir()) {
+			if c.Bool("cow") {
+				return nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer", log.ID())
+			}
+			return nil, nil
 		}
-		return nil, closeFn, nil, nil
-	}
-	if log == nil && !c.Bool("cow") {
-		return nil, closeFn, nil, nil
-	}
-	if log == nil {
-		if created, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: modelName}); err != nil {
-			return nil, closeFn, nil, err
+		base, closeBase, err := a.OpenBase(ctx, log.ID())
+		if err != nil {
+			return nil, err
 		}
-		log = created
-	}
-	base, closeBase, err := a.OpenBase(ctx, log.ID())
-	if err != nil {
-		if created != nil {
-			created.Close()
+		layer, err := cow.Open(base, layerDir(log.Dir()))
+		if err != nil {
+			closeBase()
+			return nil, err
 		}
-		return nil, closeFn, nil, err
+		sopts.Root, sopts.NoIndex = layer.Tree(), true
+		lopts.Checkpoint = checkpointHook(layer, log, stderr)
+		return func() { layer.Close(); closeBase() }, nil
 	}
-	layer, err = cow.Open(base, layerDir(log.Dir()))
-	if err != nil {
-		closeBase()
-		if created != nil {
-			created.Close()
-		}
-		return nil, closeFn, nil, err
-	}
-	sopts.Root, sopts.NoIndex = layer.Tree(), true
-	return layer, func() { layer.Close(); closeBase() }, created, nil
 }
 
 // checkpointHook takes each turn's checkpoint; a failure is recorded in

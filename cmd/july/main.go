@@ -11,6 +11,7 @@
 //	july run examples/notes --model script:examples/notes/demo.script.yaml -m "Summarize /a.txt"
 //	july sessions examples/notes                 # the agent's sessions
 //	july show examples/notes ses_01J...          # a session's transcript
+//	july serve examples/notes                    # agents over HTTP (docs/serve.md)
 //
 // An agent directory holds agent.yaml (name, model, root, tools, ...) and
 // instructions.md; see docs/runner.md. Flags may come before or after the
@@ -49,11 +50,12 @@ the working directory) and may narrow its tools (tools:, an allowlist).
    july run DIR -m MESSAGE    run a turn: the model, its tool calls, the reply
    july sessions DIR          the agent's sessions
    july show DIR ID           a session's transcript (--json: its events)
+   july serve DIR...          serve agents over HTTP: sessions, live events, schedules
 
 A temp root lives as long as the process: each july call starts from the
 tree agent.yaml describes, so a second call does not see the first's edit.
 Use a local: root (or july mcp) to keep changes.`,
-		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand(), diffCommand(), logCommand(), rewindCommand(), forkCommand(), applyCommand(), mountCommand()},
+		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand(), diffCommand(), logCommand(), rewindCommand(), forkCommand(), applyCommand(), mountCommand(), serveCommand(), remindersCommand()},
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,

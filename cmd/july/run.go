@@ -186,26 +186,6 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 
-	// A continued session first: an unknown session or a busy one fails
-	// before the tree is bound.
-	st := sessions.New(stateRoot(c, a))
-	st.MaxMessageBytes = c.Int64("max-message")
-	var log *sessions.Log
-	if id := c.String("session"); id != "" {
-		var warns []sessions.Warning
-		log, warns, err = st.Resume(id)
-		if err != nil {
-			return err
-		}
-		defer log.Close()
-		if agent := log.Meta().Agent; agent != "" && agent != a.Config.Name {
-			return fmt.Errorf("session %s belongs to agent %s, not %s", id, agent, a.Config.Name)
-		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "july: warning: %s\n", w)
-		}
-	}
-
 	// The first Ctrl-C cancels the turn; the second exits.
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
@@ -224,45 +204,6 @@ func runAction(c *cli.Context) error {
 		os.Exit(130)
 	}()
 
-	if log == nil && a.Live() {
-		// A live root is built with the session's id: the session first.
-		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
-			return err
-		}
-		defer log.Close()
-	}
-	sopts := runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)}
-	layer, closeLayer, created, err := cowSession(ctx, c, a, st, log, m.Name(), &sopts)
-	if err != nil {
-		return err
-	}
-	defer closeLayer()
-	if created != nil {
-		log = created
-		defer log.Close()
-	}
-	if log != nil {
-		sopts.SessionID = log.ID()
-	}
-	s, err := a.Open(ctx, sopts)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	unmount, err := mountWatch(c, s)
-	if err != nil {
-		return err
-	}
-	defer unmount()
-	if log == nil {
-		// A new session once the tree is bound, so a tree that fails
-		// leaves no empty session behind.
-		if log, err = st.Create(sessions.Meta{Agent: a.Config.Name, Model: m.Name()}); err != nil {
-			return err
-		}
-		defer log.Close()
-	}
-
 	out := c.App.Writer
 	verbose := c.Bool("verbose")
 	opts := runner.LoopOptions{Model: m, MaxSteps: c.Int("max-steps")}
@@ -270,7 +211,7 @@ func runAction(c *cli.Context) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	var werr error
-	turnID := ""
+	turnID, sessionID := "", ""
 	opts.OnEvent = func(ev sessions.Event) {
 		turnID = ev.TurnID
 		if c.Bool("json") && werr == nil {
@@ -287,17 +228,47 @@ func runAction(c *cli.Context) error {
 		if c.Bool("json") && werr == nil && d.Text != "" {
 			// Streamed text: printed as it comes, not kept in the log (the
 			// message.completed event that follows has all of it).
-			werr = enc.Encode(appended{Type: "message.appended", SessionID: log.ID(), TurnID: turnID,
+			werr = enc.Encode(appended{Type: "message.appended", SessionID: sessionID, TurnID: turnID,
 				At: time.Now().UTC(), Data: sessions.MessageCompleted{Text: d.Text}})
 		}
 	}
-	if layer != nil {
-		opts.Checkpoint = checkpointHook(layer, log, stderr)
+	// A continued session is held first: an unknown session or a busy one
+	// fails before the tree is bound.
+	var unmount func()
+	st := sessions.New(stateRoot(c, a))
+	st.MaxMessageBytes = c.Int64("max-message")
+	oopts := runner.OpenOptions{
+		Store:   st,
+		Resume:  c.String("session"),
+		Session: runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)},
+		Loop:    opts,
+		Bound: func(s *runner.Session) (err error) {
+			unmount, err = mountWatch(c, s)
+			return err
+		},
 	}
-	loop, err := runner.NewLoop(s, log, opts)
+	if c.Bool("cow") || c.String("session") != "" {
+		// A --cow session, or a continued one that may be.
+		oopts.Layer = cowLayer(c, a, stderr)
+	}
+	sl, err := a.OpenLoop(ctx, oopts)
+	defer func() {
+		// The watch view first, then the tree and the session.
+		if unmount != nil {
+			unmount()
+		}
+		if sl != nil {
+			sl.Close()
+		}
+	}()
 	if err != nil {
 		return err
 	}
+	for _, w := range sl.Warnings {
+		fmt.Fprintf(stderr, "july: warning: %s\n", w)
+	}
+	log, loop := sl.Log, sl.Loop
+	sessionID = log.ID()
 	res, err := loop.Run(ctx, text)
 	for _, w := range log.TakeWarnings() {
 		fmt.Fprintf(stderr, "july: warning: %s\n", w)

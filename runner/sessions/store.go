@@ -126,6 +126,13 @@ type Meta struct {
 	// ForkOf is the session and turn this one was forked from (july
 	// fork), or nil.
 	ForkOf *Fork `json:"forkOf,omitempty"`
+	// Mode is "task" for a session a schedule started (it runs its one
+	// prompt and is not followed), "" for a conversation.
+	Mode string `json:"mode,omitempty"`
+	// Purpose says why the session exists ("schedule"), or "".
+	Purpose string `json:"purpose,omitempty"`
+	// ScheduleID is the schedule whose firing started the session, or "".
+	ScheduleID string `json:"scheduleId,omitempty"`
 }
 
 // Warning is something Resume or Read recovered from.
