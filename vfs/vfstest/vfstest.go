@@ -178,9 +178,10 @@ func Test(ctx context.Context, newFS func(files map[string][]byte) (vfs.FileSyst
 
 // runT is the T of RunChecks.
 type runT struct {
-	ctx  context.Context
-	mu   sync.Mutex
-	msgs []string
+	ctx    context.Context
+	mu     sync.Mutex
+	msgs   []string
+	sealed bool // after seal: what an abandoned check says later is dropped
 }
 
 func (t *runT) Helper()                  {}
@@ -188,7 +189,9 @@ func (t *runT) Context() context.Context { return t.ctx }
 
 func (t *runT) Errorf(format string, args ...any) {
 	t.mu.Lock()
-	t.msgs = append(t.msgs, fmt.Sprintf(format, args...))
+	if !t.sealed {
+		t.msgs = append(t.msgs, fmt.Sprintf(format, args...))
+	}
 	t.mu.Unlock()
 }
 
@@ -200,5 +203,16 @@ func (t *runT) Fatalf(format string, args ...any) {
 func (t *runT) failures() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.msgs
+}
+
+// seal returns the failures so far and drops any later ones: a check
+// abandoned at its deadline goes on in its goroutine, and what it says
+// once its context is cancelled ("context canceled" from every call) is
+// not its result.
+func (t *runT) seal() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sealed = true
 	return t.msgs
 }
