@@ -32,9 +32,10 @@
 # with its p-value. A measure a build cannot run (a benchmark it does not
 # have) shows on the other side only.
 #
-# Settings (environment): ROUNDS (default 5), CORPUS (default
-# $(go env GOROOT)/src), INDEX_CORPUS (default $CORPUS/net), MCP_CALLS (200
-# a round), BENCHTIME (go benchmarks, default 2s), LOOP_BENCHTIME (20x),
+# Settings (environment): ROUNDS (default 6, the fewest with which
+# benchstat gives an interval), CORPUS (default $(go env GOROOT)/src),
+# INDEX_CORPUS (default $CORPUS/net/http), MCP_CALLS (200 a round),
+# BENCHTIME (go benchmarks, default 2000x), LOOP_BENCHTIME (20x),
 # FUSE_FILES (2000), BUILDFLAGS (go build flags, default -trimpath, which
 # lets two trees share the build cache), KEEP=1 keeps the work directory.
 # -tiny is the test command's setting: one round, GOROOT/src/net/http,
@@ -62,8 +63,8 @@ if [ $tiny = 1 ]; then
   : "${ROUNDS:=1}" "${CORPUS:=$goroot/src/net/http}" "${INDEX_CORPUS:=$goroot/src/encoding}"
   : "${MCP_CALLS:=20}" "${BENCHTIME:=20x}" "${LOOP_BENCHTIME:=1x}" "${FUSE_FILES:=100}"
 fi
-: "${ROUNDS:=5}" "${CORPUS:=$goroot/src}" "${INDEX_CORPUS:=$CORPUS/net}" "${MCP_CALLS:=200}"
-: "${BENCHTIME:=2s}" "${LOOP_BENCHTIME:=20x}" "${FUSE_FILES:=2000}" "${BUILDFLAGS:=-trimpath}"
+: "${ROUNDS:=6}" "${CORPUS:=$goroot/src}" "${INDEX_CORPUS:=$CORPUS/net/http}" "${MCP_CALLS:=200}"
+: "${BENCHTIME:=2000x}" "${LOOP_BENCHTIME:=20x}" "${FUSE_FILES:=2000}" "${BUILDFLAGS:=-trimpath}"
 
 W=$(mktemp -d /tmp/julyfs-compare.XXXXXX)
 worktrees=() pids=() mounts=()
@@ -131,13 +132,16 @@ printf 'name: compare\nroot:\n  /:\n    local: ./tree\n' >"$W/agent/agent.yaml"
 echo "Compare." >"$W/agent/instructions.md"
 echo hi >"$W/agent/tree/a.txt"
 printf '{"bench":{"name":"Read","arguments":{"path":"/a.txt"},"n":%d}}\n' "$MCP_CALLS" >"$W/calls.json"
-client="${src[new]}/runner/testdata/mcpclient"
+# The client: NEW's, else the one beside this script (a fresh worktree has
+# no node_modules).
 mcp=0
-if command -v node >/dev/null && [ -f "$client/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
-  mcp=1
-else
-  say "MCPStdioRead skipped: needs node and the client in $client (npm ci there)"
-fi
+for client in "${src[new]}/runner/testdata/mcpclient" "$repo/runner/testdata/mcpclient"; do
+  if command -v node >/dev/null && [ -f "$client/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+    mcp=1
+    break
+  fi
+done
+[ $mcp = 1 ] || say "MCPStdioRead skipped: needs node and the client in runner/testdata/mcpclient (npm ci there)"
 rg=0
 if command -v rg >/dev/null; then rg=1; else say "the rg peer skipped: ripgrep is not installed"; fi
 
