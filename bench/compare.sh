@@ -69,10 +69,17 @@ fi
 W=$(mktemp -d /tmp/julyfs-compare.XXXXXX)
 worktrees=() pids=() mounts=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  # Unmount first (a julyfs mount's daemon ends with its connection), then
+  # interrupt, then, after 5 s, kill.
+  for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   for w in "${worktrees[@]}"; do git -C "$repo" worktree remove --force "$w" 2>/dev/null || true; done
+  git -C "$repo" worktree prune 2>/dev/null || true
   if [ "${KEEP:-}" = 1 ]; then echo "compare.sh: kept $W" >&2; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
@@ -87,12 +94,12 @@ tree() {
   local sha
   sha=$(git -C "$repo" rev-parse --verify --quiet "$2^{commit}") || { echo "compare.sh: $2 is neither a directory nor a commit" >&2; exit 2; }
   git -C "$repo" worktree add --quiet --detach "$W/src-$1" "$sha" >&2
-  worktrees+=("$W/src-$1")
   echo "$W/src-$1"
 }
 declare -A src
 src[old]=$(tree old "$1")
 src[new]=$(tree new "$2")
+for s in old new; do if [ "${src[$s]}" = "$W/src-$s" ]; then worktrees+=("$W/src-$s"); fi; done
 say "OLD ${src[old]} ($(git -C "${src[old]}" rev-parse --short HEAD 2>/dev/null || echo '?')), NEW ${src[new]} ($(git -C "${src[new]}" rev-parse --short HEAD 2>/dev/null || echo '?')), $ROUNDS round(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # benchstat, pinned, built once into the Go bin directory's cache.
