@@ -247,11 +247,13 @@ Over HTTP, a bearer token (--token-file FILE, or the JULY_MCP_TOKEN
 environment variable) is required on any address but loopback: --http :PORT
 or 0.0.0.0:PORT without one is refused. On 127.0.0.1 or [::1] the token is
 optional. Browser requests from another origin are refused (403), and a
-session idle for --idle-timeout is closed and its /tmp dropped.`,
+session idle for --idle-timeout is closed and its /tmp dropped. A request
+body over --max-request-bytes gets 413 with a JSON-RPC error.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP at `ADDR` instead of stdio"},
 			&cli.StringFlag{Name: "token-file", Usage: "require the bearer token in `FILE` (its first line) on HTTP; default $" + mcpserver.TokenEnv},
 			&cli.DurationFlag{Name: "idle-timeout", Value: mcpserver.DefaultIdleTimeout, Usage: "close an HTTP session idle this long (0: never)"},
+			&cli.Int64Flag{Name: "max-request-bytes", Value: mcpserver.DefaultMaxRequestBytes, Usage: "bytes an HTTP request body may hold (larger: 413)"},
 			&cli.Int64Flag{Name: "tmp-quota", Value: DefaultTmpQuota, Usage: "bytes each MCP session may keep in its /tmp scratch (0: no limit)"},
 			indexFlag,
 			watchFlags[0], watchFlags[1],
@@ -317,7 +319,7 @@ func serveHTTP(c *cli.Context, srv *mcpserver.Server, name, addr string) error {
 	if idle == 0 {
 		idle = -1 // never
 	}
-	hs := &http.Server{Handler: srv.Handler(mcpserver.HTTPOptions{Token: token, IdleTimeout: idle}), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Handler(mcpserver.HTTPOptions{Token: token, IdleTimeout: idle, MaxRequestBytes: c.Int64("max-request-bytes")}), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(c.App.ErrWriter, "july mcp: serving agent %s at http://%s/\n", name, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -24,13 +24,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/internal/clirun"
 )
 
+// gcPercent is july's garbage-collection target (Go's default is 100), as
+// julyfs's. A tool call keeps little alive but allocates much in the MCP
+// SDK's JSON decoding (a 32 KiB buffer for each of its several decodes of
+// a request), while the process holds a few MB of long-lived data (the
+// compiled patterns of its web tools, the index's automata) that every
+// collection marks again: at 100, half of july mcp's CPU per small Read
+// was the collector. At 400 a stdio Read costs ~40% less server CPU for a
+// few MB more (docs/perf/runner.md). GOGC in the environment wins.
+const gcPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	clirun.Main(newApp(os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -24,7 +24,8 @@
 // ends are answered before the server sees the end. Over HTTP
 // ([Server.Handler]) requests pass cross-origin protection and, with a
 // token, bearer authentication; idle sessions are closed after
-// [HTTPOptions].IdleTimeout. A turn's /tmp quota is the session's
+// [HTTPOptions].IdleTimeout, and a body over [HTTPOptions].MaxRequestBytes
+// gets 413 with a JSON-RPC error. A turn's /tmp quota is the session's
 // (runner.SessionOptions.ScratchQuota).
 //
 // # Concurrency

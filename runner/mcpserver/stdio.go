@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,64 +39,126 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // response written (or the connection closes). A client may therefore
 // write a tools/call and close stdin at once.
 //
+// Each line is decoded once, by the check (jsonrpc.DecodeMessage, the
+// SDK's own decoder), and the SDK is handed the decoded message; a
+// response is matched to its request by the message the SDK writes, never
+// by decoding the written bytes again.
+//
 // A goroutine reads r until it ends or the connection is closed; as with
 // the SDK's transport, a read blocked on a stdin that never closes outlives
 // the connection.
 func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	out := &lockedWriter{w: w, pending: map[jsonrpc.ID]int{}}
-	out.idle = sync.NewCond(&out.mu)
-	pr, pw := io.Pipe()
-	go filterLines(r, pw, out)
-	return &mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}
+	return &stdioTransport{r: r, w: w}
 }
 
-// lockedWriter serializes writes (the SDK writes each message in one call,
-// and so does filterLines) and tracks the requests not answered yet.
-type lockedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	pending map[jsonrpc.ID]int // requests passed to the SDK, by id
-	idle    *sync.Cond         // signalled when pending shrinks or closed
-	closed  bool
+type stdioTransport struct {
+	r io.Reader
+	w io.Writer
 }
 
-// Write writes one message and, when it is a response, marks its request
-// answered.
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, err := l.w.Write(p)
-	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
-		if resp, ok := msg.(*jsonrpc.Response); ok && l.pending[resp.ID] > 0 {
-			if l.pending[resp.ID]--; l.pending[resp.ID] == 0 {
-				delete(l.pending, resp.ID)
-			}
-			l.idle.Broadcast()
-		}
+// Connect starts reading r. It must be called at most once.
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		w:        t.w,
+		pending:  map[jsonrpc.ID]int{},
+		incoming: make(chan msgOrErr),
+		closed:   make(chan struct{}),
 	}
-	return n, err
+	c.idle = sync.NewCond(&c.mu)
+	go c.readLines(t.r)
+	return c, nil
+}
+
+// msgOrErr is one message read, or the error that ended reading.
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// stdioConn is the connection StdioTransport makes: messages decoded by
+// readLines come in on incoming; writes are serialized and track the
+// requests not answered yet.
+type stdioConn struct {
+	incoming chan msgOrErr
+	closed   chan struct{} // closed by Close
+
+	mu        sync.Mutex
+	w         io.Writer
+	pending   map[jsonrpc.ID]int // requests passed to the SDK, by id
+	idle      *sync.Cond         // signalled when pending shrinks or closed
+	isClosed  bool
+	closeOnce sync.Once
+}
+
+// Read returns the next message read, io.EOF once input has ended (after
+// every request read was answered) or the connection is closed.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v := <-c.incoming:
+		return v.msg, v.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Write writes one message as one line and, when it is a response, marks
+// its request answered.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err = c.w.Write(append(data, '\n'))
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.pending[resp.ID] > 0 {
+		if c.pending[resp.ID]--; c.pending[resp.ID] == 0 {
+			delete(c.pending, resp.ID)
+		}
+		c.idle.Broadcast()
+	}
+	return err
+}
+
+// writeLine writes one line the SDK did not make (an error response).
+func (c *stdioConn) writeLine(line []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.Write(line)
 }
 
 // Close is called when the connection closes: nothing will be answered
-// any more.
-func (l *lockedWriter) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	l.idle.Broadcast()
+// any more, and readLines stops at its next line.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.isClosed = true
+		c.idle.Broadcast()
+		c.mu.Unlock()
+		close(c.closed)
+	})
 	return nil
 }
 
+// SessionID is empty: stdio has no session id.
+func (c *stdioConn) SessionID() string { return "" }
+
 // track records a request about to be passed to the SDK.
-func (l *lockedWriter) track(msg []byte) {
-	m, err := jsonrpc.DecodeMessage(msg)
-	if err != nil {
-		return
-	}
-	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-		l.mu.Lock()
-		l.pending[req.ID]++
-		l.mu.Unlock()
+func (c *stdioConn) track(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.mu.Lock()
+		c.pending[req.ID]++
+		c.mu.Unlock()
 	}
 }
 
@@ -106,31 +169,42 @@ const drainTimeout = 15 * time.Minute
 
 // drain waits until every tracked request is answered, the connection
 // closes, or drainTimeout passes.
-func (l *lockedWriter) drain() {
+func (c *stdioConn) drain() {
 	expired := false
 	t := time.AfterFunc(drainTimeout, func() {
-		l.mu.Lock()
+		c.mu.Lock()
 		expired = true
-		l.idle.Broadcast()
-		l.mu.Unlock()
+		c.idle.Broadcast()
+		c.mu.Unlock()
 	})
 	defer t.Stop()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.pending) > 0 && !l.closed && !expired {
-		l.idle.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.pending) > 0 && !c.isClosed && !expired {
+		c.idle.Wait()
 	}
 }
 
-// filterLines copies the well-formed JSON-RPC lines of r to pw and answers
-// the others on out. It closes pw when r ends (or fails) and stops when
-// the reading side of pw is closed.
-func filterLines(r io.Reader, pw *io.PipeWriter, out *lockedWriter) {
+// deliver hands one message (or the error that ends input) to Read; false
+// when the connection is closed.
+func (c *stdioConn) deliver(v msgOrErr) bool {
+	select {
+	case c.incoming <- v:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// readLines passes the well-formed JSON-RPC lines of r to Read, decoded,
+// and answers the others itself. When r ends (or fails) it hands Read the
+// end, and it stops when the connection is closed.
+func (c *stdioConn) readLines(r io.Reader) {
 	end := func(err error) {
 		if errors.Is(err, io.EOF) {
-			out.drain() // answer what was asked before hanging up
+			c.drain() // answer what was asked before hanging up
 		}
-		pw.CloseWithError(eof(err))
+		c.deliver(msgOrErr{err: eof(err)})
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
@@ -146,7 +220,7 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lockedWriter) {
 				_, err = br.ReadSlice('\n')
 			}
 			line = line[:0]
-			writeError(out, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: line longer than %d bytes", MaxLineLength))
+			writeError(c, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: line longer than %d bytes", MaxLineLength))
 			if err != nil {
 				end(err)
 				return
@@ -154,16 +228,18 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lockedWriter) {
 			continue
 		}
 		if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if code, id, reason := check(msg); code != 0 {
-				writeError(out, id, code, reason)
+			if m, code, id, reason := check(msg); code != 0 {
+				writeError(c, id, code, reason)
 			} else {
-				out.track(msg)
-				if _, werr := pw.Write(append(msg, '\n')); werr != nil {
+				c.track(m)
+				if !c.deliver(msgOrErr{msg: m}) {
 					return // the connection is closed
 				}
 			}
 		}
-		line = line[:0]
+		// The SDK keeps the decoded message's raw parts (params, result):
+		// the next line goes into a new buffer.
+		line = nil
 		if err != nil {
 			end(err)
 			return
@@ -180,26 +256,28 @@ func eof(err error) error {
 	return err
 }
 
-// check returns 0 for a line the SDK can decode, or the JSON-RPC error
-// code, the id to answer with (nil for null) and the message.
-func check(msg []byte) (code int64, id json.RawMessage, reason string) {
+// check returns the decoded message of a line the SDK can decode, or the
+// JSON-RPC error code, the id to answer with (nil for null) and the
+// message.
+func check(msg []byte) (m jsonrpc.Message, code int64, id json.RawMessage, reason string) {
 	if !json.Valid(msg) {
 		var v any
 		err := json.Unmarshal(msg, &v)
-		return jsonrpc.CodeParseError, nil, "Parse error: " + err.Error()
+		return nil, jsonrpc.CodeParseError, nil, "Parse error: " + err.Error()
 	}
 	if msg[0] == '[' {
 		// The SDK closes the connection on a batch; MCP 2025-06-18 has
 		// none.
 		if string(bytes.Join(bytes.Fields(msg), nil)) == "[]" {
-			return jsonrpc.CodeInvalidRequest, nil, "Invalid Request: empty batch"
+			return nil, jsonrpc.CodeInvalidRequest, nil, "Invalid Request: empty batch"
 		}
-		return jsonrpc.CodeInvalidRequest, nil, "Invalid Request: JSON-RPC batches are not supported; send one message per line"
+		return nil, jsonrpc.CodeInvalidRequest, nil, "Invalid Request: JSON-RPC batches are not supported; send one message per line"
 	}
-	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		return jsonrpc.CodeInvalidRequest, requestID(msg), "Invalid Request: " + err.Error()
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return nil, jsonrpc.CodeInvalidRequest, requestID(msg), "Invalid Request: " + err.Error()
 	}
-	return 0, nil, ""
+	return m, 0, nil, ""
 }
 
 // requestID returns the id of a malformed request when it is a string or
@@ -219,7 +297,7 @@ func requestID(msg []byte) json.RawMessage {
 }
 
 // writeError writes one JSON-RPC error response line.
-func writeError(out io.Writer, id json.RawMessage, code int64, message string) {
+func writeError(c *stdioConn, id json.RawMessage, code int64, message string) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -228,5 +306,5 @@ func writeError(out io.Writer, id json.RawMessage, code int64, message string) {
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
-	out.Write(append(data, '\n'))
+	c.writeLine(append(data, '\n'))
 }

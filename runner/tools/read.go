@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -54,11 +55,11 @@ const MaxImageBytes = 20 << 20
 // MaxOutputBytes of output; other trees are read whole.
 func read(ctx context.Context, fsys vfs.FileSystem, opts Options, in readArgs) (*Result, error) {
 	p := opts.path(in.Path)
-	br, size, closeFile, err := openText(ctx, fsys, p)
+	br, size, done, err := openText(ctx, fsys, p)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFile()
+	defer done()
 	head, err := br.Peek(8000)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
@@ -85,8 +86,10 @@ func read(ctx context.Context, fsys vfs.FileSystem, opts Options, in readArgs) (
 
 // openText opens the file at p for one sequential read: through ranged
 // reads where the tree has them (vfs.FileOpener or vfs.RangeReader), so
-// memory stays at the buffer's size, else by reading it whole.
-func openText(ctx context.Context, fsys vfs.FileSystem, p string) (*bufio.Reader, int64, func(), error) {
+// memory stays at the buffer's size, else by reading it whole. The reader
+// is one of readBufs: done closes the file and returns the reader, so
+// nothing may keep a slice of its buffer past done.
+func openText(ctx context.Context, fsys vfs.FileSystem, p string) (br *bufio.Reader, size int64, done func(), err error) {
 	_, opener := fsys.(vfs.FileOpener)
 	_, ranged := fsys.(vfs.RangeReader)
 	if opener || ranged {
@@ -94,13 +97,35 @@ func openText(ctx context.Context, fsys vfs.FileSystem, p string) (*bufio.Reader
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		return bufio.NewReaderSize(io.NewSectionReader(f, 0, f.Size()), 64<<10), f.Size(), func() { f.Close() }, nil
+		br = getReadBuf(io.NewSectionReader(f, 0, f.Size()))
+		return br, f.Size(), func() { putReadBuf(br); f.Close() }, nil
 	}
 	data, err := fsys.Read(ctx, p)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return bufio.NewReaderSize(bytes.NewReader(data), 64<<10), int64(len(data)), func() {}, nil
+	br = getReadBuf(bytes.NewReader(data))
+	return br, int64(len(data)), func() { putReadBuf(br) }, nil
+}
+
+// readBufSize is the buffer of a Read's reader: the whole of a small file
+// in one read(2), larger ones in pieces of this size.
+const readBufSize = 64 << 10
+
+// readBufs holds readBufSize readers between calls, so a Read of a small
+// file does not allocate (and the garbage collector does not clear) a
+// buffer each time.
+var readBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+
+func getReadBuf(r io.Reader) *bufio.Reader {
+	br := readBufs.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putReadBuf(br *bufio.Reader) {
+	br.Reset(nil)
+	readBufs.Put(br)
 }
 
 // numberLines renders lines [offset, offset+limit) of the text r yields,
@@ -211,22 +236,22 @@ func (s *lineScanner) next() (head []byte, full int, ok bool, err error) {
 	}
 }
 
-// countRest counts the lines left in the input without keeping them.
+// countRest counts the lines left in the input without keeping them,
+// through the reader's own buffer.
 func (s *lineScanner) countRest() (int, error) {
 	n, last := 0, byte('\n')
-	buf := make([]byte, 64<<10)
 	for {
-		k, err := s.r.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return 0, err
+			}
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		n += bytes.Count(buf, []byte{'\n'})
+		last = buf[len(buf)-1]
+		s.r.Discard(len(buf))
 	}
 	if last != '\n' {
 		n++
