@@ -235,8 +235,10 @@ func (st *Store) Create(meta Meta) (*Log, error) {
 	if err := os.MkdirAll(st.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state root %s is not writable: %w", filepath.Dir(st.dir), unwrapPath(err))
 	}
-	meta.ID = NewID()
+	// The id's time is the creation time (to the millisecond), so that a
+	// session.json rebuilt from the id has the same one.
 	now := time.Now().UTC()
+	meta.ID = IDPrefix + ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
 	meta.Created, meta.Updated = now, now
 	dir := st.sessionDir(meta.ID)
 	if err := os.Mkdir(dir, 0o755); err != nil {
