@@ -158,15 +158,20 @@ func (m *mount) invalidate(p string) {
 // ownByCaller records the process that made p through the mount as its
 // owner, when other users may use the mount: the daemon makes files as
 // itself (root, typically), and the kernel's permission checks would
-// otherwise keep a user out of the directory they just made. The tree's
-// file keeps the daemon's owner; the mount shows the caller's while it
-// runs.
+// otherwise keep a user out of the directory they just made. A tree with
+// owners that lets the daemon give a file away (vfs.OwnerSetter: local:
+// with the daemon as root) gets the caller's owner on the file itself, as
+// on disk; elsewhere the tree's file keeps the daemon's owner and the
+// mount shows the caller's while it runs.
 func (m *mount) ownByCaller(ctx context.Context, p string) {
 	if !m.opts.AllowOther {
 		return
 	}
 	caller, ok := fuse.FromContext(ctx)
 	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
+		return
+	}
+	if m.uid == 0 && vfs.SetOwner(m.ctx, m.fsys, p, int(caller.Uid), int(caller.Gid)) == nil {
 		return
 	}
 	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
@@ -220,6 +225,9 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if fi.Link {
 		// A link's own: the kernel follows it and checks its target.
 		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
+		if fi.LinkHasOwner {
+			out.Uid, out.Gid = fi.LinkUID, fi.LinkGID // lchown's
+		}
 		if !fi.LinkModTime.IsZero() {
 			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
 		}

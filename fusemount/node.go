@@ -428,9 +428,10 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 // memory for temp:), so they persist as the tree's own; a tree without
 // them answers ENOTSUP, never a change only the mount would remember.
 // chown to the owner shown changes nothing and succeeds; to another owner
-// it is ENOTSUP for a host file (the tree cannot chown) and held by the
-// mount elsewhere (a tree with no owners), as is an access time (no tree
-// keeps one).
+// it goes to the tree (vfs.OwnerSetter, vfs.LinkOwnerSetter: fchownat on
+// the host for local:, after the kernel checked the caller may), is
+// ENOTSUP for a host file of a tree that cannot, and is held by the mount
+// on a tree with no owners, as is an access time (no tree keeps one).
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
@@ -489,13 +490,19 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if hasGID && gid == cur.Gid {
 			hasGID = false
 		}
+		held := false // the owner is held by the mount (a tree without owners)
 		if hasUID || hasGID {
-			if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && (fi.HasMode || fi.Link) {
-				return syscall.ENOTSUP
+			if errno := n.setOwner(p, link, hasUID, uid, hasGID, gid); errno == syscall.ENOTSUP {
+				if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && (fi.HasMode || fi.Link) {
+					return syscall.ENOTSUP
+				}
+				held = true
+			} else if errno != 0 {
+				return errno
 			}
 		}
 		n.m.setMeta(p, func(md *meta) {
-			if hasUID || hasGID {
+			if held {
 				if !md.hasOwner {
 					md.uid, md.gid, md.hasOwner = cur.Uid, cur.Gid, true
 				}
@@ -512,6 +519,38 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		})
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// setOwner gives p (a link itself when link) the owner uid and the
+// group gid through the tree (vfs.OwnerSetter, vfs.LinkOwnerSetter: on
+// the host for local:), those whose has flag is set; the kernel already
+// checked that the caller may (default_permissions). ENOTSUP when the
+// tree cannot. An owner the mount held for p is dropped: the tree's is
+// now the one shown.
+func (n *node) setOwner(p string, link, hasUID bool, uid uint32, hasGID bool, gid uint32) syscall.Errno {
+	u, g := -1, -1
+	if hasUID {
+		u = int(uid)
+	}
+	if hasGID {
+		g = int(gid)
+	}
+	set := vfs.SetOwner
+	if link {
+		set = vfs.SetLinkOwner
+	}
+	switch err := set(n.m.ctx, n.m.fsys, p, u, g); {
+	case errors.Is(err, errors.ErrUnsupported):
+		return syscall.ENOTSUP
+	case err != nil:
+		return n.m.errno("chown", p, err)
+	}
+	n.m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = 0, 0, false })
+	n.changes.Add(1)
+	if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil {
+		n.remember(fi)
+	}
+	return 0
 }
 
 // setattrDeleted is Setattr on a file whose name is gone (unlinked or

@@ -106,6 +106,12 @@ type FileInfo struct {
 	// lutimes and vfs.LinkTimeSetter set) when Link is set; zero when
 	// the tree has none.
 	LinkModTime time.Time
+	// LinkUID and LinkGID are the link's own owner and group (lstat's,
+	// which lchown and vfs.LinkOwnerSetter set) when Link and
+	// LinkHasOwner are set, in a tree whose links have owners.
+	LinkUID      uint32
+	LinkGID      uint32
+	LinkHasOwner bool
 }
 
 // GrepQuery is the argument of Grep.

@@ -423,6 +423,9 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	}
 	if lfi != nil {
 		out.Link, out.LinkModTime = true, lfi.ModTime()
+		if st, ok := lfi.Sys().(*syscall.Stat_t); ok {
+			out.LinkUID, out.LinkGID, out.LinkHasOwner = st.Uid, st.Gid, true
+		}
 	}
 	return out, nil
 }

@@ -41,3 +41,18 @@ func (r *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
 func (r *FS) SetLinkModTime(_ context.Context, path string, _ time.Time) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
+
+var (
+	_ vfs.OwnerSetter     = (*FS)(nil)
+	_ vfs.LinkOwnerSetter = (*FS)(nil)
+)
+
+// SetOwner fails with "read-only mount: <path>".
+func (r *FS) SetOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetLinkOwner fails with "read-only mount: <path>".
+func (r *FS) SetLinkOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
