@@ -95,7 +95,7 @@ func inoOf(path string) uint64 {
 // change it behind the tree) of a tree that reports its changes
 // (vfs.Notifier).
 func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
-	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 {
+	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 || linked(fi) {
 		return false
 	}
 	if m.hostCovered(fi.Path) {
@@ -103,6 +103,16 @@ func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
 	}
 	return !fi.HasMode && !fi.Link && m.watched.Load()
 }
+
+// linkedTimeout is the attribute timeout of a file with several names:
+// go-fuse replaces a zero with the mount's default, so the shortest the
+// kernel can be told.
+const linkedTimeout = time.Nanosecond
+
+// linked says fi is a file with more than one name (vfs.Linker): the
+// kernel gets its attributes with no timeout, since a change through
+// another name (an unlink moves Nlink) is reported for that name only.
+func linked(fi vfs.FileInfo) bool { return fi.Nlink > 1 && fi.Kind == vfs.KindFile && !fi.Link }
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
 // live node displaced from p holds that number, else a hash of p and a
@@ -246,7 +256,14 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if m.opts.ReadOnly {
 		out.Mode &^= 0o222
 	}
-	out.SetTimes(&at, &mt, &mt)
+	ct := mt
+	if !fi.ChangeTime.IsZero() && !fi.Link {
+		ct = fi.ChangeTime // the host's ctime on local:
+	}
+	if fi.Kind == vfs.KindFile && fi.Nlink > 1 && !fi.Link {
+		out.Nlink = fi.Nlink // hard links (vfs.Linker)
+	}
+	out.SetTimes(&at, &mt, &ct)
 	out.Blksize = 4096
 	out.Blocks = (out.Size + 511) / 512
 }

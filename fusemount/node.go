@@ -94,6 +94,7 @@ var (
 	_ fs.NodeOnForgetter = (*node)(nil)
 	_ fs.NodeSymlinker   = (*node)(nil)
 	_ fs.NodeReadlinker  = (*node)(nil)
+	_ fs.NodeLinker      = (*node)(nil)
 )
 
 // path is the node's absolute path in the tree, for messages and for
@@ -326,6 +327,10 @@ func (n *node) lookedUp(ctx context.Context, name, p string, fi vfs.FileInfo, ge
 // every change of fi is heard (see observed); gen is m.hostGen from
 // before fi was asked.
 func (n *node) entryTimeouts(fi vfs.FileInfo, gen uint64, out *fuse.EntryOut) {
+	if linked(fi) {
+		out.SetAttrTimeout(linkedTimeout)
+		return
+	}
 	if n.m.observed(fi, gen) {
 		out.SetEntryTimeout(ObservedTimeout)
 		out.SetAttrTimeout(ObservedTimeout)
@@ -416,6 +421,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	n.remember(fi)
 	n.fill(fi, &out.Attr)
+	if linked(fi) {
+		out.SetTimeout(linkedTimeout)
+	}
 	if n.m.observed(fi, gen) {
 		out.SetTimeout(ObservedTimeout)
 		n.setLong()

@@ -106,6 +106,13 @@ type FileInfo struct {
 	// lutimes and vfs.LinkTimeSetter set) when Link is set; zero when
 	// the tree has none.
 	LinkModTime time.Time
+	// Nlink is the number of names of the file (hard links, vfs.Linker)
+	// and ChangeTime its status change time (ctime: chmod, chown, link,
+	// rename and writes move it), where the tree has them (a host
+	// directory); 0 and zero otherwise.
+	Nlink      uint32
+	ChangeTime time.Time
+
 	// LinkUID and LinkGID are the link's own owner and group (lstat's,
 	// which lchown and vfs.LinkOwnerSetter set) when Link and
 	// LinkHasOwner are set, in a tree whose links have owners.

@@ -185,7 +185,7 @@ func FuzzEscape(f *testing.F) {
 		}
 		for range b.next() % 24 {
 			p := b.apiPath()
-			switch op := b.next() % 22; op {
+			switch op := b.next() % 23; op {
 			case 0:
 				st, _ := fsys.Stat(ctx, p)
 				leak("Stat("+p+")", st.Path)
@@ -262,6 +262,8 @@ func FuzzEscape(f *testing.F) {
 				fsys.SetOwner(ctx, p, 65534+b.next()%2, 65534)
 			case 21:
 				fsys.SetLinkOwner(ctx, p, 65534, 65534+b.next()%2)
+			case 22:
+				fsys.Link(ctx, p, b.apiPath())
 			}
 		}
 		assert.Equal(t, before, snapshot(t, base, root), "outside the root changed")

@@ -396,6 +396,7 @@ func info(p string, fi fs.FileInfo) vfs.FileInfo {
 	out.Mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+		out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
 	}
 	return out
 }
@@ -474,6 +475,7 @@ func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
 	}
 	out.Mode = vfs.FileModeOf(uint32(st.Mode))
 	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+	out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
 	return out
 }
 

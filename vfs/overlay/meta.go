@@ -77,3 +77,10 @@ func (o *FS) SetOwner(_ context.Context, path string, _, _ int) error {
 func (o *FS) SetLinkOwner(_ context.Context, path string, _, _ int) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
+
+var _ vfs.Linker = (*FS)(nil)
+
+// Link fails with "read-only mount: <newpath>".
+func (o *FS) Link(_ context.Context, _, newpath string) error {
+	return vfs.ReadOnly(vfs.Clean(newpath))
+}

@@ -56,3 +56,10 @@ func (r *FS) SetOwner(_ context.Context, path string, _, _ int) error {
 func (r *FS) SetLinkOwner(_ context.Context, path string, _, _ int) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
+
+var _ vfs.Linker = (*FS)(nil)
+
+// Link fails with "read-only mount: <newpath>".
+func (r *FS) Link(_ context.Context, _, newpath string) error {
+	return vfs.ReadOnly(vfs.Clean(newpath))
+}
