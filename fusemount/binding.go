@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"hash/fnv"
+	iofs "io/fs"
 	"log"
 	"maps"
 	"slices"
@@ -112,7 +113,27 @@ const linkedTimeout = time.Nanosecond
 // linked says fi is a file with more than one name (vfs.Linker): the
 // kernel gets its attributes with no timeout, since a change through
 // another name (an unlink moves Nlink) is reported for that name only.
-func linked(fi vfs.FileInfo) bool { return fi.Nlink > 1 && fi.Kind == vfs.KindFile && !fi.Link }
+func linked(fi vfs.FileInfo) bool {
+	return fi.Nlink > 1 && (fi.Kind == vfs.KindFile || fi.Special != 0) && !fi.Link
+}
+
+// specialType is the POSIX file type of the special file fi describes
+// (vfs.FileInfo.Special), 0 for anything else.
+func specialType(fi vfs.FileInfo) uint32 {
+	switch {
+	case fi.Link || fi.Special == 0:
+		return 0
+	case fi.Special&iofs.ModeNamedPipe != 0:
+		return syscall.S_IFIFO
+	case fi.Special&iofs.ModeSocket != 0:
+		return syscall.S_IFSOCK
+	case fi.Special&iofs.ModeCharDevice != 0:
+		return syscall.S_IFCHR
+	case fi.Special&iofs.ModeDevice != 0:
+		return syscall.S_IFBLK
+	}
+	return 0
+}
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
 // live node displaced from p holds that number, else a hash of p and a
@@ -221,6 +242,12 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Nlink = 1
 		out.Size = uint64(fi.Size)
 	}
+	if t := specialType(fi); t != 0 {
+		out.Mode, out.Size, out.Rdev = t|0o644, 0, uint32(fi.Rdev)
+		if fi.Nlink > 1 {
+			out.Nlink = fi.Nlink
+		}
+	}
 	out.Uid, out.Gid = m.uid, m.gid
 	if fi.HasMode || fi.Mode != 0 {
 		// The tree's own bits (the host's on local:; what SetMode set
@@ -260,7 +287,7 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if !fi.ChangeTime.IsZero() && !fi.Link {
 		ct = fi.ChangeTime // the host's ctime on local:
 	}
-	if fi.Kind == vfs.KindFile && fi.Nlink > 1 && !fi.Link {
+	if (fi.Kind == vfs.KindFile || fi.Special != 0) && fi.Nlink > 1 && !fi.Link {
 		out.Nlink = fi.Nlink // hard links (vfs.Linker)
 	}
 	out.SetTimes(&at, &mt, &ct)

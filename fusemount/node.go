@@ -200,6 +200,8 @@ func typeOf(fi vfs.FileInfo) uint32 {
 		return syscall.S_IFLNK
 	case fi.Kind == vfs.KindDir:
 		return syscall.S_IFDIR
+	case fi.Special != 0:
+		return specialType(fi)
 	}
 	return syscall.S_IFREG
 }
@@ -305,7 +307,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err != nil {
 		return nil, n.m.errno("lookup", p, err)
 	}
-	if fi.Kind == vfs.KindMissing && !fi.Link {
+	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
 		return nil, syscall.ENOENT
 	}
 	return n.lookedUp(ctx, name, p, fi, gen, out), 0
@@ -409,7 +411,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if err != nil {
 		return n.m.errno("getattr", p, err)
 	}
-	if fi.Kind == vfs.KindMissing && !fi.Link {
+	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if n.opens > 0 {

@@ -113,6 +113,16 @@ type FileInfo struct {
 	Nlink      uint32
 	ChangeTime time.Time
 
+	// Special is the type of a special file at the path, in a tree that
+	// keeps them (vfs.NodeMaker: a host directory): fs.ModeNamedPipe,
+	// fs.ModeSocket, fs.ModeDevice (a block device) or
+	// fs.ModeDevice|fs.ModeCharDevice, with Rdev its device number. Kind
+	// is then KindMissing, as for every verb of the contract such a file
+	// is not there (a caller that ignores Special sees what it saw
+	// before); Mode, UID, GID, ModTime, Nlink and ChangeTime describe it.
+	Special fs.FileMode
+	Rdev    uint64
+
 	// LinkUID and LinkGID are the link's own owner and group (lstat's,
 	// which lchown and vfs.LinkOwnerSetter set) when Link and
 	// LinkHasOwner are set, in a tree whose links have owners.

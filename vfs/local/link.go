@@ -44,7 +44,7 @@ func (fsys *FS) Link(ctx context.Context, oldpath, newpath string) error {
 		return otherError(o, err)
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return vfs.WriteFailed(n, unix.EPERM)
-	case st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFLNK:
+	case st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFLNK && specialOf(st.Mode) == 0:
 		return vfs.NotFound(o)
 	}
 	nw, err := fsys.openWriteDir(vfs.Parent(n), false)

@@ -133,11 +133,12 @@ func (fsys *FS) setMeta(ctx context.Context, path string, set func(procPath stri
 		return otherError(p, err)
 	}
 	isFile := st.Mode&unix.S_IFMT == unix.S_IFREG
-	if !isFile && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return vfs.NotFound(p) // a special file: missing everywhere
+	special := specialOf(st.Mode) != 0
+	if !isFile && !special && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return vfs.NotFound(p)
 	}
 	err = set("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), nil)
-	if err == unix.ENOENT { // no /proc
+	if err == unix.ENOENT && !special { // no /proc (a special file is never opened)
 		rf, oerr := fsys.openFile(rel(p), os.O_RDONLY|unix.O_NONBLOCK)
 		if oerr != nil {
 			return vfs.WriteFailed(p, errno(oerr))

@@ -84,3 +84,10 @@ var _ vfs.Linker = (*FS)(nil)
 func (o *FS) Link(_ context.Context, _, newpath string) error {
 	return vfs.ReadOnly(vfs.Clean(newpath))
 }
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod fails with "read-only mount: <path>".
+func (o *FS) Mknod(_ context.Context, path string, _ fs.FileMode, _ uint64) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

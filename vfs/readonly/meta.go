@@ -63,3 +63,10 @@ var _ vfs.Linker = (*FS)(nil)
 func (r *FS) Link(_ context.Context, _, newpath string) error {
 	return vfs.ReadOnly(vfs.Clean(newpath))
 }
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod fails with "read-only mount: <path>".
+func (r *FS) Mknod(_ context.Context, path string, _ fs.FileMode, _ uint64) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

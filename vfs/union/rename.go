@@ -2,6 +2,7 @@ package union
 
 import (
 	"context"
+	"io/fs"
 	"syscall"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -71,4 +72,24 @@ func (u *FS) Link(ctx context.Context, oldpath, newpath string) error {
 		return vfs.WriteFailed(n, syscall.EXDEV)
 	}
 	return mo.fixErr(vfs.Link(ctx, mo.fs, mo.down(o), mo.down(n)), "")
+}
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod makes a special file in the mount that holds path, when that
+// mount can (vfs.NodeMaker); a mount point or a directory of the union
+// itself is there already (EEXIST).
+func (u *FS) Mknod(ctx context.Context, path string, mode fs.FileMode, dev uint64) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if u.isInner(p) || u.byPath[p] != nil {
+		return vfs.WriteFailed(p, syscall.EEXIST)
+	}
+	m := u.route(p)
+	if m == nil {
+		return vfs.NoMount(p)
+	}
+	return m.fixErr(vfs.Mknod(ctx, m.fs, m.down(p), mode, dev), "")
 }
