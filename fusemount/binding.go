@@ -24,11 +24,14 @@ import (
 // yet committed, the invalidator and the attributes handed to the kernel.
 type mount struct {
 	state
-	opts     Options
-	log      *log.Logger
-	uid, gid uint32
-	start    time.Time
-	gen      atomic.Uint64 // last StableAttr.Gen handed out
+	// linkedNodes holds the nodes whose file has several names (see
+	// linked), whose attributes an unlink of another name makes stale.
+	linkedNodes sync.Map // *node -> struct{}
+	opts        Options
+	log         *log.Logger
+	uid, gid    uint32
+	start       time.Time
+	gen         atomic.Uint64 // last StableAttr.Gen handed out
 
 	// mu guards dirty, inv and displaced (the embedded state has its own
 	// lock).
@@ -103,6 +106,19 @@ func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
 		return m.hostGen.Load() == gen
 	}
 	return !fi.HasMode && !fi.Link && m.watched.Load()
+}
+
+// dropLinkedAttrs has the kernel drop the attributes of every node whose
+// file has several names, before the unlink of one of those names
+// returns: the others' Nlink moved, and the kernel rounds even a
+// nanosecond's attribute timeout up to a clock tick. Two names of a file
+// are two nodes (inode numbers are per path), so the mount cannot tell
+// which; such files are few.
+func (m *mount) dropLinkedAttrs() {
+	m.linkedNodes.Range(func(k, _ any) bool {
+		k.(*node).NotifyContent(0, 0)
+		return true
+	})
 }
 
 // linkedTimeout is the attribute timeout of a file with several names:

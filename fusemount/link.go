@@ -17,9 +17,9 @@ import (
 // EROFS on a read-only mount. Writes staged on target are committed
 // first, so the new name shows them. The new name is a node of its own
 // with its own inode number (numbers are per path); both show the
-// host's Nlink, and the kernel keeps no attributes of a file with
-// several names, so an unlink through one shows at once through the
-// other.
+// host's Nlink: the kernel is made to drop the attributes of every file
+// with several names at each link and unlink of one of them, so the
+// count shows at once through every name.
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if n.m.opts.ReadOnly {
 		return nil, syscall.EROFS
@@ -47,7 +47,11 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, n.m.errno("link", p, err)
 	}
 	tn.changes.Add(1)
-	n.m.invalidate(from) // its Nlink and ctime moved
+	// The other names' Nlink and ctime moved: dropped before the reply
+	// (the kernel locks no inode for that), or a stat right after the
+	// link shows the old count.
+	n.m.dropLinkedAttrs()
+	tn.NotifyContent(0, 0)
 	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
 	if err != nil {

@@ -185,6 +185,7 @@ func (n *node) preserve(name string) {
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
 	n.m.releaseIno(n.StableAttr().Ino)
+	n.m.linkedNodes.Delete(n)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.dirty {
@@ -295,8 +296,15 @@ func (n *node) countSubdirs(entries []vfs.DirEntry) {
 	n.mu.Unlock()
 }
 
-// Lookup finds the child name of directory n.
+// maxNameLen is the longest name the mount looks up (NAME_MAX).
+const maxNameLen = 255
+
+// Lookup finds the child name of directory n; a name longer than
+// NAME_MAX is ENAMETOOLONG.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if len(name) > maxNameLen {
+		return nil, syscall.ENAMETOOLONG // as a disk says, not ENOENT
+	}
 	dir, stale := n.livePath()
 	if stale != 0 {
 		return nil, stale
@@ -350,6 +358,11 @@ func (n *node) setLong() {
 
 // remember records fi, just answered by the tree's Stat, for recent.
 func (n *node) remember(fi vfs.FileInfo) {
+	if linked(fi) {
+		n.m.linkedNodes.Store(n, struct{}{})
+	} else {
+		n.m.linkedNodes.Delete(n)
+	}
 	gen := n.changes.Load()
 	n.mu.Lock()
 	n.statFI, n.statAt, n.statGen, n.statLong = fi, time.Now(), gen, false
@@ -874,6 +887,9 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if ch := n.GetChild(name); ch != nil {
 		if cn, ok := ch.Operations().(*node); ok {
 			cn.markDeleted()
+			if _, was := n.m.linkedNodes.LoadAndDelete(cn); was {
+				n.m.dropLinkedAttrs()
+			}
 		}
 	}
 	n.m.forget(p)
