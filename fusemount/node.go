@@ -975,9 +975,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	known := false // fi is the tree's Stat of the file just created
 	if created {
 		n.m.forget(p)
+		// The owner first: a chown on the host clears the setuid and
+		// setgid bits the mode then sets, and the Stat createMode
+		// answers shows the owner.
+		n.m.ownByCaller(ctx, p)
 		fi, known = n.createMode(p, mode&0o7777, 0o644)
 		known = known && fi.Kind == vfs.KindFile
-		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFREG)
 	cn := ch.Operations().(*node)
