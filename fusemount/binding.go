@@ -210,18 +210,22 @@ func (m *mount) invalidate(p string) {
 // with the daemon as root) gets the caller's owner on the file itself, as
 // on disk; elsewhere the tree's file keeps the daemon's owner and the
 // mount shows the caller's while it runs.
-func (m *mount) ownByCaller(ctx context.Context, p string) {
+//
+// It reports whether the tree's own owner changed (a Stat taken before is
+// stale).
+func (m *mount) ownByCaller(ctx context.Context, p string) (onTree bool) {
 	if !m.opts.AllowOther {
-		return
+		return false
 	}
 	caller, ok := fuse.FromContext(ctx)
 	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
-		return
+		return false
 	}
 	if m.uid == 0 && vfs.SetOwner(m.ctx, m.fsys, p, int(caller.Uid), int(caller.Gid)) == nil {
-		return
+		return true
 	}
 	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
+	return false
 }
 
 func (m *mount) setDirty(n *node, dirty bool) {
@@ -309,4 +313,13 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	out.SetTimes(&at, &mt, &ct)
 	out.Blksize = 4096
 	out.Blocks = (out.Size + 511) / 512
+}
+
+// caller is the owner and group of the process behind the request ctx
+// (0, 0 when go-fuse says none).
+func caller(ctx context.Context) (uid, gid uint32) {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Uid, c.Gid
+	}
+	return 0, 0
 }

@@ -58,3 +58,19 @@ tar -cf ../own.tar t && cd "$M" && tar -xpf "$S/../own.tar" && stat -c '%n %u:%g
 	assert.Equal(t, "t/a 65534:65533\nt/sub 65532:65532\nt/sub/b 0:0\nt/la 65533:65534\n", out)
 	assert.Equal(t, [2]uint32{65533, 65534}, hostOwner(t, filepath.Join(dir, "t", "la")))
 }
+
+// TestChownLocalPassthrough: with passthrough (a file created in place on
+// the host), a file another user creates is theirs at once through the
+// mount too, so they can chmod it.
+func TestChownLocalPassthrough(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving files away needs root")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o777))
+	s := mountT(t, newLocal(t, dir), Options{AllowOther: true, Passthrough: true})
+	env := []string{"M=" + s.Dir()}
+	sh(t, `cd "$M" && setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'echo y > f; chmod 642 f'`, env...)
+	assert.Equal(t, "642 65534:65534\n", sh(t, `stat -c '%a %u:%g' "$M/f"`, env...))
+	assert.Equal(t, [2]uint32{65534, 65534}, hostOwner(t, filepath.Join(dir, "f")))
+}
