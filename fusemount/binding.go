@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"hash/fnv"
+	iofs "io/fs"
 	"log"
 	"maps"
 	"slices"
@@ -23,11 +24,14 @@ import (
 // yet committed, the invalidator and the attributes handed to the kernel.
 type mount struct {
 	state
-	opts     Options
-	log      *log.Logger
-	uid, gid uint32
-	start    time.Time
-	gen      atomic.Uint64 // last StableAttr.Gen handed out
+	// linkedNodes holds the nodes whose file has several names (see
+	// linked), whose attributes an unlink of another name makes stale.
+	linkedNodes sync.Map // *node -> struct{}
+	opts        Options
+	log         *log.Logger
+	uid, gid    uint32
+	start       time.Time
+	gen         atomic.Uint64 // last StableAttr.Gen handed out
 
 	// mu guards dirty, inv and displaced (the embedded state has its own
 	// lock).
@@ -95,13 +99,56 @@ func inoOf(path string) uint64 {
 // change it behind the tree) of a tree that reports its changes
 // (vfs.Notifier).
 func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
-	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 {
+	if m.opts.EntryTimeout != 0 || m.opts.AttrTimeout != 0 || linked(fi) {
 		return false
 	}
 	if m.hostCovered(fi.Path) {
 		return m.hostGen.Load() == gen
 	}
 	return !fi.HasMode && !fi.Link && m.watched.Load()
+}
+
+// dropLinkedAttrs has the kernel drop the attributes of every node whose
+// file has several names, before the unlink of one of those names
+// returns: the others' Nlink moved, and the kernel rounds even a
+// nanosecond's attribute timeout up to a clock tick. Two names of a file
+// are two nodes (inode numbers are per path), so the mount cannot tell
+// which; such files are few.
+func (m *mount) dropLinkedAttrs() {
+	m.linkedNodes.Range(func(k, _ any) bool {
+		k.(*node).NotifyContent(0, 0)
+		return true
+	})
+}
+
+// linkedTimeout is the attribute timeout of a file with several names:
+// go-fuse replaces a zero with the mount's default, so the shortest the
+// kernel can be told.
+const linkedTimeout = time.Nanosecond
+
+// linked says fi is a file with more than one name (vfs.Linker): the
+// kernel gets its attributes with no timeout, since a change through
+// another name (an unlink moves Nlink) is reported for that name only.
+func linked(fi vfs.FileInfo) bool {
+	return fi.Nlink > 1 && (fi.Kind == vfs.KindFile || fi.Special != 0) && !fi.Link
+}
+
+// specialType is the POSIX file type of the special file fi describes
+// (vfs.FileInfo.Special), 0 for anything else.
+func specialType(fi vfs.FileInfo) uint32 {
+	switch {
+	case fi.Link || fi.Special == 0:
+		return 0
+	case fi.Special&iofs.ModeNamedPipe != 0:
+		return syscall.S_IFIFO
+	case fi.Special&iofs.ModeSocket != 0:
+		return syscall.S_IFSOCK
+	case fi.Special&iofs.ModeCharDevice != 0:
+		return syscall.S_IFCHR
+	case fi.Special&iofs.ModeDevice != 0:
+		return syscall.S_IFBLK
+	}
+	return 0
 }
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
@@ -158,18 +205,27 @@ func (m *mount) invalidate(p string) {
 // ownByCaller records the process that made p through the mount as its
 // owner, when other users may use the mount: the daemon makes files as
 // itself (root, typically), and the kernel's permission checks would
-// otherwise keep a user out of the directory they just made. The tree's
-// file keeps the daemon's owner; the mount shows the caller's while it
-// runs.
-func (m *mount) ownByCaller(ctx context.Context, p string) {
+// otherwise keep a user out of the directory they just made. A tree with
+// owners that lets the daemon give a file away (vfs.OwnerSetter: local:
+// with the daemon as root) gets the caller's owner on the file itself, as
+// on disk; elsewhere the tree's file keeps the daemon's owner and the
+// mount shows the caller's while it runs.
+//
+// It reports whether the tree's own owner changed (a Stat taken before is
+// stale).
+func (m *mount) ownByCaller(ctx context.Context, p string) (onTree bool) {
 	if !m.opts.AllowOther {
-		return
+		return false
 	}
 	caller, ok := fuse.FromContext(ctx)
 	if !ok || caller.Uid == m.uid && caller.Gid == m.gid {
-		return
+		return false
+	}
+	if m.uid == 0 && vfs.SetOwner(m.ctx, m.fsys, p, int(caller.Uid), int(caller.Gid)) == nil {
+		return true
 	}
 	m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = caller.Uid, caller.Gid, true })
+	return false
 }
 
 func (m *mount) setDirty(n *node, dirty bool) {
@@ -206,6 +262,12 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Nlink = 1
 		out.Size = uint64(fi.Size)
 	}
+	if t := specialType(fi); t != 0 {
+		out.Mode, out.Size, out.Rdev = t|0o644, 0, uint32(fi.Rdev)
+		if fi.Nlink > 1 {
+			out.Nlink = fi.Nlink
+		}
+	}
 	out.Uid, out.Gid = m.uid, m.gid
 	if fi.HasMode || fi.Mode != 0 {
 		// The tree's own bits (the host's on local:; what SetMode set
@@ -220,6 +282,9 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if fi.Link {
 		// A link's own: the kernel follows it and checks its target.
 		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
+		if fi.LinkHasOwner {
+			out.Uid, out.Gid = fi.LinkUID, fi.LinkGID // lchown's
+		}
 		if !fi.LinkModTime.IsZero() {
 			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
 		}
@@ -238,7 +303,23 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 	if m.opts.ReadOnly {
 		out.Mode &^= 0o222
 	}
-	out.SetTimes(&at, &mt, &mt)
+	ct := mt
+	if !fi.ChangeTime.IsZero() && !fi.Link {
+		ct = fi.ChangeTime // the host's ctime on local:
+	}
+	if (fi.Kind == vfs.KindFile || fi.Special != 0) && fi.Nlink > 1 && !fi.Link {
+		out.Nlink = fi.Nlink // hard links (vfs.Linker)
+	}
+	out.SetTimes(&at, &mt, &ct)
 	out.Blksize = 4096
 	out.Blocks = (out.Size + 511) / 512
+}
+
+// caller is the owner and group of the process behind the request ctx
+// (0, 0 when go-fuse says none).
+func caller(ctx context.Context) (uid, gid uint32) {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Uid, c.Gid
+	}
+	return 0, 0
 }

@@ -18,8 +18,11 @@
 // large file holds only a request's worth of it. Inode numbers are a hash
 // of the path, so they are stable per path and distinct across the mounts
 // of a union; a file or directory the kernel knows keeps its number across
-// a rename. Files have Nlink 1 (0 once unlinked while open); directories 2
-// plus their subdirectories.
+// a rename; two hard links of one file are two paths and so show two
+// numbers. Files have Nlink 1, or the tree's FileInfo.Nlink where it has
+// hard links (0 once unlinked while open); directories 2 plus their
+// subdirectories. ctime is the tree's FileInfo.ChangeTime where it has
+// one (the host's on local:), else the modification time.
 //
 // Writes (write, append, truncate, O_TRUNC) go to a staging of the whole
 // file (vfs.Stage), shared by every handle on it, and are committed whole
@@ -54,9 +57,13 @@
 // kernel follows itself, and readdir lists every entry whose
 // DirEntry.Link is set as a link (DT_LNK), whatever it leads to. The mount holds in memory,
 // by path, only what no tree keeps: access times, owners set by chown on
-// a tree without owners (chown to another owner of a host file is
-// ENOTSUP) and a mode asked at create or mkdir on a tree without modes.
-// Hard links and special files are refused (ENOTSUP).
+// a tree without owners (chown to another owner of a host file of
+// a tree that cannot chown is ENOTSUP) and a mode asked at create or mkdir on a tree
+// without modes. chown goes through vfs.OwnerSetter (vfs.LinkOwnerSetter
+// for a link), link(2) through vfs.Linker (EXDEV across the mounts of a
+// union) and mknod(2) (FIFOs, sockets, devices) through vfs.NodeMaker;
+// ENOTSUP where the tree has none. A file with more than one name gets
+// no attribute caching (its Nlink moves with an unlink of another name).
 //
 // # Passthrough
 //

@@ -473,7 +473,7 @@ func (iv *invalidator) unchanged(in *fs.Inode, fi vfs.FileInfo) bool {
 	return !n.statAt.IsZero() && n.statGen == n.changes.Load() && n.stage == nil &&
 		fi.Kind == old.Kind && fi.Link == old.Link && fi.ETag == old.ETag && fi.Size == old.Size &&
 		fi.ModTime.Equal(old.ModTime) && fi.Mode == old.Mode && fi.UID == old.UID && fi.GID == old.GID &&
-		fi.LinkModTime.Equal(old.LinkModTime)
+		fi.LinkModTime.Equal(old.LinkModTime) && fi.LinkUID == old.LinkUID && fi.LinkGID == old.LinkGID
 }
 
 // staleNode forgets what the node holds of the tree's file at its path:

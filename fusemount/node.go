@@ -94,6 +94,7 @@ var (
 	_ fs.NodeOnForgetter = (*node)(nil)
 	_ fs.NodeSymlinker   = (*node)(nil)
 	_ fs.NodeReadlinker  = (*node)(nil)
+	_ fs.NodeLinker      = (*node)(nil)
 )
 
 // path is the node's absolute path in the tree, for messages and for
@@ -184,6 +185,7 @@ func (n *node) preserve(name string) {
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
 	n.m.releaseIno(n.StableAttr().Ino)
+	n.m.linkedNodes.Delete(n)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.dirty {
@@ -199,6 +201,8 @@ func typeOf(fi vfs.FileInfo) uint32 {
 		return syscall.S_IFLNK
 	case fi.Kind == vfs.KindDir:
 		return syscall.S_IFDIR
+	case fi.Special != 0:
+		return specialType(fi)
 	}
 	return syscall.S_IFREG
 }
@@ -292,8 +296,15 @@ func (n *node) countSubdirs(entries []vfs.DirEntry) {
 	n.mu.Unlock()
 }
 
-// Lookup finds the child name of directory n.
+// maxNameLen is the longest name the mount looks up (NAME_MAX).
+const maxNameLen = 255
+
+// Lookup finds the child name of directory n; a name longer than
+// NAME_MAX is ENAMETOOLONG.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if len(name) > maxNameLen {
+		return nil, syscall.ENAMETOOLONG // as a disk says, not ENOENT
+	}
 	dir, stale := n.livePath()
 	if stale != 0 {
 		return nil, stale
@@ -304,7 +315,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err != nil {
 		return nil, n.m.errno("lookup", p, err)
 	}
-	if fi.Kind == vfs.KindMissing && !fi.Link {
+	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
 		return nil, syscall.ENOENT
 	}
 	return n.lookedUp(ctx, name, p, fi, gen, out), 0
@@ -326,6 +337,10 @@ func (n *node) lookedUp(ctx context.Context, name, p string, fi vfs.FileInfo, ge
 // every change of fi is heard (see observed); gen is m.hostGen from
 // before fi was asked.
 func (n *node) entryTimeouts(fi vfs.FileInfo, gen uint64, out *fuse.EntryOut) {
+	if linked(fi) {
+		out.SetAttrTimeout(linkedTimeout)
+		return
+	}
 	if n.m.observed(fi, gen) {
 		out.SetEntryTimeout(ObservedTimeout)
 		out.SetAttrTimeout(ObservedTimeout)
@@ -343,6 +358,11 @@ func (n *node) setLong() {
 
 // remember records fi, just answered by the tree's Stat, for recent.
 func (n *node) remember(fi vfs.FileInfo) {
+	if linked(fi) {
+		n.m.linkedNodes.Store(n, struct{}{})
+	} else {
+		n.m.linkedNodes.Delete(n)
+	}
 	gen := n.changes.Load()
 	n.mu.Lock()
 	n.statFI, n.statAt, n.statGen, n.statLong = fi, time.Now(), gen, false
@@ -404,7 +424,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if err != nil {
 		return n.m.errno("getattr", p, err)
 	}
-	if fi.Kind == vfs.KindMissing && !fi.Link {
+	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if n.opens > 0 {
@@ -416,6 +436,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	n.remember(fi)
 	n.fill(fi, &out.Attr)
+	if linked(fi) {
+		out.SetTimeout(linkedTimeout)
+	}
 	if n.m.observed(fi, gen) {
 		out.SetTimeout(ObservedTimeout)
 		n.setLong()
@@ -428,9 +451,10 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 // memory for temp:), so they persist as the tree's own; a tree without
 // them answers ENOTSUP, never a change only the mount would remember.
 // chown to the owner shown changes nothing and succeeds; to another owner
-// it is ENOTSUP for a host file (the tree cannot chown) and held by the
-// mount elsewhere (a tree with no owners), as is an access time (no tree
-// keeps one).
+// it goes to the tree (vfs.OwnerSetter, vfs.LinkOwnerSetter: fchownat on
+// the host for local:, after the kernel checked the caller may), is
+// ENOTSUP for a host file of a tree that cannot, and is held by the mount
+// on a tree with no owners, as is an access time (no tree keeps one).
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
@@ -489,13 +513,19 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if hasGID && gid == cur.Gid {
 			hasGID = false
 		}
+		held := false // the owner is held by the mount (a tree without owners)
 		if hasUID || hasGID {
-			if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && (fi.HasMode || fi.Link) {
-				return syscall.ENOTSUP
+			if errno := n.setOwner(p, link, hasUID, uid, hasGID, gid); errno == syscall.ENOTSUP {
+				if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil && (fi.HasMode || fi.Link) {
+					return syscall.ENOTSUP
+				}
+				held = true
+			} else if errno != 0 {
+				return errno
 			}
 		}
 		n.m.setMeta(p, func(md *meta) {
-			if hasUID || hasGID {
+			if held {
 				if !md.hasOwner {
 					md.uid, md.gid, md.hasOwner = cur.Uid, cur.Gid, true
 				}
@@ -512,6 +542,38 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		})
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// setOwner gives p (a link itself when link) the owner uid and the
+// group gid through the tree (vfs.OwnerSetter, vfs.LinkOwnerSetter: on
+// the host for local:), those whose has flag is set; the kernel already
+// checked that the caller may (default_permissions). ENOTSUP when the
+// tree cannot. An owner the mount held for p is dropped: the tree's is
+// now the one shown.
+func (n *node) setOwner(p string, link, hasUID bool, uid uint32, hasGID bool, gid uint32) syscall.Errno {
+	u, g := -1, -1
+	if hasUID {
+		u = int(uid)
+	}
+	if hasGID {
+		g = int(gid)
+	}
+	set := vfs.SetOwner
+	if link {
+		set = vfs.SetLinkOwner
+	}
+	switch err := set(n.m.ctx, n.m.fsys, p, u, g); {
+	case errors.Is(err, errors.ErrUnsupported):
+		return syscall.ENOTSUP
+	case err != nil:
+		return n.m.errno("chown", p, err)
+	}
+	n.m.setMeta(p, func(md *meta) { md.uid, md.gid, md.hasOwner = 0, 0, false })
+	n.changes.Add(1)
+	if fi, err := n.m.fsys.Stat(n.m.ctx, p); err == nil {
+		n.remember(fi)
+	}
+	return 0
 }
 
 // setattrDeleted is Setattr on a file whose name is gone (unlinked or
@@ -825,6 +887,9 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if ch := n.GetChild(name); ch != nil {
 		if cn, ok := ch.Operations().(*node); ok {
 			cn.markDeleted()
+			if _, was := n.m.linkedNodes.LoadAndDelete(cn); was {
+				n.m.dropLinkedAttrs()
+			}
 		}
 	}
 	n.m.forget(p)
@@ -910,9 +975,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	known := false // fi is the tree's Stat of the file just created
 	if created {
 		n.m.forget(p)
+		// The owner first: a chown on the host clears the setuid and
+		// setgid bits the mode then sets, and the Stat createMode
+		// answers shows the owner.
+		n.m.ownByCaller(ctx, p)
 		fi, known = n.createMode(p, mode&0o7777, 0o644)
 		known = known && fi.Kind == vfs.KindFile
-		n.m.ownByCaller(ctx, p)
 	}
 	ch := n.child(ctx, name, p, syscall.S_IFREG)
 	cn := ch.Operations().(*node)

@@ -558,7 +558,10 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		return nil, nil, vfs.FileInfo{}, false // the tree's create says why
 	}
 	m.forget(p)
-	m.ownByCaller(ctx, p)
+	if m.ownByCaller(ctx, p) {
+		// Given to its maker on the host: the reply shows that owner.
+		fi.UID, fi.GID = caller(ctx)
+	}
 	if vfs.ModeBits(fi.Mode) != perm {
 		// The host kept other bits (no fchmod there): the mount holds
 		// the mode asked for, as for any create.

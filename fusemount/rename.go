@@ -64,10 +64,10 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	}
 	// A link is a non-directory to rename(2), wherever it points: the
 	// tree moves the link itself.
-	if sfi.Link {
+	if sfi.Link || sfi.Special != 0 {
 		sfi.Kind = vfs.KindFile
 	}
-	if dfi.Link {
+	if dfi.Link || dfi.Special != 0 {
 		dfi.Kind = vfs.KindFile
 	}
 	if sfi.Kind == vfs.KindMissing {
@@ -279,7 +279,7 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 	if err != nil {
 		return m.errno("rename", src, err)
 	}
-	if tf.Kind != vfs.KindMissing || tf.Link {
+	if tf.Kind != vfs.KindMissing || tf.Link || tf.Special != 0 {
 		if dfi.Kind == vfs.KindDir {
 			// An empty directory at dst that only the mount holds.
 			m.removePending(dst)

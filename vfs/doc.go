@@ -89,10 +89,18 @@
 //     KindMissing when it dangles), Stat follows one inside the tree and
 //     says so (FileInfo.Link, LinkModTime), and walks never descend into
 //     one (DirEntry.SkipInWalk);
+//   - [OwnerSetter] with [SetOwner], [LinkOwnerSetter] with
+//     [SetLinkOwner]: owners and groups (chown, lchown) that persist;
+//   - [Linker] with [Link]: hard links, a second name of one file
+//     (FileInfo.Nlink counts the names);
+//   - [NodeMaker] with [Mknod]: FIFOs, sockets and devices, which the
+//     contract's verbs never open (Stat: KindMissing with
+//     FileInfo.Special);
 //   - [Notifier] with [Watch]: hear about changes made through the tree.
 //
 // The helpers of the first five fall back on the eight verbs. Those of
-// the conditional commit, the directories, links, modes and times answer
+// the conditional commit, the directories, links, modes, times, owners,
+// hard links and special files answer
 // errors.ErrUnsupported where a tree has none, never a fake success. Watch
 // reports ok false and hears nothing.
 //

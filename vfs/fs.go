@@ -106,6 +106,29 @@ type FileInfo struct {
 	// lutimes and vfs.LinkTimeSetter set) when Link is set; zero when
 	// the tree has none.
 	LinkModTime time.Time
+	// Nlink is the number of names of the file (hard links, vfs.Linker)
+	// and ChangeTime its status change time (ctime: chmod, chown, link,
+	// rename and writes move it), where the tree has them (a host
+	// directory); 0 and zero otherwise.
+	Nlink      uint32
+	ChangeTime time.Time
+
+	// Special is the type of a special file at the path, in a tree that
+	// keeps them (vfs.NodeMaker: a host directory): fs.ModeNamedPipe,
+	// fs.ModeSocket, fs.ModeDevice (a block device) or
+	// fs.ModeDevice|fs.ModeCharDevice, with Rdev its device number. Kind
+	// is then KindMissing, as for every verb of the contract such a file
+	// is not there (a caller that ignores Special sees what it saw
+	// before); Mode, UID, GID, ModTime, Nlink and ChangeTime describe it.
+	Special fs.FileMode
+	Rdev    uint64
+
+	// LinkUID and LinkGID are the link's own owner and group (lstat's,
+	// which lchown and vfs.LinkOwnerSetter set) when Link and
+	// LinkHasOwner are set, in a tree whose links have owners.
+	LinkUID      uint32
+	LinkGID      uint32
+	LinkHasOwner bool
 }
 
 // GrepQuery is the argument of Grep.

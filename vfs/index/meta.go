@@ -41,3 +41,18 @@ func (f *FS) SetModTime(ctx context.Context, path string, mtime time.Time) error
 func (f *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) error {
 	return vfs.SetLinkModTime(ctx, f.inner, path, mtime)
 }
+
+var (
+	_ vfs.OwnerSetter     = (*FS)(nil)
+	_ vfs.LinkOwnerSetter = (*FS)(nil)
+)
+
+// SetOwner forwards to the wrapped tree: no text changes.
+func (f *FS) SetOwner(ctx context.Context, path string, uid, gid int) error {
+	return vfs.SetOwner(ctx, f.inner, path, uid, gid)
+}
+
+// SetLinkOwner forwards to the wrapped tree: no text changes.
+func (f *FS) SetLinkOwner(ctx context.Context, path string, uid, gid int) error {
+	return vfs.SetLinkOwner(ctx, f.inner, path, uid, gid)
+}

@@ -2,11 +2,13 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,6 +106,11 @@ func snapshot(t *testing.T, base, root string) map[string]string {
 			return nil
 		}
 		desc := fi.Mode().String()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			// Owners and link counts: SetOwner and Link must not reach
+			// outside either.
+			desc += fmt.Sprintf(" %d:%d n%d", st.Uid, st.Gid, st.Nlink)
+		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)
@@ -178,7 +185,7 @@ func FuzzEscape(f *testing.F) {
 		}
 		for range b.next() % 24 {
 			p := b.apiPath()
-			switch op := b.next() % 20; op {
+			switch op := b.next() % 23; op {
 			case 0:
 				st, _ := fsys.Stat(ctx, p)
 				leak("Stat("+p+")", st.Path)
@@ -251,6 +258,12 @@ func FuzzEscape(f *testing.F) {
 				fsys.SetMode(ctx, p, fs.FileMode(b.next()%8)<<6|0o7)
 			case 19:
 				fsys.SetModTime(ctx, p, time.Unix(int64(b.next()), 0))
+			case 20: // as root a real give-away; otherwise EPERM, still confined
+				fsys.SetOwner(ctx, p, 65534+b.next()%2, 65534)
+			case 21:
+				fsys.SetLinkOwner(ctx, p, 65534, 65534+b.next()%2)
+			case 22:
+				fsys.Link(ctx, p, b.apiPath())
 			}
 		}
 		assert.Equal(t, before, snapshot(t, base, root), "outside the root changed")

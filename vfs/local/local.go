@@ -406,12 +406,20 @@ func info(p string, fi fs.FileInfo) vfs.FileInfo {
 	case vfs.KindDir:
 		out = vfs.FileInfo{Path: p, Kind: k, ModTime: fi.ModTime()}
 	default:
+		if sp := fi.Mode() & (fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice); sp != 0 {
+			out = vfs.FileInfo{Path: p, Kind: vfs.KindMissing, ModTime: fi.ModTime(), Special: sp}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				out.Rdev = uint64(st.Rdev)
+			}
+			break
+		}
 		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
 	}
 	// The host's permission bits and owner, for a mount to enforce.
 	out.Mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+		out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
 	}
 	return out
 }
@@ -439,6 +447,9 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 	}
 	if lfi != nil {
 		out.Link, out.LinkModTime = true, lfi.ModTime()
+		if st, ok := lfi.Sys().(*syscall.Stat_t); ok {
+			out.LinkUID, out.LinkGID, out.LinkHasOwner = st.Uid, st.Gid, true
+		}
 	}
 	return out, nil
 }
@@ -483,10 +494,15 @@ func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
 	case unix.S_IFDIR:
 		out = vfs.FileInfo{Path: p, Kind: vfs.KindDir, ModTime: time.Unix(st.Mtim.Unix())}
 	default:
-		return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+		sp := specialOf(st.Mode)
+		if sp == 0 {
+			return vfs.FileInfo{Path: p, Kind: vfs.KindMissing}
+		}
+		out = vfs.FileInfo{Path: p, Kind: vfs.KindMissing, ModTime: time.Unix(st.Mtim.Unix()), Special: sp, Rdev: uint64(st.Rdev)}
 	}
 	out.Mode = vfs.FileModeOf(uint32(st.Mode))
 	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
+	out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
 	return out
 }
 

@@ -133,11 +133,12 @@ func (fsys *FS) setMeta(ctx context.Context, path string, set func(procPath stri
 		return otherError(p, err)
 	}
 	isFile := st.Mode&unix.S_IFMT == unix.S_IFREG
-	if !isFile && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return vfs.NotFound(p) // a special file: missing everywhere
+	special := specialOf(st.Mode) != 0
+	if !isFile && !special && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return vfs.NotFound(p)
 	}
 	err = set("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), nil)
-	if err == unix.ENOENT { // no /proc
+	if err == unix.ENOENT && !special { // no /proc (a special file is never opened)
 		rf, oerr := fsys.openFile(rel(p), os.O_RDONLY|unix.O_NONBLOCK)
 		if oerr != nil {
 			return vfs.WriteFailed(p, errno(oerr))
@@ -160,33 +161,8 @@ var _ vfs.LinkTimeSetter = (*FS)(nil)
 // the host (vfs.LinkTimeSetter), by its name in its parent directory's
 // handle (reached inside the root); the access time is left as it is.
 func (fsys *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) error {
-	p := vfs.Clean(path)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if p == "/" {
-		return vfs.NewError(vfs.KindOther, p, unix.EINVAL)
-	}
-	w, err := fsys.openWriteDir(vfs.Parent(p), false)
-	if err != nil {
-		if isMissing(err) {
-			return vfs.NotFound(p)
-		}
-		return otherError(p, err)
-	}
-	defer w.close()
-	var st unix.Stat_t
-	switch err := unix.Fstatat(w.fd, vfs.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == unix.ENOENT || err == unix.ENOTDIR:
-		return vfs.NotFound(p)
-	case err != nil:
-		return otherError(p, err)
-	case st.Mode&unix.S_IFMT != unix.S_IFLNK:
-		return vfs.NewError(vfs.KindOther, p, unix.EINVAL)
-	}
 	ts := []unix.Timespec{keepAtime(), unix.NsecToTimespec(mtime.UnixNano())}
-	if err := unix.UtimesNanoAt(w.fd, vfs.Base(p), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return vfs.WriteFailed(p, err)
-	}
-	return nil
+	return fsys.linkMeta(ctx, path, func(dirfd int, name string) error {
+		return unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	})
 }

@@ -36,7 +36,7 @@ func (fsys *FS) Rename(ctx context.Context, from, to string) error {
 	switch {
 	case err != nil:
 		return err
-	case st.Kind == vfs.KindMissing && !st.Link: // a link moves, wherever it points
+	case st.Kind == vfs.KindMissing && !st.Link && st.Special == 0: // a link moves, wherever it points; so does a special file
 		return vfs.NotFound(f)
 	case f == "/":
 		return vfs.WriteFailed(f, unix.EBUSY)
@@ -84,7 +84,7 @@ func (fsys *FS) renameLocked(ctx context.Context, fd *wdir, f string, td *wdir, 
 	switch {
 	case err != nil:
 		return err
-	case st.Kind == vfs.KindMissing && !st.Link: // a link moves, wherever it points
+	case st.Kind == vfs.KindMissing && !st.Link && st.Special == 0: // a link moves, wherever it points; so does a special file
 		return vfs.NotFound(f)
 	}
 	var src, dst unix.Stat_t

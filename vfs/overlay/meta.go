@@ -62,3 +62,32 @@ func (o *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
 func (o *FS) SetLinkModTime(_ context.Context, path string, _ time.Time) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
+
+var (
+	_ vfs.OwnerSetter     = (*FS)(nil)
+	_ vfs.LinkOwnerSetter = (*FS)(nil)
+)
+
+// SetOwner fails with "read-only mount: <path>".
+func (o *FS) SetOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetLinkOwner fails with "read-only mount: <path>".
+func (o *FS) SetLinkOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+var _ vfs.Linker = (*FS)(nil)
+
+// Link fails with "read-only mount: <newpath>".
+func (o *FS) Link(_ context.Context, _, newpath string) error {
+	return vfs.ReadOnly(vfs.Clean(newpath))
+}
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod fails with "read-only mount: <path>".
+func (o *FS) Mknod(_ context.Context, path string, _ fs.FileMode, _ uint64) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

@@ -41,3 +41,32 @@ func (r *FS) SetModTime(_ context.Context, path string, _ time.Time) error {
 func (r *FS) SetLinkModTime(_ context.Context, path string, _ time.Time) error {
 	return vfs.ReadOnly(vfs.Clean(path))
 }
+
+var (
+	_ vfs.OwnerSetter     = (*FS)(nil)
+	_ vfs.LinkOwnerSetter = (*FS)(nil)
+)
+
+// SetOwner fails with "read-only mount: <path>".
+func (r *FS) SetOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+// SetLinkOwner fails with "read-only mount: <path>".
+func (r *FS) SetLinkOwner(_ context.Context, path string, _, _ int) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}
+
+var _ vfs.Linker = (*FS)(nil)
+
+// Link fails with "read-only mount: <newpath>".
+func (r *FS) Link(_ context.Context, _, newpath string) error {
+	return vfs.ReadOnly(vfs.Clean(newpath))
+}
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod fails with "read-only mount: <path>".
+func (r *FS) Mknod(_ context.Context, path string, _ fs.FileMode, _ uint64) error {
+	return vfs.ReadOnly(vfs.Clean(path))
+}

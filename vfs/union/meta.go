@@ -101,3 +101,28 @@ func (u *FS) SetLinkModTime(ctx context.Context, path string, mtime time.Time) e
 	}
 	return m.dirErr(vfs.SetLinkModTime(ctx, m.fs, cp, mtime), cp)
 }
+
+var (
+	_ vfs.OwnerSetter     = (*FS)(nil)
+	_ vfs.LinkOwnerSetter = (*FS)(nil)
+)
+
+// SetOwner sets an owner and group in the mount that holds path, as
+// SetMode does.
+func (u *FS) SetOwner(ctx context.Context, path string, uid, gid int) error {
+	m, cp, err := u.metaTarget(ctx, path)
+	if err != nil {
+		return err
+	}
+	return m.dirErr(vfs.SetOwner(ctx, m.fs, cp, uid, gid), cp)
+}
+
+// SetLinkOwner sets a link's own owner and group in the mount that holds
+// path, as SetMode does.
+func (u *FS) SetLinkOwner(ctx context.Context, path string, uid, gid int) error {
+	m, cp, err := u.metaTarget(ctx, path)
+	if err != nil {
+		return err
+	}
+	return m.dirErr(vfs.SetLinkOwner(ctx, m.fs, cp, uid, gid), cp)
+}

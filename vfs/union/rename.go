@@ -2,6 +2,7 @@ package union
 
 import (
 	"context"
+	"io/fs"
 	"syscall"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -43,4 +44,52 @@ func (u *FS) Rename(ctx context.Context, from, to string) error {
 		return vfs.WriteFailed(t, syscall.EXDEV)
 	}
 	return mf.fixErr(vfs.Rename(ctx, mf.fs, mf.down(f), mf.down(t)), "")
+}
+
+var _ vfs.Linker = (*FS)(nil)
+
+// Link gives a file a second name within the mount that holds both paths
+// (vfs.Linker, where that mount has it); across two mounts it fails with
+// cause EXDEV, as link(2) across file systems does, and a mount point or
+// a directory of the union itself cannot be a name (EBUSY).
+func (u *FS) Link(ctx context.Context, oldpath, newpath string) error {
+	o, n := vfs.Clean(oldpath), vfs.Clean(newpath)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range []string{o, n} {
+		if u.isInner(p) || u.byPath[p] != nil {
+			return vfs.WriteFailed(p, syscall.EBUSY)
+		}
+	}
+	mo, mn := u.route(o), u.route(n)
+	switch {
+	case mo == nil:
+		return vfs.NotFound(o)
+	case mn == nil:
+		return vfs.NoMount(n)
+	case mo != mn:
+		return vfs.WriteFailed(n, syscall.EXDEV)
+	}
+	return mo.fixErr(vfs.Link(ctx, mo.fs, mo.down(o), mo.down(n)), "")
+}
+
+var _ vfs.NodeMaker = (*FS)(nil)
+
+// Mknod makes a special file in the mount that holds path, when that
+// mount can (vfs.NodeMaker); a mount point or a directory of the union
+// itself is there already (EEXIST).
+func (u *FS) Mknod(ctx context.Context, path string, mode fs.FileMode, dev uint64) error {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if u.isInner(p) || u.byPath[p] != nil {
+		return vfs.WriteFailed(p, syscall.EEXIST)
+	}
+	m := u.route(p)
+	if m == nil {
+		return vfs.NoMount(p)
+	}
+	return m.fixErr(vfs.Mknod(ctx, m.fs, m.down(p), mode, dev), "")
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // checkMeta checks the link and metadata capabilities (vfs.Symlinker,
-// vfs.ModeSetter, vfs.TimeSetter) through their helpers: a tree without
+// vfs.ModeSetter, vfs.TimeSetter, vfs.OwnerSetter, vfs.Linker) through their helpers: a tree without
 // one answers errors.ErrUnsupported (a read-only tree, read-only mount)
 // and changes nothing; a tree with them sets a modification time Stat
 // then reports, sets a mode without touching the content, makes links
@@ -68,6 +68,52 @@ func checkMeta(t T, newFS NewFunc, opts Options) {
 		t.Errorf("%s failed: %v", call, err)
 	default:
 		missing(`SetMode("/nope/../missing")`, vfs.SetMode(ctx, fsys, "/nope/../missing", 0o700))
+	}
+	intact()
+
+	// SetOwner (vfs.OwnerSetter) to the owner and group Stat shows is
+	// allowed to anyone and changes nothing; a missing path is not found.
+	cur := stat(t, fsys, "/src/b.js")
+	call = fmt.Sprintf(`SetOwner("/src/b.js", -1, %d)`, cur.GID)
+	err = vfs.SetOwner(ctx, fsys, "/src/b.js", -1, int(cur.GID))
+	switch {
+	case opts.readOnly():
+		refused(call, err)
+	case unsupported(err):
+	case err != nil:
+		t.Errorf("%s failed: %v", call, err)
+	default:
+		if st := stat(t, fsys, "/src/b.js"); st.UID != cur.UID || st.GID != cur.GID {
+			t.Errorf("Stat(%q) owner = %d:%d after %s, want %d:%d", "/src/b.js", st.UID, st.GID, call, cur.UID, cur.GID)
+		}
+		missing(`SetOwner("/nope/../missing")`, vfs.SetOwner(ctx, fsys, "/nope/../missing", -1, -1))
+	}
+	intact()
+
+	// Link (vfs.Linker): a second name with the same content; a taken
+	// name is refused; a missing file is not found.
+	call = `Link("/src/a.ts", "/src/hard.ts")`
+	err = vfs.Link(ctx, fsys, "/src/a.ts", "/src/hard.ts")
+	switch {
+	case opts.readOnly():
+		refused(call, err)
+		wantKind(t, fsys, "/src/hard.ts", vfs.KindMissing)
+	case unsupported(err):
+		wantKind(t, fsys, "/src/hard.ts", vfs.KindMissing)
+	case err != nil:
+		t.Errorf("%s failed: %v", call, err)
+	default:
+		wantContent(t, fsys, "/src/hard.ts", files["/src/a.ts"])
+		if st := stat(t, fsys, "/src/hard.ts"); st.Nlink != 0 && st.Nlink != 2 {
+			t.Errorf("Stat(%q).Nlink = %d after %s, want 2", "/src/hard.ts", st.Nlink, call)
+		}
+		if err := vfs.Link(ctx, fsys, "/src/a.ts", "/src/b.js"); err == nil {
+			t.Errorf(`Link("/src/a.ts", "/src/b.js") over a file = nil error, want EEXIST`)
+		}
+		missing(`Link("/nope/../missing")`, vfs.Link(ctx, fsys, "/nope/../missing", "/src/m"))
+		if err := fsys.Delete(ctx, "/src/hard.ts"); err != nil {
+			t.Errorf(`Delete("/src/hard.ts") failed: %v`, err)
+		}
 	}
 	intact()
 
