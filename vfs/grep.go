@@ -102,23 +102,27 @@ func compileGrep(q *GrepQuery) (*grepscan.Matcher, *GrepFilter, error) {
 // grep engine (vfs/grepscan). Binary files are skipped, and so is a file
 // that vanishes or becomes a directory between walk and read.
 func Grep(ctx context.Context, fsys FileSystem, q GrepQuery) iter.Seq2[GrepResult, error] {
-	return GrepTree(ctx, q, GrepSource{
-		Stat: fsys.Stat,
-		File: func(p string) grepscan.File { return readFile(fsys, p) },
-		Dir: func(ctx context.Context, dir string, filter *GrepFilter) iter.Seq2[grepscan.File, error] {
-			return func(yield func(grepscan.File, error) bool) {
-				for e, err := range Walk(ctx, fsys.List, dir, 0) {
-					if err != nil {
-						yield(grepscan.File{}, err)
-						return
-					}
-					if e.Kind == KindFile && filter.Match(e.Path) && !yield(readFile(fsys, e.Path), nil) {
-						return
-					}
+	file := func(p string) grepscan.File { return readFile(fsys, p) }
+	return GrepTree(ctx, q, GrepSource{Stat: fsys.Stat, File: file, Dir: WalkGrepFiles(fsys.List, file)})
+}
+
+// WalkGrepFiles is a [GrepSource] Dir for a tree whose files the engine
+// reaches one at a time: a walk of list under dir (see [Walk]) yields
+// each file that passes the filter, as file makes it, in path order.
+func WalkGrepFiles(list ListFunc, file func(path string) grepscan.File) func(ctx context.Context, dir string, filter *GrepFilter) iter.Seq2[grepscan.File, error] {
+	return func(ctx context.Context, dir string, filter *GrepFilter) iter.Seq2[grepscan.File, error] {
+		return func(yield func(grepscan.File, error) bool) {
+			for e, err := range Walk(ctx, list, dir, 0) {
+				if err != nil {
+					yield(grepscan.File{}, err)
+					return
+				}
+				if e.Kind == KindFile && filter.Match(e.Path) && !yield(file(e.Path), nil) {
+					return
 				}
 			}
-		},
-	})
+		}
+	}
 }
 
 // GrepSource is how [GrepTree] reaches a tree's files.

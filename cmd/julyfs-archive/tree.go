@@ -446,19 +446,7 @@ func (a *archiveFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.Gre
 	return vfs.GrepTree(ctx, q, vfs.GrepSource{
 		Stat: a.Stat,
 		File: file,
-		Dir: func(ctx context.Context, dir string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
-			return func(yield func(grepscan.File, error) bool) {
-				for e, err := range vfs.Walk(ctx, a.List, dir, 0) {
-					if err != nil {
-						yield(grepscan.File{}, err)
-						return
-					}
-					if e.Kind == vfs.KindFile && filter.Match(e.Path) && !yield(file(e.Path), nil) {
-						return
-					}
-				}
-			}
-		},
+		Dir:  vfs.WalkGrepFiles(a.List, file),
 	})
 }
 

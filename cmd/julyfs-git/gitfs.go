@@ -449,19 +449,7 @@ func (g *gitFS) Grep(ctx context.Context, q vfs.GrepQuery) iter.Seq2[vfs.GrepRes
 	return vfs.GrepTree(ctx, q, vfs.GrepSource{
 		Stat: g.Stat,
 		File: file,
-		Dir: func(ctx context.Context, dir string, filter *vfs.GrepFilter) iter.Seq2[grepscan.File, error] {
-			return func(yield func(grepscan.File, error) bool) {
-				for e, err := range vfs.Walk(ctx, g.List, dir, 0) {
-					if err != nil {
-						yield(grepscan.File{}, err)
-						return
-					}
-					if e.Kind == vfs.KindFile && filter.Match(e.Path) && !yield(file(e.Path), nil) {
-						return
-					}
-				}
-			}
-		},
+		Dir:  vfs.WalkGrepFiles(g.List, file),
 	})
 }
 
