@@ -67,6 +67,13 @@ type Config struct {
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
 	// Web configures the web tools (see WebConfig).
 	Web WebConfig `yaml:"web"`
+
+	// StateRoot is where sessions, schedules' last fires and reminders
+	// are kept: a directory (relative to the agent's directory), or a
+	// postgres:// URL (several july serve processes then share it; a
+	// password is better left to $PGPASSWORD). Empty: .july in the
+	// agent's directory. --state-root overrides it.
+	StateRoot string `yaml:"stateRoot"`
 }
 
 // LocalConfig is the host-default settings block.

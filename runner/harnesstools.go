@@ -220,8 +220,8 @@ func (l *Loop) runTask(ctx context.Context, prompt string) (*tools.Result, error
 		return tools.Errorf("starting the subagent: %v", err), nil
 	}
 	defer cs.Close()
-	// The parent's log is STATE/sessions/<id>: the child goes in STATE.
-	st := sessions.New(filepath.Dir(filepath.Dir(l.log.Dir())))
+	// The child goes in the parent's store.
+	st := l.log.Store()
 	clog, err := st.Create(sessions.Meta{Agent: parent.Config.Name, Model: l.opts.Model.Name(), Parent: l.log.ID()})
 	if err != nil {
 		return tools.Errorf("starting the subagent's session: %v", err), nil

@@ -131,6 +131,7 @@ func turnsOf(events []sessions.Event) ([]turnInfo, []int) {
 // cowTarget is a copy-on-write session read for diff and log.
 type cowTarget struct {
 	a      *runner.Agent
+	root   string // the state root (a directory)
 	id     string
 	dir    string // the session directory
 	events []sessions.Event
@@ -146,13 +147,17 @@ func openTarget(c *cli.Context) (*cowTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := sessions.New(stateRoot(c, a))
+	root, err := diskStateRoot(c, a)
+	if err != nil {
+		return nil, err
+	}
+	st := sessions.New(root)
 	id := c.Args().Get(1)
 	_, events, _, err := st.Read(id)
 	if err != nil {
 		return nil, err
 	}
-	t := &cowTarget{a: a, id: id, dir: filepath.Join(st.Dir(), id), events: events}
+	t := &cowTarget{a: a, root: root, id: id, dir: filepath.Join(st.Dir(), id), events: events}
 	if !hasLayer(t.dir) {
 		return nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer and no checkpoints", id)
 	}
@@ -359,7 +364,7 @@ func lockSession(c *cli.Context) (*lockTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, warns, err := sessions.New(stateRoot(c, t.a)).Resume(t.id)
+	log, warns, err := sessions.New(t.root).Resume(t.id)
 	if err != nil {
 		if errors.Is(err, sessions.ErrInUse) {
 			return nil, fmt.Errorf("%w: a turn is running (or another command holds it); try again when it ends", err)
@@ -441,7 +446,7 @@ names the parent (forkOf). Prints the new session's id.`,
 			if _, err := checkpoint.Load(src, n); err != nil {
 				return fmt.Errorf("session %s: %w", t.id, err)
 			}
-			st := sessions.New(stateRoot(c, t.a))
+			st := sessions.New(t.root)
 			meta, _, _, err := st.Read(t.id)
 			if err != nil {
 				return err

@@ -38,7 +38,11 @@ firing.`,
 			if err != nil {
 				return err
 			}
-			state := stateRoot(c, a)
+			st, err := openState(c.Context, stateRoot(c, a), a)
+			if err != nil {
+				return err
+			}
+			state := st.sched
 			if id := c.String("cancel"); id != "" {
 				if err := schedule.CancelStored(state, id); err != nil {
 					if errors.Is(err, schedule.ErrUnknownReminder) {

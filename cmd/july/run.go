@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -26,15 +25,7 @@ import (
 // DefaultStateDir is the state root inside the agent directory.
 const DefaultStateDir = ".july"
 
-var stateRootFlag = &cli.StringFlag{Name: "state-root", Usage: "keep sessions under `DIR` (default: .july in the agent directory)"}
-
-// stateRoot returns the state root for agent a.
-func stateRoot(c *cli.Context, a *runner.Agent) string {
-	if d := c.String("state-root"); d != "" {
-		return d
-	}
-	return filepath.Join(a.Dir, DefaultStateDir)
-}
+var stateRootFlag = &cli.StringFlag{Name: "state-root", Usage: "keep sessions under `DIR`, or in the PostgreSQL database of a postgres:// URL (default: agent.yaml's stateRoot, or .july in the agent directory)"}
 
 // checkRun reports the problems in agent.yaml that keep a from running
 // (see runner.Agent.RunProblems) like a validation error.
@@ -235,7 +226,10 @@ func runAction(c *cli.Context) error {
 	// A continued session is held first: an unknown session or a busy one
 	// fails before the tree is bound.
 	var unmount func()
-	st := sessions.New(stateRoot(c, a))
+	st, err := openStore(c, a)
+	if err != nil {
+		return err
+	}
 	st.MaxMessageBytes = c.Int64("max-message")
 	oopts := runner.OpenOptions{
 		Store:   st,
@@ -407,7 +401,11 @@ tokens (input/output) and its last message. --json prints session.json of each.`
 			if err != nil {
 				return err
 			}
-			list, err := sessions.New(stateRoot(c, a)).List()
+			st, err := openStore(c, a)
+			if err != nil {
+				return err
+			}
+			list, err := st.List()
 			if err != nil {
 				return err
 			}
@@ -449,7 +447,11 @@ events, one per line.`,
 			if err != nil {
 				return err
 			}
-			meta, events, warns, err := sessions.New(stateRoot(c, a)).Read(c.Args().Get(1))
+			st, err := openStore(c, a)
+			if err != nil {
+				return err
+			}
+			meta, events, warns, err := st.Read(c.Args().Get(1))
 			if err != nil {
 				return err
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/model"
 	"github.com/julyfs/julyfs/runner/schedule"
-	"github.com/julyfs/julyfs/runner/sessions"
+	"github.com/julyfs/julyfs/runner/sessions/pgstore"
 )
 
 // This file is july serve: agents as an HTTP service.
@@ -59,7 +59,7 @@ by a killed server is closed as interrupted when the server starts again.`,
 			&cli.StringFlag{Name: "token-file", Usage: "require the bearer token in `FILE` (its first line); default $" + ServeTokenEnv},
 			&cli.BoolFlag{Name: "dev", Usage: "dev mode: schedules and reminders fire only through the /v1/dev/ routes"},
 			&cli.BoolFlag{Name: "no-schedules", Usage: "do not fire schedules"},
-			&cli.StringFlag{Name: "state-root", Usage: "keep sessions under `DIR` (default: .july in each agent directory; with several agents, DIR/<name>)"},
+			&cli.StringFlag{Name: "state-root", Usage: "keep sessions, last fires and reminders under `DIR` (with several agents, DIR/<name>), or in the PostgreSQL database of a postgres:// URL, shared with other servers (default: agent.yaml's stateRoot, or .july in each agent directory)"},
 			&cli.StringFlag{Name: "model", Usage: "the model `SPEC` of every agent (overrides agent.yaml's model)"},
 			&cli.IntFlag{Name: "max-steps", Value: runner.DefaultMaxSteps, Usage: "fail a turn after `N` model calls without a reply"},
 			&cli.IntFlag{Name: "queue-limit", Value: host.DefaultQueueLimit, Usage: "messages that may wait behind a session's running turn (one more is 429)"},
@@ -117,6 +117,7 @@ func serveAction(c *cli.Context) error {
 		return err
 	}
 	var all []served
+	defer closeDatabases()
 	defer func() {
 		for _, s := range all {
 			if s.sched != nil {
@@ -140,15 +141,16 @@ func serveAction(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", a.Config.Name, err)
 		}
-		root := filepath.Join(a.Dir, DefaultStateDir)
-		if d := c.String("state-root"); d != "" {
-			root = d
-			if len(agents) > 1 {
-				root = filepath.Join(d, a.Config.Name)
-			}
+		root := stateRoot(c, a)
+		if d := c.String("state-root"); d != "" && len(agents) > 1 && !pgstore.IsURL(d) {
+			root = filepath.Join(d, a.Config.Name)
 		}
 		name := a.Config.Name
-		h, err := host.New(host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
+		state, err := openState(c.Context, root, a)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", name, err)
+		}
+		h, err := host.New(host.Options{Agent: a, Store: state.sessions, Model: m, MaxSteps: c.Int("max-steps"),
 			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }})
 		if err != nil {
 			return err
@@ -161,7 +163,7 @@ func serveAction(c *cli.Context) error {
 			logf("%s: %s", name, w)
 		}
 		srv := served{host: h}
-		sopts := schedule.Options{StateRoot: root, Sink: h, Logf: func(f string, args ...any) { logf(name+": "+f, args...) }}
+		sopts := schedule.Options{Store: state.sched, Sink: h, Logf: func(f string, args ...any) { logf(name+": "+f, args...) }}
 		scheds, err := schedule.Load(a.Dir)
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)

@@ -35,9 +35,11 @@
 // gap and no repeat. Appending an event never waits for a subscriber: a
 // subscriber that reads slowly just finds more events when it next polls.
 // Events are held in memory only while the session is held or followed;
-// an idle, unfollowed session is read from disk on demand. Events another
-// process appends while it holds the session reach subscribers when this
-// host next holds it.
+// an idle, unfollowed session is read from the store on demand. Events
+// another process appends while it holds the session (july run --session,
+// or another server on a shared PostgreSQL store) reach subscribers within
+// Options.PollInterval: a followed session this host does not hold is
+// checked that often while the store says a turn is under way.
 //
 // # Shutdown and recovery
 //
@@ -59,8 +61,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -117,6 +117,10 @@ type Options struct {
 	// Logf, when set, reports what happens off any caller's path (a
 	// turn's log write failing, messages dropped at shutdown).
 	Logf func(format string, args ...any)
+	// PollInterval is how often a followed session that this host does
+	// not hold is checked for events another process appended (0:
+	// DefaultPollInterval; negative: never).
+	PollInterval time.Duration
 }
 
 // Message is one message to a session.
@@ -158,6 +162,8 @@ type Host struct {
 	// limit).
 	tree chan struct{}
 
+	pollEvery time.Duration
+
 	mu     sync.Mutex
 	active map[string]*active
 	hubs   map[string]*hub
@@ -194,6 +200,12 @@ func New(opts Options) (*Host, error) {
 	h := &Host{opts: opts, limit: opts.QueueLimit, active: map[string]*active{}, hubs: map[string]*hub{}, done: make(chan struct{})}
 	if h.limit <= 0 {
 		h.limit = DefaultQueueLimit
+	}
+	switch h.pollEvery = opts.PollInterval; {
+	case h.pollEvery == 0:
+		h.pollEvery = DefaultPollInterval
+	case h.pollEvery < 0:
+		h.pollEvery = 0
 	}
 	if (opts.Agent.IndexDir != "" || opts.Session.IndexDir != "") && !opts.Session.NoIndex {
 		h.tree = make(chan struct{}, 1)
@@ -422,24 +434,10 @@ func (h *Host) Cancel(id string) (string, error) {
 		return turn, nil
 	}
 	h.mu.Unlock()
-	if _, err := h.exists(id); err != nil {
+	if err := h.opts.Store.Exists(id); err != nil {
 		return "", err
 	}
 	return "", fmt.Errorf("%w in session %s (this server runs none for it)", ErrNotRunning, id)
-}
-
-// exists returns the directory of session id, or the store's error.
-func (h *Host) exists(id string) (string, error) {
-	if !sessions.ValidID(id) {
-		_, _, _, err := h.opts.Store.Read(id)
-		return "", err
-	}
-	dir := filepath.Join(h.opts.Store.Dir(), id)
-	if _, err := os.Stat(filepath.Join(dir, sessions.EventsFile)); err != nil {
-		_, _, _, err := h.opts.Store.Read(id)
-		return "", err
-	}
-	return dir, nil
 }
 
 // Get returns session id's metadata (its totals as of its last event)
@@ -478,7 +476,7 @@ func (h *Host) List() ([]Info, error) {
 			out[i] = Info{Meta: a.sl.Log.Meta(), State: StateRunning, Queued: len(a.queue)}
 		}
 		h.mu.Unlock()
-		if a == nil && h.stale(m.ID) {
+		if a == nil && h.opts.Store.Stale(m.ID) {
 			// session.json is rewritten when a turn ends: older than the
 			// events, a turn may be under way in another process.
 			if _, events, _, err := h.opts.Store.Read(m.ID); err == nil && sessions.OpenTurn(events) != "" {
@@ -487,18 +485,6 @@ func (h *Host) List() ([]Info, error) {
 		}
 	}
 	return out, nil
-}
-
-// stale reports whether session id's events are newer than its
-// session.json.
-func (h *Host) stale(id string) bool {
-	dir := filepath.Join(h.opts.Store.Dir(), id)
-	mi, err := os.Stat(filepath.Join(dir, sessions.MetaFile))
-	if err != nil {
-		return true
-	}
-	ei, err := os.Stat(filepath.Join(dir, sessions.EventsFile))
-	return err == nil && !ei.ModTime().Before(mi.ModTime())
 }
 
 // Recover closes, as interrupted, the open turn of every session whose
@@ -512,7 +498,7 @@ func (h *Host) Recover() ([]sessions.Warning, error) {
 	}
 	var warns []sessions.Warning
 	for _, m := range metas {
-		if !h.stale(m.ID) {
+		if !h.opts.Store.Stale(m.ID) {
 			continue
 		}
 		h.mu.Lock()

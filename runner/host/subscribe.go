@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/julyfs/julyfs/runner/sessions"
 )
@@ -26,6 +27,9 @@ type hub struct {
 	// through add); refs counts subscriptions. Both under Host.mu.
 	held bool
 	refs int
+	// polling reports the goroutine that reads the events another
+	// process appends (see Host.poll), under Host.mu.
+	polling bool
 }
 
 func newHub() *hub { return &hub{wake: make(chan struct{})} }
@@ -58,10 +62,86 @@ func (hb *hub) reset(events []sessions.Event) {
 	hb.wake = make(chan struct{})
 }
 
+// extend appends the events that follow the ones hb has (read from the
+// store), skipping those it has.
+func (hb *hub) extend(evs []sessions.Event) {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	grew := false
+	for _, ev := range evs {
+		if ev.Index != int64(len(hb.events)) {
+			continue
+		}
+		hb.events = append(hb.events, ev)
+		hb.frames = append(hb.frames, nil)
+		grew = true
+	}
+	if grew {
+		close(hb.wake)
+		hb.wake = make(chan struct{})
+	}
+}
+
+// DefaultPollInterval is Options.PollInterval's default.
+const DefaultPollInterval = 500 * time.Millisecond
+
+// poll follows, for hb's subscribers, the events another process
+// appends to session id while this host does not hold it: every
+// PollInterval, while the store says the session has a turn under way
+// (and once more after it has ended), it reads the events after the
+// ones hb has. It ends when the session is held here, nobody follows it,
+// or the host shuts down.
+func (h *Host) poll(id string, hb *hub) {
+	t := time.NewTicker(h.pollEvery)
+	defer t.Stop()
+	wasStale := true
+	for {
+		select {
+		case <-t.C:
+		case <-h.done:
+		}
+		h.mu.Lock()
+		stop := hb.held || hb.refs == 0 || h.isDone()
+		if stop {
+			hb.polling = false
+			h.dropHub(id, hb)
+		}
+		h.mu.Unlock()
+		if stop {
+			return
+		}
+		stale := h.opts.Store.Stale(id)
+		if !stale && !wasStale {
+			continue
+		}
+		wasStale = stale
+		hb.mu.Lock()
+		from := int64(len(hb.events))
+		hb.mu.Unlock()
+		evs, err := h.opts.Store.EventsFrom(id, from)
+		if err != nil {
+			h.logf("session %s: following events another process appends: %v", id, err)
+			wasStale = true // try again next time
+			continue
+		}
+		hb.extend(evs)
+	}
+}
+
+// isDone reports whether Shutdown ended the subscriptions.
+func (h *Host) isDone() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // dropHub forgets hb when nothing holds or follows its session. h.mu is
 // held.
 func (h *Host) dropHub(id string, hb *hub) {
-	if !hb.held && hb.refs == 0 && h.hubs[id] == hb {
+	if !hb.held && hb.refs == 0 && !hb.polling && h.hubs[id] == hb {
 		delete(h.hubs, id)
 	}
 }
@@ -106,6 +186,10 @@ func (h *Host) Subscribe(id string, from int64) (*Subscription, error) {
 	}
 	if !hb.held {
 		hb.reset(events)
+		if !hb.polling && h.pollEvery > 0 {
+			hb.polling = true
+			go h.poll(id, hb)
+		}
 	}
 	hb.refs++
 	return &Subscription{h: h, id: id, hub: hb, next: from}, nil

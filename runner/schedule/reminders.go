@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -199,7 +197,7 @@ func ParseInterval(s string) (time.Duration, error) {
 // or by hand with Fire. Its methods are safe for concurrent use.
 type Reminders struct {
 	opts   Options
-	dir    string
+	shared bool // the Store is shared with other processes (no lock)
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -208,7 +206,8 @@ type Reminders struct {
 	recs    map[string]*rem
 	started bool
 	stopped bool
-	lock    *os.File // StateRoot/reminders/.lock while firing
+	unlock  func()      // the Store's reminders lock while firing, or nil
+	resync  func() bool // the armed resync timer of a shared Store
 }
 
 type rem struct {
@@ -232,18 +231,16 @@ func OpenReminders(opts Options) (*Reminders, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(opts.StateRoot, RemindersDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("reminders: %w", err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Reminders{opts: opts, dir: dir, ctx: ctx, cancel: cancel, recs: map[string]*rem{}}
+	r := &Reminders{opts: opts, ctx: ctx, cancel: cancel, recs: map[string]*rem{}}
 	// Run-form reminders are disarmed only when no other process holds
-	// the reminders (and their handlers): probe the lock.
-	probe, perr := lockFile(filepath.Join(dir, ".lock"), "reminders")
-	err := r.load(perr == nil)
-	if probe != nil {
-		probe.Close()
+	// the reminders (and their handlers): probe the lock. A shared store
+	// has none: other processes' run-form reminders are left alone.
+	release, perr := opts.Store.Lock(RemindersDir)
+	r.shared = perr == nil && release == nil
+	err := r.load(perr == nil && !r.shared)
+	if release != nil {
+		release()
 	}
 	if err != nil {
 		cancel()
@@ -258,7 +255,7 @@ func OpenReminders(opts Options) (*Reminders, error) {
 // the reminders) run-form reminders without a handler here are disarmed
 // (handler_lost_on_restart).
 func (r *Reminders) load(disarm bool) error {
-	recs, problems, err := readReminders(r.dir)
+	recs, problems, err := r.opts.Store.Reminders()
 	if err != nil {
 		return err
 	}
@@ -267,19 +264,18 @@ func (r *Reminders) load(disarm bool) error {
 	}
 	next := map[string]*rem{}
 	for _, rec := range recs {
-		path := r.path(rec.ID)
 		old := r.recs[rec.ID]
 		switch {
 		case rec.Disarmed == "" && rec.NextFire.IsZero():
 			// Fired its last time, and the process stopped before the
 			// file was removed: it is done.
-			if err := removeDurably(path); err != nil {
+			if err := r.opts.Store.RemoveReminder(rec.ID); err != nil {
 				r.opts.Logf("reminders: %v", err)
 			}
 			continue
 		case disarm && rec.Form == FormRun && rec.Disarmed == "" && (old == nil || old.run == nil):
 			rec.Disarmed, rec.NextFire = DisarmedHandlerLost, time.Time{}
-			if err := writeJSON(path, rec); err != nil {
+			if err := r.opts.Store.PutReminder(rec); err != nil {
 				return fmt.Errorf("reminders: disarming %s: %w", rec.ID, err)
 			}
 			r.opts.Logf("reminder %s: disarmed (%s): its run handler was in an earlier process", rec.ID, DisarmedHandlerLost)
@@ -295,8 +291,6 @@ func (r *Reminders) load(disarm bool) error {
 	return nil
 }
 
-func (r *Reminders) path(id string) string { return filepath.Join(r.dir, id+".json") }
-
 // Start starts the timers (with Auto; without it only Fire fires). It
 // takes the state root's reminders lock (StateRoot/reminders/.lock, an
 // flock) — held by another process, Start arms nothing and returns an
@@ -311,18 +305,21 @@ func (r *Reminders) Start() error {
 		r.mu.Unlock()
 		return nil
 	}
-	lock, err := lockFile(filepath.Join(r.dir, ".lock"), "reminders")
+	unlock, err := r.opts.Store.Lock(RemindersDir)
 	if err != nil {
 		r.mu.Unlock()
 		return err
 	}
-	// What another process fired before it let go is on disk.
-	if err := r.load(true); err != nil {
-		lock.Close()
+	// What another process fired before it let go is in the store.
+	if err := r.load(!r.shared); err != nil {
+		if unlock != nil {
+			unlock()
+		}
 		r.mu.Unlock()
 		return err
 	}
-	r.started, r.lock = true, lock
+	r.started, r.unlock = true, unlock
+	r.armResyncLocked()
 	now := r.opts.Clock.Now()
 	var armed []*rem
 	for _, rm := range r.recs {
@@ -369,9 +366,13 @@ func (r *Reminders) Stop() {
 	r.cancel()
 	r.wg.Wait()
 	r.mu.Lock()
-	if r.lock != nil {
-		r.lock.Close() // drops the flock
-		r.lock = nil
+	if r.resync != nil {
+		r.resync()
+		r.resync = nil
+	}
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
 	}
 	r.mu.Unlock()
 }
@@ -435,7 +436,7 @@ func (r *Reminders) Create(ctx context.Context, spec ReminderSpec) (Reminder, er
 		return Reminder{}, specErr("sessionId", "session %s already has %d reminders, the most one session may have (Options.MaxRemindersPerSession): cancel one first", spec.SessionID, n)
 	}
 	rec.ID = "rem_" + ulid.Make().String()
-	if err := writeJSON(r.path(rec.ID), rec); err != nil {
+	if err := r.opts.Store.PutReminder(rec); err != nil {
 		return Reminder{}, fmt.Errorf("reminders: keeping the reminder: %w", err)
 	}
 	rm := &rem{r: rec, run: spec.Run}
@@ -562,7 +563,7 @@ func (r *Reminders) Cancel(id string) error {
 	rm.wmu.Lock()
 	defer rm.wmu.Unlock()
 	rm.cancelled = true
-	if err := removeDurably(r.path(id)); err != nil {
+	if err := r.opts.Store.RemoveReminder(id); err != nil {
 		return fmt.Errorf("reminders: cancelling %s: %w", id, err)
 	}
 	r.opts.Logf("reminder %s: cancelled", id)
@@ -607,11 +608,23 @@ func (r *Reminders) fire(ctx context.Context, rm *rem, manual bool) error {
 	case cur.Form == FormRun && run == nil:
 		return fmt.Errorf("reminder %s is a run-form reminder whose handler is in another process", cur.ID)
 	}
-	if _, err := os.Stat(r.path(cur.ID)); errors.Is(err, os.ErrNotExist) {
-		// Cancelled on disk (july reminders --cancel) while this process
-		// held it.
+	stored, found, err := r.opts.Store.Reminder(cur.ID)
+	if err != nil {
+		return fmt.Errorf("reminder %s: %w", cur.ID, err)
+	}
+	if !found {
+		// Cancelled in the store (july reminders --cancel, or another
+		// server) while this process held it.
 		r.forget(rm)
 		return unknownReminder(cur.ID)
+	}
+	if !sameFiring(stored, cur) {
+		// Another process sharing the store fired or changed it.
+		r.adopt(rm, stored)
+		if manual {
+			return fmt.Errorf("reminder %s was fired by another server meanwhile: try again", cur.ID)
+		}
+		return nil
 	}
 	now := r.opts.Clock.Now().UTC()
 	due := cur.NextFire
@@ -623,9 +636,16 @@ func (r *Reminders) fire(ctx context.Context, rm *rem, manual bool) error {
 	upd.FireCount++
 	upd.LastFire = now
 	upd.NextFire = r.nextFire(cur, now, manual)
-	if !r.write(rm, upd) {
-		return unknownReminder(cur.ID)
+	switch ok, err := r.claim(rm, cur, upd); {
+	case err != nil:
+		return err
+	case !ok:
+		if manual {
+			return fmt.Errorf("reminder %s was fired by another server meanwhile: try again", cur.ID)
+		}
+		return nil
 	}
+	claimed := upd
 
 	data := map[string]any{"reminderId": cur.ID, "fireCount": count}
 	action, err := ActionDelivered, error(nil)
@@ -641,7 +661,7 @@ func (r *Reminders) fire(ctx context.Context, rm *rem, manual bool) error {
 		r.forget(rm)
 		rm.wmu.Lock()
 		if !rm.cancelled {
-			if rerr := removeDurably(r.path(cur.ID)); rerr != nil {
+			if rerr := r.opts.Store.RemoveReminder(cur.ID); rerr != nil {
 				r.opts.Logf("reminder %s: %v", cur.ID, rerr)
 			}
 		}
@@ -672,7 +692,7 @@ func (r *Reminders) fire(ctx context.Context, rm *rem, manual bool) error {
 			r.opts.Logf("reminder %s: firing failed (%d in a row), retrying at %s: %v", cur.ID, upd.Failures, upd.NextFire.Format(time.RFC3339), err)
 		}
 	}
-	r.write(rm, upd)
+	r.write(rm, claimed, upd)
 	r.mu.Lock()
 	if r.recs[cur.ID] == rm {
 		r.armLocked(rm)
@@ -699,21 +719,104 @@ func safeRun(ctx context.Context, run func(context.Context, Tick) (Action, error
 	return a, err
 }
 
-// write keeps upd as rm's record, in memory and in its file; false when
-// rm was cancelled meanwhile (nothing is written).
-func (r *Reminders) write(rm *rem, upd Reminder) bool {
+// claim keeps upd as rm's record, in memory and in the store, when the
+// store still has cur: false when rm was cancelled meanwhile, or another
+// process fired or changed it (rm then takes what the store has).
+func (r *Reminders) claim(rm *rem, cur, upd Reminder) (bool, error) {
 	rm.wmu.Lock()
 	defer rm.wmu.Unlock()
 	if rm.cancelled {
-		return false
+		return false, unknownReminder(cur.ID)
+	}
+	ok, err := r.opts.Store.ClaimReminder(cur, upd)
+	if err != nil {
+		return false, fmt.Errorf("reminder %s: not firing: keeping the firing failed: %w", cur.ID, err)
+	}
+	if !ok {
+		stored, found, err := r.opts.Store.Reminder(cur.ID)
+		switch {
+		case err != nil:
+			r.opts.Logf("reminder %s: %v", cur.ID, err)
+		case !found:
+			r.forget(rm)
+		default:
+			r.adopt(rm, stored)
+		}
+		return false, nil
 	}
 	r.mu.Lock()
 	rm.r = upd
 	r.mu.Unlock()
-	if err := writeJSON(r.path(upd.ID), upd); err != nil {
+	return true, nil
+}
+
+// write keeps the outcome upd of rm's firing, after claim kept the firing
+// as prev.
+func (r *Reminders) write(rm *rem, prev, upd Reminder) {
+	if ok, err := r.claim(rm, prev, upd); err != nil && !errors.Is(err, ErrUnknownReminder) {
 		r.opts.Logf("reminder %s: %v", upd.ID, err)
+	} else if err == nil && !ok {
+		r.opts.Logf("reminder %s: another server changed it while it fired: keeping its record", upd.ID)
 	}
-	return true
+}
+
+// adopt makes stored (what the store has, changed by another process)
+// rm's record, and arms it.
+func (r *Reminders) adopt(rm *rem, stored Reminder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.recs[rm.r.ID] != rm {
+		return
+	}
+	rm.r = stored
+	r.armLocked(rm)
+}
+
+// sameFiring reports whether a and b are at the same firing: what a
+// claim compares.
+func sameFiring(a, b Reminder) bool {
+	return a.FireCount == b.FireCount && a.NextFire.Equal(b.NextFire) && a.Disarmed == b.Disarmed
+}
+
+// DefaultResync is how often Reminders on a shared Store read the store
+// again, to arm the reminders other servers made and drop the ones they
+// cancelled.
+const DefaultResync = 30 * time.Second
+
+// armResyncLocked (r.mu held) arms the next resync, on a shared store.
+func (r *Reminders) armResyncLocked() {
+	if !r.shared || !r.opts.Auto || r.stopped {
+		return
+	}
+	r.resync = r.opts.Clock.AfterFunc(DefaultResync, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.stopped {
+			return
+		}
+		r.resyncLocked()
+		r.armResyncLocked()
+	})
+}
+
+// resyncLocked (r.mu held) reads the store again and arms what it has.
+func (r *Reminders) resyncLocked() {
+	old := r.recs
+	if err := r.load(false); err != nil {
+		r.opts.Logf("reminders: reading the store again: %v", err)
+		return
+	}
+	for id, rm := range old {
+		if r.recs[id] != rm && rm.stop != nil {
+			rm.stop()
+			rm.stop = nil
+		}
+	}
+	for _, rm := range r.recs {
+		if rm.r.Disarmed == "" && !rm.r.NextFire.IsZero() {
+			r.armLocked(rm)
+		}
+	}
 }
 
 func (r *Reminders) forget(rm *rem) {

@@ -2,11 +2,8 @@ package schedule
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -37,8 +34,11 @@ var ErrUnknownSchedule = errors.New("unknown schedule")
 type Options struct {
 	// StateRoot is the agent's state root (.july in the agent directory):
 	// last fires persist under StateRoot/schedules/, reminders under
-	// StateRoot/reminders/. Required.
+	// StateRoot/reminders/. Required unless Store is set.
 	StateRoot string
+	// Store keeps the last fires and the reminders (default
+	// DiskStore(StateRoot)).
+	Store Store
 	// Clock is the time source (default RealClock()).
 	Clock Clock
 	// Sink starts the sessions of schedules and wakes those of
@@ -62,8 +62,11 @@ type Options struct {
 }
 
 func (o *Options) check() error {
-	if o.StateRoot == "" {
-		return errors.New("schedule: Options.StateRoot is required")
+	if o.Store == nil && o.StateRoot == "" {
+		return errors.New("schedule: Options.StateRoot is required (or Options.Store)")
+	}
+	if o.Store == nil {
+		o.Store = DiskStore(o.StateRoot)
 	}
 	if o.Sink == nil {
 		return errors.New("schedule: Options.Sink is required")
@@ -90,8 +93,9 @@ func (o *Options) check() error {
 // under the state root.
 const SchedulesDir = "schedules"
 
-// scheduleState is StateRoot/schedules/<id>.json.
-type scheduleState struct {
+// ScheduleState is what the Store keeps of one schedule
+// (StateRoot/schedules/<id>.json on disk).
+type ScheduleState struct {
 	ScheduleID string `json:"scheduleId"`
 	Cron       string `json:"cron"`
 	// ArmedAt is when a scheduler firing automatically first saw the
@@ -136,15 +140,14 @@ type Scheduler struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
-	lock    *os.File // StateRoot/schedules/.lock while firing
+	unlock  func() // the Store's schedules lock while firing, or nil
 }
 
 type entry struct {
-	s    Schedule
-	path string
+	s Schedule
 
 	mu   sync.Mutex // serializes the firings of one schedule; guards st
-	st   scheduleState
+	st   ScheduleState
 	stop func() bool // the armed timer (guarded by Scheduler.mu)
 }
 
@@ -172,8 +175,8 @@ func NewScheduler(scheds []Schedule, opts Options) (*Scheduler, error) {
 			}
 			sc.spec = sp
 		}
-		e := &entry{s: sc, path: filepath.Join(opts.StateRoot, SchedulesDir, sc.ID+".json")}
-		if err := e.load(); err != nil {
+		e := &entry{s: sc}
+		if err := e.load(opts.Store); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -183,17 +186,11 @@ func NewScheduler(scheds []Schedule, opts Options) (*Scheduler, error) {
 	return s, nil
 }
 
-// load reads e's state file (none: a schedule never armed).
-func (e *entry) load() error {
-	var st scheduleState
-	data, err := os.ReadFile(e.path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(data, &st); err != nil {
-			return fmt.Errorf("schedule %s: reading its last fire %s: %v (remove the file to forget it)", e.s.ID, e.path, err)
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("schedule %s: %w", e.s.ID, err)
+// load reads e's state from store (none: a schedule never armed).
+func (e *entry) load(store Store) error {
+	st, err := store.Schedule(e.s.ID)
+	if err != nil {
+		return err
 	}
 	st.ScheduleID, st.Cron = e.s.ID, e.s.Cron
 	e.st = st
@@ -216,24 +213,26 @@ func (s *Scheduler) Start() error {
 		s.mu.Unlock()
 		return nil
 	}
-	lock, err := lockFile(filepath.Join(s.opts.StateRoot, SchedulesDir, ".lock"), "schedules")
+	unlock, err := s.opts.Store.Lock(SchedulesDir)
 	if err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	// What another process fired before it let go is on disk.
+	// What another process fired before it let go is in the store.
 	for _, id := range s.order {
 		e := s.entries[id]
 		e.mu.Lock()
-		err := e.load()
+		err := e.load(s.opts.Store)
 		e.mu.Unlock()
 		if err != nil {
-			lock.Close()
+			if unlock != nil {
+				unlock()
+			}
 			s.mu.Unlock()
 			return err
 		}
 	}
-	s.started, s.lock = true, lock
+	s.started, s.unlock = true, unlock
 	s.mu.Unlock()
 	now := s.opts.Clock.Now()
 	for _, id := range s.order {
@@ -241,7 +240,7 @@ func (s *Scheduler) Start() error {
 		e.mu.Lock()
 		if e.st.ArmedAt.IsZero() && e.st.LastTick.IsZero() {
 			e.st.ArmedAt = now.UTC()
-			if err := writeJSON(e.path, e.st); err != nil {
+			if err := s.opts.Store.SaveSchedule(e.st); err != nil {
 				s.opts.Logf("schedule %s: %v", id, err)
 			}
 		}
@@ -274,9 +273,9 @@ func (s *Scheduler) Stop() {
 	s.cancel()
 	s.wg.Wait()
 	s.mu.Lock()
-	if s.lock != nil {
-		s.lock.Close() // drops the flock
-		s.lock = nil
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
 	}
 	s.mu.Unlock()
 }
@@ -336,9 +335,18 @@ func (s *Scheduler) fireTick(e *entry, tick time.Time) {
 	}
 	prev := e.st
 	e.st.LastTick, e.st.LastFire, e.st.LastSession, e.st.LastError = tick.UTC(), s.opts.Clock.Now().UTC(), "", ""
-	if err := writeJSON(e.path, e.st); err != nil {
+	claimed, err := s.opts.Store.ClaimTick(e.st)
+	if err != nil {
 		e.st = prev
 		s.opts.Logf("schedule %s: not firing the tick %s: recording it failed: %v", e.s.ID, tick.Format(time.RFC3339), err)
+		return
+	}
+	if !claimed {
+		// Another process sharing the store fired it (or a later one).
+		e.st = prev
+		if err := e.load(s.opts.Store); err != nil {
+			s.opts.Logf("schedule %s: %v", e.s.ID, err)
+		}
 		return
 	}
 	id, err := s.opts.Sink.StartTask(s.ctx, e.s.ID, e.s.Prompt)
@@ -356,7 +364,7 @@ func (s *Scheduler) record(e *entry, sessionID string, err error) {
 	if err != nil {
 		e.st.LastError = err.Error()
 	}
-	if werr := writeJSON(e.path, e.st); werr != nil {
+	if werr := s.opts.Store.SaveSchedule(e.st); werr != nil {
 		s.opts.Logf("schedule %s: %v", e.s.ID, werr)
 	}
 }

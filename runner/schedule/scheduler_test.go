@@ -60,9 +60,9 @@ func TestSchedulerRecordsTheTickBeforeTheSession(t *testing.T) {
 	state := t.TempDir()
 	clock := NewFakeClock(utc("2026-03-01T08:59:30Z"))
 	sink := &recordingSink{clock: clock}
-	var seen []scheduleState
+	var seen []ScheduleState
 	sink.during = func(c sinkCall) {
-		var st scheduleState
+		var st ScheduleState
 		data, err := os.ReadFile(filepath.Join(state, SchedulesDir, "daily.json"))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(data, &st))

@@ -46,7 +46,7 @@ func writeSession(tb testing.TB, dir string, n int) string {
 	}
 	defer l.Close()
 	// Without fsync: this is setup, not what is measured.
-	f := l.f
+	f := l.j.(*diskJournal).f
 	output := fmt.Sprintf("%0300d", 7)
 	for i := 0; i < n; i++ {
 		var typ string

@@ -135,7 +135,7 @@ func TestMetaWriteFailure(t *testing.T) {
 	dir := filepath.Join(st.Dir(), id)
 	before, err := os.ReadFile(filepath.Join(dir, MetaFile))
 	require.NoError(t, err)
-	l.writeTemp = func(f *os.File, data []byte) error {
+	l.j.(*diskJournal).writeTemp = func(f *os.File, data []byte) error {
 		f.Write(data[:len(data)/2])
 		return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 	}

@@ -68,10 +68,10 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -82,7 +82,6 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	fastjson "github.com/segmentio/encoding/json"
-	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/runner/model"
 )
@@ -198,22 +197,29 @@ func preview(s string) string {
 	return s[:cut] + "..."
 }
 
-// Store is a state root's sessions.
+// Store is a state root's sessions, kept by a [Backend].
 type Store struct {
-	dir string // STATE/sessions
+	b Backend
 	// MaxMessageBytes bounds a message.received's text; 0 is
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
 }
 
-// New returns the store under the state root dir. Nothing is created
-// until a session is.
+// New returns the store of the sessions on disk under the state root
+// dir (STATE/sessions/). Nothing is created until a session is.
 func New(stateRoot string) *Store {
-	return &Store{dir: filepath.Join(stateRoot, "sessions")}
+	return &Store{b: &disk{dir: filepath.Join(stateRoot, "sessions")}}
 }
 
-// Dir returns the directory that holds the sessions.
-func (st *Store) Dir() string { return st.dir }
+// NewWithBackend returns the store of the sessions b keeps.
+func NewWithBackend(b Backend) *Store { return &Store{b: b} }
+
+// Backend returns where the store keeps its sessions.
+func (st *Store) Backend() Backend { return st.b }
+
+// Dir returns the local directory under which each session keeps its
+// own files (Dir()/<id>/); on disk, the directory of the sessions.
+func (st *Store) Dir() string { return st.b.Dir() }
 
 var idPattern = regexp.MustCompile(`^ses_[0-9A-HJKMNP-TV-Z]{26}$`)
 
@@ -226,61 +232,50 @@ func NewID() string { return IDPrefix + ulid.Make().String() }
 // NewTurnID returns a new turn id: "turn_" and a ULID.
 func NewTurnID() string { return "turn_" + ulid.Make().String() }
 
-func (st *Store) sessionDir(id string) string { return filepath.Join(st.dir, id) }
-
 // Create makes a new session with meta's Agent and Model, holds it, and
 // returns its log. It fails with a clear message when the state root is
 // not writable.
 func (st *Store) Create(meta Meta) (*Log, error) {
-	if err := os.MkdirAll(st.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("state root %s is not writable: %w", filepath.Dir(st.dir), unwrapPath(err))
-	}
 	// The id's time is the creation time (to the millisecond), so that a
 	// session.json rebuilt from the id has the same one.
 	now := time.Now().UTC()
 	meta.ID = IDPrefix + ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
 	meta.Created, meta.Updated = now, now
-	dir := st.sessionDir(meta.ID)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("state root %s is not writable: %w", filepath.Dir(st.dir), unwrapPath(err))
-	}
-	l, err := openLog(dir, meta.ID)
+	data, err := encodeMeta(meta)
 	if err != nil {
 		return nil, err
 	}
-	l.maxMessage = st.MaxMessageBytes
-	l.meta = meta
-	if err := l.writeMeta(); err != nil {
-		l.Close()
+	j, err := st.b.Create(meta.ID, data)
+	if err != nil {
 		return nil, err
 	}
-	if err := syncDir(dir); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
+	return &Log{st: st, id: meta.ID, j: j, meta: meta, maxMessage: st.MaxMessageBytes}, nil
 }
 
 // Resume holds the session id and returns its log with the events read
 // back (see the package doc for torn and corrupt lines), and what it
 // recovered from.
 func (st *Store) Resume(id string) (*Log, []Warning, error) {
-	dir, err := st.existing(id)
+	if err := st.checkID(id); err != nil {
+		return nil, nil, err
+	}
+	j, err := st.b.Hold(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := openLog(dir, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	l.maxMessage = st.MaxMessageBytes
-	meta, events, warns, good, lines, rebuilt, err := load(dir, id)
+	l := &Log{st: st, id: id, j: j, maxMessage: st.MaxMessageBytes}
+	s, err := st.b.Load(id)
 	if err != nil {
 		l.Close()
 		return nil, nil, err
 	}
-	if fi, err := l.f.Stat(); err == nil && fi.Size() > good {
-		if err := l.f.Truncate(good); err != nil {
+	meta, events, warns, good, lines, rebuilt, err := parse(s, id)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	if int64(len(s.Events)) > good {
+		if err := j.Cut(good); err != nil {
 			l.Close()
 			return nil, nil, fmt.Errorf("session %s: cutting the torn last line: %w", id, err)
 		}
@@ -304,40 +299,79 @@ func (st *Store) Resume(id string) (*Log, []Warning, error) {
 // Read returns a session's metadata (recomputed from its events) and its
 // events without holding it.
 func (st *Store) Read(id string) (Meta, []Event, []Warning, error) {
-	dir, err := st.existing(id)
+	if err := st.checkID(id); err != nil {
+		return Meta{}, nil, nil, err
+	}
+	s, err := st.b.Load(id)
 	if err != nil {
 		return Meta{}, nil, nil, err
 	}
-	meta, events, warns, _, _, _, err := load(dir, id)
+	meta, events, warns, _, _, _, err := parse(s, id)
 	return meta, events, warns, err
 }
+
+// EventsFrom returns session id's events from index from on, without
+// holding it (events of types this version does not know skipped).
+func (st *Store) EventsFrom(id string, from int64) ([]Event, error) {
+	if err := st.checkID(id); err != nil {
+		return nil, err
+	}
+	if ef, ok := st.b.(EventsFromer); ok && from > 0 {
+		data, err := ef.EventsFrom(id, from)
+		if err != nil {
+			return nil, err
+		}
+		events, _, _, _, err := parseEvents(data, st.b.Name(), id, from)
+		return events, err
+	}
+	_, events, _, err := st.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := slices.BinarySearchFunc(events, from, func(ev Event, from int64) int { return cmp.Compare(ev.Index, from) })
+	return events[i:], nil
+}
+
+// Exists returns nil when session id exists, else ErrUnknown (wrapped,
+// with a message saying why).
+func (st *Store) Exists(id string) error {
+	if err := st.checkID(id); err != nil {
+		return err
+	}
+	_, err := st.b.Load(id)
+	return err
+}
+
+// Stale reports whether session id's events are newer than its
+// session.json: a turn may be under way (or was cut short).
+func (st *Store) Stale(id string) bool { return ValidID(id) && st.b.Stale(id) }
 
 // List returns the metadata of every session, oldest first: session.json,
 // or the totals recomputed from the events when they are newer (a turn
 // under way, or cut short by a crash). A session that can be read neither
 // way is listed with its id only.
 func (st *Store) List() ([]Meta, error) {
-	entries, err := os.ReadDir(st.dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	ls, err := st.b.List()
 	if err != nil {
 		return nil, err
 	}
-	var out []Meta
-	for _, e := range entries {
-		if !e.IsDir() || !ValidID(e.Name()) {
+	out := make([]Meta, 0, len(ls))
+	for _, e := range ls {
+		if !ValidID(e.ID) {
 			continue
 		}
-		dir := filepath.Join(st.dir, e.Name())
-		m, problem := readMeta(dir, e.Name())
+		m, problem := parseMeta(e.Meta, e.MetaErr, e.ID)
 		// session.json is rewritten at the end of each turn: a turn under
 		// way, or a process that died in one, leaves it behind the events.
-		if mi, err := os.Stat(filepath.Join(dir, MetaFile)); problem != "" || err != nil || newer(filepath.Join(dir, EventsFile), mi.ModTime()) {
-			if fresh, _, _, _, _, _, err := load(dir, e.Name()); err == nil {
-				m = fresh
+		if problem != "" || e.Stale {
+			if s, err := st.b.Load(e.ID); err == nil {
+				if fresh, _, _, _, _, _, err := parse(s, e.ID); err == nil {
+					m = fresh
+				} else if problem != "" {
+					m = Meta{ID: e.ID, Created: idTime(e.ID)}
+				}
 			} else if problem != "" {
-				m = Meta{ID: e.Name(), Created: idTime(e.Name())}
+				m = Meta{ID: e.ID, Created: idTime(e.ID)}
 			}
 		}
 		out = append(out, m)
@@ -346,34 +380,33 @@ func (st *Store) List() ([]Meta, error) {
 	return out, nil
 }
 
-// newer reports whether file was modified after t.
-func newer(file string, t time.Time) bool {
-	fi, err := os.Stat(file)
-	return err == nil && fi.ModTime().After(t)
-}
-
-// existing returns the directory of session id, or ErrUnknown.
-func (st *Store) existing(id string) (string, error) {
+// checkID refuses what is not a session id.
+func (st *Store) checkID(id string) error {
 	if !ValidID(id) {
-		return "", fmt.Errorf("%w: %q is not a session id (ses_ and 26 letters and digits; july sessions lists them)", ErrUnknown, id)
+		return fmt.Errorf("%w: %q is not a session id (ses_ and 26 letters and digits; july sessions lists them)", ErrUnknown, id)
 	}
-	dir := st.sessionDir(id)
-	if _, err := os.Stat(filepath.Join(dir, EventsFile)); err != nil {
-		return "", fmt.Errorf("%w: %s (not in %s; july sessions lists them)", ErrUnknown, id, st.dir)
-	}
-	return dir, nil
+	return nil
 }
 
-// readMeta reads session.json; problem says why it cannot be used
+// UnknownError is the error a Backend returns for a session it does not
+// have, where is where it looked.
+func UnknownError(id, where string) error {
+	return fmt.Errorf("%w: %s (not in %s; july sessions lists them)", ErrUnknown, id, where)
+}
+
+// InUseError is the error a Backend returns for a session another
+// process holds.
+func InUseError(id string) error { return fmt.Errorf("%w: %s", ErrInUse, id) }
+
+// parseMeta decodes session.json; problem says why it cannot be used
 // (missing, not JSON, another session's), and meta is then zero but for
 // the id.
-func readMeta(dir, id string) (meta Meta, problem string) {
-	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+func parseMeta(data []byte, readErr error, id string) (meta Meta, problem string) {
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case readErr != nil:
+		return Meta{ID: id}, readErr.Error()
+	case data == nil:
 		return Meta{ID: id}, "missing"
-	case err != nil:
-		return Meta{ID: id}, unwrapPath(err).Error()
 	}
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return Meta{ID: id}, "not JSON: " + err.Error()
@@ -387,6 +420,15 @@ func readMeta(dir, id string) (meta Meta, problem string) {
 	return meta, ""
 }
 
+// encodeMeta is session.json's content for meta.
+func encodeMeta(meta Meta) ([]byte, error) {
+	data, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
 // idTime is when session id was made (its ULID's time), or zero.
 func idTime(id string) time.Time {
 	u, err := ulid.ParseStrict(strings.TrimPrefix(id, IDPrefix))
@@ -396,46 +438,15 @@ func idTime(id string) time.Time {
 	return ulid.Time(u.Time()).UTC()
 }
 
-// load reads and checks a session's events. good is the length of the
-// valid prefix (without a torn last line), lines the number of events in
-// it (those of unknown types included). rebuilt reports a session.json
-// that could not be used and was rebuilt from the events.
-func load(dir, id string) (meta Meta, events []Event, warns []Warning, good, lines int64, rebuilt bool, err error) {
-	file := filepath.Join(dir, EventsFile)
-	data, err := os.ReadFile(file)
+// parse reads and checks a stored session. good is the length of the
+// valid prefix of its log (without a torn last line), lines the number
+// of events in it (those of unknown types included). rebuilt reports a
+// session.json that could not be used and was rebuilt from the events.
+func parse(s Stored, id string) (meta Meta, events []Event, warns []Warning, good, lines int64, rebuilt bool, err error) {
+	meta, problem := parseMeta(s.Meta, s.MetaErr, id)
+	events, warns, good, lines, err = parseEvents(s.Events, s.Source, id, 0)
 	if err != nil {
-		return meta, nil, nil, 0, 0, false, fmt.Errorf("session %s: %w", id, err)
-	}
-	meta, problem := readMeta(dir, id)
-	end := bytes.LastIndexByte(data, '\n') + 1
-	if end < len(data) {
-		line := bytes.Count(data[:end], []byte{'\n'}) + 1
-		warns = append(warns, Warning{fmt.Sprintf("%s:%d: ignoring a torn last line (%d bytes, an event cut short by a crash)", file, line, len(data)-end)})
-	}
-	events = make([]Event, 0, bytes.Count(data[:end], []byte{'\n'}))
-	unknown := map[string]int{}
-	var unknownOrder []string
-	rest := data[:end]
-	n := 1
-	for ; len(rest) > 0; n++ {
-		i := bytes.IndexByte(rest, '\n')
-		line := rest[:i]
-		rest = rest[i+1:]
-		ev, reason := parseEvent(line, int64(n-1), id)
-		if reason != "" {
-			return meta, nil, nil, 0, 0, false, &CorruptError{File: file, Line: n, Reason: reason, Session: id}
-		}
-		if !Known(ev.Type) {
-			if unknown[ev.Type] == 0 {
-				unknownOrder = append(unknownOrder, ev.Type)
-			}
-			unknown[ev.Type]++
-			continue
-		}
-		events = append(events, ev)
-	}
-	for _, typ := range unknownOrder {
-		warns = append(warns, Warning{fmt.Sprintf("%s: skipping %d event(s) of type %q, unknown to this version of july (written by a newer one?)", file, unknown[typ], typ)})
+		return meta, nil, nil, 0, 0, false, err
 	}
 	meta.Turns, meta.Usage, meta.LastMessage = 0, model.Usage{}, ""
 	for _, ev := range events {
@@ -456,7 +467,43 @@ func load(dir, id string) (meta Meta, events []Event, warns []Warning, good, lin
 		}
 		warns = append(warns, Warning{fmt.Sprintf("session %s: %s is unusable (%s): rebuilt from %s%s", id, MetaFile, problem, EventsFile, lost)})
 	}
-	return meta, events, warns, int64(end), int64(n - 1), rebuilt, nil
+	return meta, events, warns, good, lines, rebuilt, nil
+}
+
+// parseEvents checks the log lines in data, the first of which is event
+// first; source names them in messages.
+func parseEvents(data []byte, source, id string, first int64) (events []Event, warns []Warning, good, lines int64, err error) {
+	end := bytes.LastIndexByte(data, '\n') + 1
+	if end < len(data) {
+		line := bytes.Count(data[:end], []byte{'\n'}) + 1
+		warns = append(warns, Warning{fmt.Sprintf("%s:%d: ignoring a torn last line (%d bytes, an event cut short by a crash)", source, line, len(data)-end)})
+	}
+	events = make([]Event, 0, bytes.Count(data[:end], []byte{'\n'}))
+	unknown := map[string]int{}
+	var unknownOrder []string
+	rest := data[:end]
+	n := 1
+	for ; len(rest) > 0; n++ {
+		i := bytes.IndexByte(rest, '\n')
+		line := rest[:i]
+		rest = rest[i+1:]
+		ev, reason := parseEvent(line, first+int64(n-1), id)
+		if reason != "" {
+			return nil, nil, 0, 0, &CorruptError{File: source, Line: int(first) + n, Reason: reason, Session: id}
+		}
+		if !Known(ev.Type) {
+			if unknown[ev.Type] == 0 {
+				unknownOrder = append(unknownOrder, ev.Type)
+			}
+			unknown[ev.Type]++
+			continue
+		}
+		events = append(events, ev)
+	}
+	for _, typ := range unknownOrder {
+		warns = append(warns, Warning{fmt.Sprintf("%s: skipping %d event(s) of type %q, unknown to this version of july (written by a newer one?)", source, unknown[typ], typ)})
+	}
+	return events, warns, int64(end), first + int64(n-1), nil
 }
 
 // parseEvent decodes and checks one line, the index'th event of session
@@ -541,9 +588,9 @@ func openTurn(events []Event) string {
 // Log is one process's handle on a session: it appends events and keeps
 // session.json current.
 type Log struct {
-	dir, id string
-	lock    *os.File
-	f       *os.File
+	st *Store
+	id string
+	j  Journal
 
 	mu         sync.Mutex
 	meta       Meta
@@ -552,36 +599,18 @@ type Log struct {
 	buf        bytes.Buffer
 	maxMessage int64
 	warnings   []Warning
-	// writeTemp writes session.json's temporary file; tests make it fail.
-	writeTemp func(f *os.File, data []byte) error
-}
-
-// openLog takes the session's lock and opens its events file for appending.
-func openLog(dir, id string) (*Log, error) {
-	lock, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, unwrapPath(err))
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		lock.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s", ErrInUse, id)
-		}
-		return nil, fmt.Errorf("session %s: locking: %w", id, err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, EventsFile), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("session %s: %w", id, unwrapPath(err))
-	}
-	return &Log{dir: dir, id: id, lock: lock, f: f}, nil
+	closed     bool
 }
 
 // ID returns the session's id.
 func (l *Log) ID() string { return l.id }
 
-// Dir returns the session's directory.
-func (l *Log) Dir() string { return l.dir }
+// Dir returns the session's local directory, for the files that are not
+// its log (on disk, where its log is too).
+func (l *Log) Dir() string { return filepath.Join(l.st.Dir(), l.id) }
+
+// Store returns the store the session is in.
+func (l *Log) Store() *Store { return l.st }
 
 // Meta returns the session's metadata as of the last event.
 func (l *Log) Meta() Meta {
@@ -599,7 +628,7 @@ func (l *Log) Events() []Event {
 }
 
 // Append writes one event with data (marshalled to JSON) to the log and
-// fsyncs it before returning it. A turn's end (turn.completed or
+// makes it durable before returning it. A turn's end (turn.completed or
 // turn.failed) also rewrites session.json; when that fails the event is
 // still durable, and the failure is a warning ([Log.TakeWarnings]), not
 // an error. A message.received over the message bound is refused before
@@ -623,7 +652,7 @@ func (l *Log) Append(typ, turnID string, data any) (Event, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return Event{}, fmt.Errorf("session %s: closed", l.id)
 	}
 	ev := Event{Type: typ, Index: l.next, SessionID: l.id, TurnID: turnID, At: time.Now().UTC(), Data: raw}
@@ -633,11 +662,8 @@ func (l *Log) Append(typ, turnID string, data any) (Event, error) {
 	if err := enc.Encode(ev); err != nil { // Encode ends the line with '\n'
 		return Event{}, err
 	}
-	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+	if err := l.j.Append(ev.Index, l.buf.Bytes()); err != nil {
 		return Event{}, fmt.Errorf("session %s: appending %s: %w", l.id, typ, err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return Event{}, fmt.Errorf("session %s: syncing %s: %w", l.id, typ, err)
 	}
 	l.next++
 	l.events = append(l.events, ev)
@@ -661,34 +687,14 @@ func (l *Log) TakeWarnings() []Warning {
 	return w
 }
 
-// writeMeta replaces session.json atomically (write, fsync, rename).
+// writeMeta replaces session.json (l.mu held, or l not yet shared).
 func (l *Log) writeMeta() error {
-	data, err := json.MarshalIndent(l.meta, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(l.dir, MetaFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, unwrapPath(err))
-	}
-	write := l.writeTemp
-	if write == nil {
-		write = func(f *os.File, data []byte) error { _, err := f.Write(data); return err }
-	}
-	err = write(f, append(data, '\n'))
+	data, err := encodeMeta(l.meta)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(l.dir, MetaFile))
+		err = l.j.WriteMeta(data)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, unwrapPath(err))
+		return fmt.Errorf("session %s: writing %s: %w", l.id, MetaFile, err)
 	}
 	return nil
 }
@@ -697,15 +703,11 @@ func (l *Log) writeMeta() error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return nil
 	}
-	err := l.f.Close()
-	l.f = nil
-	if cerr := l.lock.Close(); err == nil { // closing drops the flock
-		err = cerr
-	}
-	return err
+	l.closed = true
+	return l.j.Close()
 }
 
 // marshal encodes v as JSON without escaping <, > and & (the log is not
@@ -718,21 +720,4 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
-	}
-	return err
 }
