@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -67,6 +68,10 @@ type Config struct {
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
 	// Web configures the web tools (see WebConfig).
 	Web WebConfig `yaml:"web"`
+
+	// MCP lists the MCP servers whose tools the agent loop offers, by
+	// server name (see runner/mcpclient and mcp.go).
+	MCP map[string]mcpclient.ServerConfig `yaml:"mcp"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -272,6 +277,7 @@ func Load(dir string) (*Agent, error) {
 	} else if note != "" {
 		a.Notes = append(a.Notes, note)
 	}
+	problems = append(problems, a.mcpProblems()...)
 
 	if rootSet {
 		node := &c.Root

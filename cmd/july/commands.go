@@ -53,7 +53,9 @@ so a binary that is not a plugin or refuses its parameters shows only when a
 command binds the tree: that mount's calls then fail, the others serve).
 The schedules (schedules/*.md with cron: frontmatter) are listed with their
 next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
-"…": …).`,
+"…": …). Each MCP server under mcp: is started and its tools listed; one
+that cannot be reached, or a tool the allowlist names that its server does
+not list, is a problem.`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -86,7 +88,7 @@ next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
 			}
 			validateRun(c, a)
 			printSchedules(c, scheds)
-			return nil
+			return validateMCP(c, a)
 		},
 	}
 }
@@ -118,7 +120,10 @@ func toolsCommand() *cli.Command {
 		Description: `Prints one JSON document: the agent, its tree, the tools july serves (the
 tools synthesized from the tree and, on the host default, Shell) with their
 effect, input schema and accepted argument aliases, and the harness builtins
-the plan grants that belong to the agent loop.`,
+the plan grants that belong to the agent loop. The tools of agent.yaml's mcp:
+servers (mcp__<server>__<tool>, served by the agent loop) are listed too:
+july connects to each server, and mcpServers says what each one offers or
+why it could not be reached.`,
 		Action: func(c *cli.Context) error {
 			a, err := load(c)
 			if err != nil {
@@ -136,11 +141,19 @@ the plan grants that belong to the agent loop.`,
 				Harness    []string   `json:"harness"`
 				MCP        bool       `json:"mcp"`
 				ScratchTmp bool       `json:"scratchTmp"`
+				// MCPServers are agent.yaml's mcp: servers, connected to
+				// list their tools (which are in Tools).
+				MCPServers []mcpServerJSON `json:"mcpServers,omitempty"`
 			}{Agent: a.Config.Name, Tree: a.TreeDescription(), Tools: []toolJSON{}, Harness: a.Plan.Harness, MCP: a.Plan.MCP, ScratchTmp: a.Plan.ScratchTmp}
 			if out.Harness == nil {
 				out.Harness = []string{}
 			}
-			for _, t := range turn.Tools() {
+			mts, status, closeMCP := connectMCP(c, a)
+			defer closeMCP()
+			if status != nil {
+				out.MCPServers = mcpServersJSON(status)
+			}
+			for _, t := range append(turn.Tools(), mts...) {
 				tj := toolJSON{Name: t.Name, Description: t.Description, Effect: t.Effect, Destructive: t.Destructive,
 					OpenWorld: t.OpenWorld, InputSchema: t.Schema, Aliases: t.Aliases}
 				if t.OutputSchema != nil {

@@ -149,7 +149,8 @@ func serveAction(c *cli.Context) error {
 		}
 		name := a.Config.Name
 		h, err := host.New(host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
-			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }})
+			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) },
+			Session: runner.SessionOptions{MCPWarn: func(m string) { logf("%s: warning: %s", name, m) }}})
 		if err != nil {
 			return err
 		}
