@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -67,6 +68,12 @@ type Config struct {
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
 	// Web configures the web tools (see WebConfig).
 	Web WebConfig `yaml:"web"`
+
+	// Approvals maps a tool name or pattern (as tools: names them: edit,
+	// delete, mcp:github/*; or a model-facing name: StrReplace) to ask,
+	// allow or deny; see package runner/approval for the precedence.
+	// Omitted: every tool runs without asking.
+	Approvals map[string]string `yaml:"approvals"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -108,6 +115,8 @@ type Agent struct {
 
 	root *rootTable    // the decoded root; nil for the host default
 	live *liveTemplate // the root's template when it is live, else nil
+
+	approvals *approval.Rules // agent.yaml's approvals:, parsed
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -308,6 +317,7 @@ func Load(dir string) (*Agent, error) {
 	}
 
 	problems = append(problems, toolClashes(abs)...)
+	problems = append(problems, a.approvalProblems()...)
 
 	if len(problems) > 0 {
 		return nil, invalid()

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/julyfs/julyfs/rootspec"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
@@ -53,6 +54,12 @@ type SessionOptions struct {
 	// nothing), for callers that only list the tools: the index is
 	// neither built nor locked.
 	NoIndex bool
+
+	// Approver decides the agent loop's calls that agent.yaml's
+	// approvals: asks for (a terminal, a server's queue, a flag); nil
+	// denies them. july call and july mcp do not ask: their caller is
+	// the one deciding.
+	Approver approval.Asker
 }
 
 // Session is an agent bound to its tree. A static root is built once per
@@ -76,6 +83,9 @@ type Session struct {
 	// schemas are the resolved schemas of the session's tools, resolved
 	// on the first turn and reused by every later one (dispatch.go).
 	schemas schemaCache
+
+	gate *approval.Gate // the loop's approvals (approvals.go), made on first use; hmu
+	emu  sync.Mutex     // serializes the gate's events of concurrent calls
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
