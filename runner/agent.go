@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/julyfs/julyfs/runner/mcpclient"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -72,6 +73,11 @@ type Config struct {
 	// MCP lists the MCP servers whose tools the agent loop offers, by
 	// server name (see runner/mcpclient and mcp.go).
 	MCP map[string]mcpclient.ServerConfig `yaml:"mcp"`
+	// Approvals maps a tool name or pattern (as tools: names them: edit,
+	// delete, mcp:github/*; or a model-facing name: StrReplace) to ask,
+	// allow or deny; see package runner/approval for the precedence.
+	// Omitted: every tool runs without asking.
+	Approvals map[string]string `yaml:"approvals"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -113,6 +119,8 @@ type Agent struct {
 
 	root *rootTable    // the decoded root; nil for the host default
 	live *liveTemplate // the root's template when it is live, else nil
+
+	approvals *approval.Rules // agent.yaml's approvals:, parsed
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -314,6 +322,7 @@ func Load(dir string) (*Agent, error) {
 	}
 
 	problems = append(problems, toolClashes(abs)...)
+	problems = append(problems, a.approvalProblems()...)
 
 	if len(problems) > 0 {
 		return nil, invalid()

@@ -163,6 +163,7 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 		return nil, err
 	}
 	ts = append(ts, mts...)
+	ts = s.approve(l, ts)
 	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/runner/mcpclient"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/runner/web"
 	"github.com/julyfs/julyfs/vfs"
@@ -60,6 +61,11 @@ type SessionOptions struct {
 	// could not be started (its tools are then not offered) and of each
 	// tool refused for its schema or name.
 	MCPWarn func(msg string)
+	// Approver decides the agent loop's calls that agent.yaml's
+	// approvals: asks for (a terminal, a server's queue, a flag); nil
+	// denies them. july call and july mcp do not ask: their caller is
+	// the one deciding.
+	Approver approval.Asker
 }
 
 // Session is an agent bound to its tree. A static root is built once per
@@ -90,6 +96,8 @@ type Session struct {
 	mcp      *mcpclient.Set
 	mcpSpill *web.Spill
 	mcpOnce  sync.Once
+	gate *approval.Gate // the loop's approvals (approvals.go), made on first use; hmu
+	emu  sync.Mutex     // serializes the gate's events of concurrent calls
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its

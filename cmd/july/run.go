@@ -107,6 +107,7 @@ usable. A second Ctrl-C exits at once.`,
 			indexFlag,
 			watchFlags[0], watchFlags[1],
 			cowFlag,
+			approveFlag,
 		},
 		Action: runAction,
 	}
@@ -185,6 +186,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	ask, err := approver(c, a)
+	if err != nil {
+		return err
+	}
 
 	// The first Ctrl-C cancels the turn; the second exits.
 	ctx, cancel := context.WithCancel(c.Context)
@@ -240,7 +245,7 @@ func runAction(c *cli.Context) error {
 	oopts := runner.OpenOptions{
 		Store:   st,
 		Resume:  c.String("session"),
-		Session: runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)},
+		Session: runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c), Approver: ask},
 		Loop:    opts,
 		Bound: func(s *runner.Session) (err error) {
 			unmount, err = mountWatch(c, s)

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/approval"
+)
+
+// This file is how july run decides the calls agent.yaml's approvals:
+// asks for: on a terminal it asks, --approve=never|always decides for
+// scripts, and with no terminal they are denied (as --approve=never).
+
+var approveFlag = &cli.StringFlag{Name: "approve", Usage: "decide the calls agent.yaml's approvals: asks for without asking: `never` (denied) or always (allowed); default: ask on the terminal, deny with none"}
+
+// approver returns who decides agent a's asked calls under july run.
+func approver(c *cli.Context, a *runner.Agent) (approval.Asker, error) {
+	switch v := c.String("approve"); v {
+	case "always":
+		return approval.Flag{Allow: true}, nil
+	case "never":
+		return approval.Flag{Reason: "approvals are denied in this run (--approve=never)"}, nil
+	case "":
+	default:
+		return nil, usagef(c, "--approve %q: want never or always (or leave it out to be asked on the terminal)", v)
+	}
+	if in, ok := c.App.Reader.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		return approval.NewTerminal(in, c.App.ErrWriter), nil
+	}
+	if a.HasAsk() {
+		fmt.Fprintln(c.App.ErrWriter, "july: no terminal to ask on: the calls agent.yaml's approvals: asks for are denied (as --approve=never; give --approve=always to allow them)")
+	}
+	return approval.Flag{Reason: "there is no terminal to ask on, so it was denied (as --approve=never)"}, nil
+}
