@@ -76,6 +76,8 @@ type Session struct {
 	// schemas are the resolved schemas of the session's tools, resolved
 	// on the first turn and reused by every later one (dispatch.go).
 	schemas schemaCache
+	// info is what the authored tools read at each call (authoredtools.go).
+	info sessionInfo
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -193,6 +195,7 @@ func (s *Session) Turn() (*Turn, error) {
 	if s.agent.Plan.Shell {
 		ts = append(ts, tools.NewShell(s.agent.Cwd, s.opts.Tools))
 	}
+	ts = append(ts, s.authoredTools()...)
 	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err
