@@ -15,9 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/approval"
-	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/runner/authored"
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 )
@@ -121,6 +121,8 @@ type Agent struct {
 	live *liveTemplate // the root's template when it is live, else nil
 
 	approvals *approval.Rules // agent.yaml's approvals:, parsed
+	// authored are the tools/*.yaml tools (authoredtools.go).
+	authored []*authored.Def
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -323,6 +325,7 @@ func Load(dir string) (*Agent, error) {
 
 	problems = append(problems, toolClashes(abs)...)
 	problems = append(problems, a.approvalProblems()...)
+	problems = append(problems, a.loadAuthored()...)
 
 	if len(problems) > 0 {
 		return nil, invalid()
@@ -434,15 +437,16 @@ func checkSeedPath(p string, root bool) string {
 	return ""
 }
 
-// toolClashes refuses authored tools named like a synthesized tool
-// (tools/Read.go, tools/StrReplace.ts, ...): discovery fails closed on the
-// clash for host-default and authored roots alike.
+// toolClashes refuses authored tools named like a synthesized or harness
+// tool (tools/Read.go, tools/StrReplace.ts, tools/Task.yaml, ...):
+// discovery fails closed on the clash for host-default and authored roots
+// alike.
 func toolClashes(dir string) []Problem {
 	entries, err := os.ReadDir(filepath.Join(dir, "tools"))
 	if err != nil {
 		return nil
 	}
-	reserved := append(slices.Clone(tools.FileToolNames()), tools.NameShell)
+	reserved := reservedToolNames()
 	var out []Problem
 	for _, e := range entries {
 		name := e.Name()
@@ -451,7 +455,7 @@ func toolClashes(dir string) []Problem {
 			if strings.EqualFold(stem, r) {
 				out = append(out, Problem{
 					Field:   "tools/" + name,
-					Message: fmt.Sprintf("an authored tool named like the synthesized %s fails closed: the runner synthesizes %s from the bound tree; rename or remove tools/%s", r, r, name),
+					Message: fmt.Sprintf("an authored tool named like the built-in %s fails closed: the runner serves %s itself; rename or remove tools/%s", r, r, name),
 				})
 			}
 		}

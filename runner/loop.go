@@ -102,6 +102,7 @@ func NewLoop(s *Session, log *sessions.Log, opts LoopOptions) (*Loop, error) {
 	if opts.MaxSteps <= 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
+	s.setSessionID(log.ID())
 	events := log.Events()
 	l := &Loop{s: s, log: log, opts: opts, system: s.agent.SystemPrompt(), history: Replay(ActiveEvents(events)), first: true}
 	for _, ev := range events {

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/julyfs/julyfs/rootspec"
-	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/approval"
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/runner/web"
 	"github.com/julyfs/julyfs/vfs"
@@ -96,8 +96,10 @@ type Session struct {
 	mcp      *mcpclient.Set
 	mcpSpill *web.Spill
 	mcpOnce  sync.Once
-	gate *approval.Gate // the loop's approvals (approvals.go), made on first use; hmu
-	emu  sync.Mutex     // serializes the gate's events of concurrent calls
+	gate     *approval.Gate // the loop's approvals (approvals.go), made on first use; hmu
+	emu      sync.Mutex     // serializes the gate's events of concurrent calls
+	// info is what the authored tools read at each call (authoredtools.go).
+	info sessionInfo
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -216,6 +218,7 @@ func (s *Session) Turn() (*Turn, error) {
 	if s.agent.Plan.Shell {
 		ts = append(ts, tools.NewShell(s.agent.Cwd, s.opts.Tools))
 	}
+	ts = append(ts, s.authoredTools()...)
 	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err

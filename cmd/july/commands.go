@@ -44,6 +44,8 @@ func validateCommand() *cli.Command {
 fields or tool names, and the fail-closed combinations (a root with shell,
 task or readLints; a root with local.cwd, local.workspaceDir, local.sandbox or
 a cloud runtime; an authored tools/Read.* named like a synthesized tool;
+an authored tools/NAME.yaml with an unknown field, a bad inputSchema or a
+command that is not on PATH (tools/x.yaml:LINE: ...);
 workspaceFiles under memory/ or, with a root, /tmp). On success it prints
 what the agent's model gets, and on stderr a warning for each legal but
 probably unintended setting (a root mount under /tmp, shadowed each turn by
@@ -67,7 +69,7 @@ not list, is a problem.`,
 			if err := checkRun(c, a, ""); err != nil {
 				return err
 			}
-			if ps := a.PluginProblems(); len(ps) > 0 {
+			if ps := append(a.PluginProblems(), a.AuthoredProblems()...); len(ps) > 0 {
 				fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
 				return errReported
 			}
@@ -79,6 +81,7 @@ not list, is a problem.`,
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
 			fmt.Fprintf(w, "tools: %s\n", list(a.Plan.Served()))
+			fmt.Fprintf(w, "authored (tools/*.yaml, always served): %s\n", list(authoredNames(a)))
 			fmt.Fprintf(w, "harness (served by july run's agent loop, not by july call or july mcp): %s\n", list(a.Plan.Harness))
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
@@ -118,7 +121,8 @@ func toolsCommand() *cli.Command {
 		Usage:     "list the tools july serves for an agent, with their JSON schemas",
 		ArgsUsage: "DIR",
 		Description: `Prints one JSON document: the agent, its tree, the tools july serves (the
-tools synthesized from the tree and, on the host default, Shell) with their
+tools synthesized from the tree, on the host default Shell, and the authored
+tools of tools/*.yaml) with their
 effect, input schema and accepted argument aliases, and the harness builtins
 the plan grants that belong to the agent loop. The tools of agent.yaml's mcp:
 servers (mcp__<server>__<tool>, served by the agent loop) are listed too:
