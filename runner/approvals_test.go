@@ -29,6 +29,9 @@ approvals:
   theirs: ask
 -- tools/mine.yaml --
 description: an authored tool
+inputSchema: {type: object}
+command: [cat]
+effect: read
 `))
 	ps := problemsOf(t, err)
 	require.Len(t, ps, 5, "%q", ps)
