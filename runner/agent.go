@@ -18,6 +18,7 @@ import (
 	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/authored"
 	"github.com/julyfs/julyfs/runner/mcpclient"
+	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 )
@@ -446,18 +447,23 @@ func toolClashes(dir string) []Problem {
 	if err != nil {
 		return nil
 	}
-	reserved := reservedToolNames()
+	synthesized := append(tools.FileToolNames(), tools.NameShell)
 	var out []Problem
 	for _, e := range entries {
 		name := e.Name()
 		stem := strings.TrimSuffix(name, filepath.Ext(name))
-		for _, r := range reserved {
-			if strings.EqualFold(stem, r) {
-				out = append(out, Problem{
-					Field:   "tools/" + name,
-					Message: fmt.Sprintf("an authored tool named like the built-in %s fails closed: the runner serves %s itself; rename or remove tools/%s", r, r, name),
-				})
+		for _, r := range reservedToolNames() {
+			if !strings.EqualFold(stem, r) {
+				continue
 			}
+			kind, why := "built-in", fmt.Sprintf("the runner serves %s itself", r)
+			if slices.Contains(synthesized, r) {
+				kind, why = "synthesized", fmt.Sprintf("the runner synthesizes %s from the bound tree", r)
+			}
+			out = append(out, Problem{
+				Field:   "tools/" + name,
+				Message: fmt.Sprintf("an authored tool named like the %s %s fails closed: %s; rename or remove tools/%s", kind, r, why, name),
+			})
 		}
 	}
 	return out

@@ -147,12 +147,12 @@ func TestLoadFailClosed(t *testing.T) {
 		{"host+sandbox", "-- agent.yaml --\nname: x\nlocal:\n  sandbox: true\n",
 			[]string{"local.sandbox: july has no process sandbox"}},
 		{"tool clash, root", "-- agent.yaml --\nname: x\n" + root + "-- tools/Read.ts --\n",
-			[]string{"tools/Read.ts: an authored tool named like the built-in Read fails closed"}},
+			[]string{"tools/Read.ts: an authored tool named like the synthesized Read fails closed"}},
 		{"tool clash, host", "-- agent.yaml --\nname: x\n-- tools/StrReplace.go --\n-- tools/shell.sh --\n-- tools/Other.go --\n",
-			[]string{"tools/StrReplace.go: an authored tool named like the built-in StrReplace fails closed",
-				"tools/shell.sh: an authored tool named like the built-in Shell fails closed"}},
+			[]string{"tools/StrReplace.go: an authored tool named like the synthesized StrReplace fails closed",
+				"tools/shell.sh: an authored tool named like the synthesized Shell fails closed"}},
 		{"tool clash, even with tools: []", "-- agent.yaml --\nname: x\ntools: []\n-- tools/SemanticSearch.ts --\n",
-			[]string{"tools/SemanticSearch.ts: an authored tool named like the built-in SemanticSearch fails closed"}},
+			[]string{"tools/SemanticSearch.ts: an authored tool named like the synthesized SemanticSearch fails closed"}},
 		{"memory seeds", "-- agent.yaml --\nname: x\n" + root + `workspaceFiles:
   ./memory/x: a
   foo/../memory/y: b

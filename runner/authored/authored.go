@@ -26,8 +26,9 @@
 // stdin, its stdout the result, its stderr the message when it fails. The
 // environment is clean: only the file's env (where ${VAR} takes VAR from
 // july's own environment, and "" when it is unset; PATH too is only there
-// when listed), JULY_SESSION_ID (the session's id) and, when the session's
-// tree is mounted, JULY_TREE (the mount point). A command whose first word
+// when listed), JULY_SESSION_ID (the session's id, in a session: july call
+// has none) and, when the session's tree is mounted, JULY_TREE (the mount
+// point). A command whose first word
 // has a slash is relative to the agent directory; a bare one is looked up
 // on july's PATH. The command runs in a process group of its own. At the
 // timeout, on cancellation and also once it has exited, the whole group is
@@ -432,7 +433,9 @@ func (d *Def) environ(sessionID, tree string) []string {
 	for _, k := range slices.Sorted(maps.Keys(d.Env)) {
 		env = append(env, k+"="+os.Expand(d.Env[k], os.Getenv))
 	}
-	env = append(env, EnvSessionID+"="+sessionID)
+	if sessionID != "" {
+		env = append(env, EnvSessionID+"="+sessionID)
+	}
 	if tree != "" {
 		env = append(env, EnvTree+"="+tree)
 	}

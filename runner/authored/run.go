@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -32,7 +31,7 @@ func (d *Def) run(ctx context.Context, args []byte, env []string, maxOut int) *t
 	cmd.Args[0] = d.Command[0]
 	cmd.Dir, cmd.Env = d.Cwd, env
 	cmd.Stdin = bytes.NewReader(args)
-	stdout, stderr := &capped{max: maxOut}, &capped{max: maxOut}
+	stdout, stderr := &tools.Capped{Max: maxOut}, &tools.Capped{Max: maxOut}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = waitDelay
@@ -82,8 +81,8 @@ func (d *Def) run(ctx context.Context, args []byte, env []string, maxOut int) *t
 		cause = err.Error()
 	}
 	if cause == "" {
-		b.WriteString(strings.TrimRight(string(stdout.buf), "\n"))
-		stdout.notice(&b, "stdout")
+		b.WriteString(strings.TrimRight(string(stdout.Buf), "\n"))
+		notice(&b, stdout, "stdout")
 		if b.Len() == 0 {
 			b.WriteString("(no output)")
 		}
@@ -92,44 +91,26 @@ func (d *Def) run(ctx context.Context, args []byte, env []string, maxOut int) *t
 	fmt.Fprintf(&b, "%s (%s): %s", d.Name, d.File, cause)
 	// The message is stderr; stdout when the command said nothing there.
 	out, name := stderr, "stderr"
-	if out.total == 0 {
+	if out.Total == 0 {
 		out, name = stdout, "stdout"
 	}
-	if text := strings.TrimRight(string(out.buf), "\n"); text != "" {
+	if text := strings.TrimRight(string(out.Buf), "\n"); text != "" {
 		b.WriteString("\n\n")
 		b.WriteString(text)
 	}
-	out.notice(&b, name)
+	notice(&b, out, name)
 	r := tools.Text(b.String())
 	r.IsError = true
 	return r
 }
 
-// capped keeps the first max bytes written to it and counts the rest.
-type capped struct {
-	mu    sync.Mutex
-	max   int
-	buf   []byte
-	total int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total += len(p)
-	if room := c.max - len(c.buf); room > 0 {
-		c.buf = append(c.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// notice says so when the output was cut.
-func (c *capped) notice(b *strings.Builder, name string) {
-	if c.total <= len(c.buf) {
+// notice says so when the output c holds was cut.
+func notice(b *strings.Builder, c *tools.Capped, name string) {
+	if c.Total <= len(c.Buf) {
 		return
 	}
 	if b.Len() > 0 {
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(b, "[Output cut: showing the first %d of %d bytes of %s.]", len(c.buf), c.total, name)
+	fmt.Fprintf(b, "[Output cut: showing the first %d of %d bytes of %s.]", len(c.Buf), c.Total, name)
 }

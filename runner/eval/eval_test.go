@@ -54,13 +54,13 @@ func agent(t *testing.T, evals map[string]string) *runner.Agent {
 	return a
 }
 
-func run(t *testing.T, a *runner.Agent) []*eval.Result {
+func run(t *testing.T, a *runner.Agent, state string) []*eval.Result {
 	t.Helper()
 	cases, err := eval.Load(a.Dir)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st := sessions.New(t.TempDir())
+	st := sessions.New(state)
 	var out []*eval.Result
 	for _, c := range cases {
 		out = append(out, eval.Run(ctx, a, c, eval.Options{Store: st}))
@@ -83,7 +83,7 @@ expect:
   maxSteps: 3
   maxTokens: 100000
 `})
-	rs := run(t, a)
+	rs := run(t, a, t.TempDir())
 	require.Len(t, rs, 1)
 	r := rs[0]
 	assert.True(t, r.Passed, "failures: %v", r.Failures)
@@ -116,7 +116,7 @@ func TestFailingAssertions(t *testing.T) {
   model: script:nothing.yaml
 - turns: [go, again]
 `})
-	rs := run(t, a)
+	rs := run(t, a, t.TempDir())
 	require.Len(t, rs, 3)
 	assert.False(t, rs[0].Passed)
 	assert.Equal(t, []string{
@@ -173,4 +173,28 @@ func TestLoadProblems(t *testing.T) {
 		`evals/e.yaml:1: did not find expected node content`,
 		`evals/d.yaml:3: case "same" is also at evals/d.yaml:1: give each case its own name`,
 	}, got)
+}
+
+// TestHostShellAgentIsRefused: an agent with the host shell cannot run a
+// case (its shell would write the host past the layer), and no session is
+// made for it.
+func TestHostShellAgentIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"agent.yaml":   "name: h\nmodel: script:s.yaml\n",
+		"s.yaml":       "turns:\n  - replies:\n      - text: hi\n",
+		"evals/a.yaml": "message: hi\n",
+	})
+	t.Chdir(dir)
+	a, err := runner.Load(dir)
+	require.NoError(t, err)
+	require.True(t, a.Plan.Shell)
+	state := t.TempDir()
+	rs := run(t, a, state)
+	require.Len(t, rs, 1)
+	assert.False(t, rs[0].Passed)
+	assert.Contains(t, rs[0].Failures[0], "the agent has the host shell")
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	assert.Empty(t, list)
 }

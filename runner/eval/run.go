@@ -74,6 +74,11 @@ func Run(ctx context.Context, a *runner.Agent, c *Case, opts Options) *Result {
 	}()
 	fail := func(format string, args ...any) { r.Failures = append(r.Failures, fmt.Sprintf(format, args...)) }
 
+	if a.Plan.Shell {
+		// OpenBase refuses it too, but only once the session is made.
+		fail("the agent has the host shell, which writes the host directly, past the copy-on-write layer a case runs on: leave shell out of tools:, or give the agent a root")
+		return r
+	}
 	spec, dir := c.Model, a.Dir
 	switch {
 	case opts.Model != "":
