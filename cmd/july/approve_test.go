@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/runner/sessions"
+)
+
+// approveAgent writes a local-root agent whose approvals: asks for edit
+// and denies delete, with the script s.yaml, and returns its directory
+// and a state root.
+func approveAgent(t *testing.T, scriptYAML string) (agent, state string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"agent/agent.yaml": "name: approver\nmodel: script:s.yaml\nroot:\n  /:\n    local: ./tree\napprovals:\n  edit: ask\n  delete: deny\n",
+		"agent/s.yaml":     scriptYAML,
+		"agent/tree/a.txt": "hi\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	return filepath.Join(dir, "agent"), filepath.Join(dir, "state")
+}
+
+// approvalEvents returns the approval events of the only session under
+// state, as "type toolName decision by" lines ("requested" for a
+// request).
+func approvalEvents(t *testing.T, state string) []string {
+	t.Helper()
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	_, events, _, err := sessions.New(state).Read(list[0].ID)
+	require.NoError(t, err)
+	var out []string
+	for _, ev := range events {
+		switch ev.Type {
+		case sessions.TypeApprovalRequested:
+			var d sessions.ApprovalRequested
+			require.NoError(t, json.Unmarshal(ev.Data, &d))
+			out = append(out, "requested "+d.ToolName+" "+d.Summary)
+		case sessions.TypeApprovalDecided:
+			var d sessions.ApprovalDecided
+			require.NoError(t, json.Unmarshal(ev.Data, &d))
+			line := "decided " + d.ToolName + " " + d.Decision + " " + d.By
+			if d.Always {
+				line += " always"
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// fourWrites asks for four writes one after another and a delete; the
+// expectations follow the answers y, n, a (and no question for the
+// fourth, the same tool as the third: always is per tool).
+const fourWrites = `
+turns:
+  - replies:
+      - calls: [{tool: Write, args: {path: /b.txt, contents: b}}]
+      - expect: [{tool: Write, error: false}]
+        calls: [{tool: Write, args: {path: /c.txt, contents: c}}]
+      - expect: [{tool: Write, error: true, contains: "Write was not run: the user denied it (agent.yaml approvals: edit: ask)"}]
+        calls: [{tool: StrReplace, args: {path: /a.txt, oldText: hi, newText: hello}}]
+      - expect: [{tool: StrReplace, error: false}]
+        calls: [{tool: StrReplace, args: {path: /a.txt, oldText: hello, newText: hey}}, {tool: Delete, args: {path: /a.txt}}]
+      - expect: [{tool: StrReplace, error: false}, {tool: Delete, error: true, contains: "approval policy denies it"}]
+        text: done
+`
+
+// TestRunApprovalsOnTerminal drives july run through a pseudo-terminal:
+// the questions appear on it, and y, n and a decide them.
+func TestRunApprovalsOnTerminal(t *testing.T) {
+	agent, state := approveAgent(t, fourWrites)
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	t.Cleanup(func() { ptmx.Close(); tty.Close() })
+	cmd := julyCommand(t, "run", agent, "--state-root", state, "-m", "go")
+	var stdout strings.Builder
+	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	tty.Close() // the child holds its own copy
+
+	var mu sync.Mutex
+	var screen strings.Builder
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	text := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return screen.String()
+	}
+	// answer waits (bounded) for the n-th question, which must be want,
+	// and answers it.
+	answer := func(n int, want, reply string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for strings.Count(text(), "? [y/N/a(lways)] ") < n {
+			if time.Now().After(deadline) {
+				require.FailNow(t, "no question", "question %d did not appear within 30s; the terminal shows:\n%s", n, text())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		qs := strings.Split(text(), "? [y/N/a(lways)] ")
+		assert.True(t, strings.HasSuffix(qs[n-1], "Allow "+want), "question %d is %q, want Allow %s", n, qs[n-1], want)
+		_, err := io.WriteString(ptmx, reply+"\n")
+		require.NoError(t, err)
+	}
+	answer(1, "Write on /b.txt", "y")
+	answer(2, "Write on /c.txt", "n")
+	answer(3, "StrReplace on /a.txt", "a")
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "july run failed; the terminal shows:\n%s", text())
+	case <-time.After(time.Minute):
+		require.FailNow(t, "july run did not end", "the terminal shows:\n%s", text())
+	}
+	assert.Equal(t, 3, strings.Count(text(), "? [y/N/a(lways)] "), "always: no fourth question; the terminal shows:\n%s", text())
+	assert.Equal(t, "done\n", stdout.String())
+
+	tree := filepath.Join(agent, "tree")
+	for name, want := range map[string]string{"b.txt": "b", "a.txt": "hey\n"} {
+		data, err := os.ReadFile(filepath.Join(tree, name))
+		require.NoError(t, err, name)
+		assert.Equal(t, want, string(data), name)
+	}
+	assert.NoFileExists(t, filepath.Join(tree, "c.txt"), "the denied write did not run")
+	assert.Equal(t, []string{
+		"requested Write Write on /b.txt", "decided Write allow user",
+		"requested Write Write on /c.txt", "decided Write deny user",
+		"requested StrReplace StrReplace on /a.txt", "decided StrReplace allow user always",
+		"decided StrReplace allow user always", "decided Delete deny policy",
+	}, approvalEvents(t, state))
+}
+
+// TestRunApproveFlags: --approve=always allows and --approve=never
+// denies without a question; with no terminal and no flag the calls are
+// denied as with never, and july says so once.
+func TestRunApproveFlags(t *testing.T) {
+	allowed := `
+turns:
+  - replies:
+      - calls: [{tool: Write, args: {path: /b.txt, contents: b}}, {tool: Write, args: {path: /c.txt, contents: c}}]
+      - expect: [{tool: Write, error: false}, {tool: Write, error: false}]
+        text: done
+`
+	denied := `
+turns:
+  - replies:
+      - calls: [{tool: Write, args: {path: /b.txt, contents: b}}, {tool: Write, args: {path: /c.txt, contents: c}}]
+      - expect: [{tool: Write, error: true, contains: "%s"}, {tool: Write, error: true}]
+        text: done
+`
+	const notice = "july: no terminal to ask on"
+	for _, tc := range []struct {
+		name, flag, script string
+		decided            string
+		notice             bool
+	}{
+		{"always", "--approve=always", allowed, "decided Write allow flag", false},
+		{"never", "--approve=never", strings.Replace(denied, "%s", "approvals are denied in this run (--approve=never)", 1), "decided Write deny flag", false},
+		{"no terminal", "", strings.Replace(denied, "%s", "there is no terminal to ask on, so it was denied (as --approve=never)", 1), "decided Write deny flag", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agent, state := approveAgent(t, tc.script)
+			args := []string{"run", agent, "--state-root", state, "-m", "go"}
+			if tc.flag != "" {
+				args = append(args, tc.flag)
+			}
+			out, errOut, code := julyRun(t, args...)
+			require.Equal(t, 0, code, errOut)
+			assert.Equal(t, "done\n", out)
+			assert.NotContains(t, errOut, "[y/N/a(lways)]")
+			if tc.notice {
+				assert.Equal(t, 1, strings.Count(errOut, notice), "said once: %s", errOut)
+			} else {
+				assert.NotContains(t, errOut, notice)
+			}
+			assert.Equal(t, []string{tc.decided, tc.decided}, approvalEvents(t, state))
+			_, err := os.Stat(filepath.Join(agent, "tree", "b.txt"))
+			assert.Equal(t, tc.name == "always", err == nil, "b.txt written")
+		})
+	}
+	agent, _ := approveAgent(t, allowed)
+	_, errOut, code := julyRun(t, "run", agent, "-m", "go", "--approve=sometimes")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, `--approve "sometimes": want never or always`)
+}
