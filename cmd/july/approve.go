@@ -14,8 +14,11 @@ import (
 // This file is how july run decides the calls agent.yaml's approvals:
 // asks for: on a terminal it asks, --approve=never|always decides for
 // scripts, and with no terminal they are denied (as --approve=never).
+// Under july serve they wait for an HTTP decision (--approval-timeout).
 
 var approveFlag = &cli.StringFlag{Name: "approve", Usage: "decide the calls agent.yaml's approvals: asks for without asking: `never` (denied) or always (allowed); default: ask on the terminal, deny with none"}
+
+var approvalTimeoutFlag = &cli.DurationFlag{Name: "approval-timeout", Value: approval.DefaultTimeout, Usage: "deny a call agent.yaml's approvals: asks for when no POST …/approvals/{callId} decides it within `DURATION`"}
 
 // approver returns who decides agent a's asked calls under july run.
 func approver(c *cli.Context, a *runner.Agent) (approval.Asker, error) {

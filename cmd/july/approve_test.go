@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -220,4 +223,125 @@ turns:
 	_, errOut, code := julyRun(t, "run", agent, "-m", "go", "--approve=sometimes")
 	assert.Equal(t, 2, code, errOut)
 	assert.Contains(t, errOut, `--approve "sometimes": want never or always`)
+}
+
+// streamEvent reads the session's event stream until an event of type
+// typ, and returns it.
+func streamEvent(t *testing.T, url, typ string) sessions.Event {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	found := make(chan *sessions.Event, 1)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			var ev sessions.Event
+			if ok && json.Unmarshal([]byte(data), &ev) == nil && ev.Type == typ {
+				found <- &ev
+				return
+			}
+		}
+		found <- nil
+	}()
+	select {
+	case ev := <-found:
+		require.NotNil(t, ev, "the stream ended before %s", typ)
+		return *ev
+	case <-time.After(time.Minute):
+		require.FailNow(t, "no "+typ+" within a minute")
+	}
+	return sessions.Event{}
+}
+
+// post sends body to url and returns the status and the decoded answer.
+func post(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+	return resp.StatusCode, m
+}
+
+// TestServeApprovals: over july serve an asked call waits: its
+// approval.requested event is on the stream, GET …/approvals lists it, a
+// POST decides it (a wrong callId is 404, a second POST 409). A server
+// whose --approval-timeout passes denies the call by timeout.
+func TestServeApprovals(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
+	spec := "script:" + filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(`
+turns:
+  - replies:
+      - calls: [{tool: Write, args: {path: /b.txt, contents: b}}]
+      - expect: [{tool: Write, error: false}]
+        text: allowed
+  - replies:
+      - calls: [{tool: Write, args: {path: /c.txt, contents: c}}]
+      - expect: [{tool: Write, error: true, contains: "nobody approved it within 1s"}]
+        text: timed out
+`), 0o644))
+	s := startServe(t, dir, "--model", spec)
+	_, m := post(t, s.url+"/sessions", `{"message":"one"}`)
+	id := m["sessionId"].(string)
+	events := s.url + "/sessions/" + id + "/events"
+	ev := streamEvent(t, events, sessions.TypeApprovalRequested)
+	var req sessions.ApprovalRequested
+	require.NoError(t, json.Unmarshal(ev.Data, &req))
+	assert.Equal(t, "Write", req.ToolName)
+	assert.Equal(t, "Write on /b.txt", req.Summary)
+	assert.JSONEq(t, `{"path":"/b.txt","contents":"b"}`, string(req.Args))
+
+	resp, err := http.Get(s.url + "/sessions/" + id + "/approvals")
+	require.NoError(t, err)
+	var list struct{ Approvals []map[string]any }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	resp.Body.Close()
+	require.Len(t, list.Approvals, 1)
+	assert.Equal(t, req.CallID, list.Approvals[0]["callId"])
+	assert.Equal(t, "edit: ask", list.Approvals[0]["rule"])
+
+	code, m := post(t, s.url+"/sessions/"+id+"/approvals/call_nope", `{"allow": true}`)
+	assert.Equal(t, http.StatusNotFound, code, "%v", m)
+	code, _ = post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": "yes"}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	code, _ = post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	code, m = post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": true}`)
+	require.Equal(t, http.StatusOK, code, "%v", m)
+	assert.Equal(t, "allow", m["decision"])
+	code, m = post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": false}`)
+	assert.Equal(t, http.StatusConflict, code, "%v", m)
+	done := streamEvent(t, events, sessions.TypeTurnCompleted)
+	typ, d := lastEvent(t, dir, id)
+	require.Equal(t, sessions.TypeTurnCompleted, typ)
+	assert.Equal(t, "allowed", d["result"])
+
+	// A second server, whose calls wait a second.
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, s.wait(t), s.log())
+	s = startServe(t, dir, "--model", spec, "--approval-timeout", "1s")
+	code, m = post(t, s.url+"/sessions/"+id+"/messages", `{"message":"two"}`)
+	require.Equal(t, http.StatusAccepted, code, "%v", m)
+	streamEvent(t, s.url+"/sessions/"+id+"/events?after="+strconv.FormatInt(done.Index, 10), sessions.TypeTurnCompleted)
+	typ, d = lastEvent(t, dir, id)
+	require.Equal(t, sessions.TypeTurnCompleted, typ)
+	assert.Equal(t, "timed out", d["result"])
+
+	_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
+	require.NoError(t, err)
+	var decided []string
+	for _, ev := range evs {
+		if ev.Type == sessions.TypeApprovalDecided {
+			var d sessions.ApprovalDecided
+			require.NoError(t, json.Unmarshal(ev.Data, &d))
+			decided = append(decided, d.ToolName+" "+d.Decision+" "+d.By)
+		}
+	}
+	assert.Equal(t, []string{"Write allow user", "Write deny timeout"}, decided)
 }
