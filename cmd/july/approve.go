@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/approval"
+	"github.com/julyfs/julyfs/runner/sessions"
 )
 
 // This file is how july run decides the calls agent.yaml's approvals:
@@ -19,6 +22,20 @@ import (
 var approveFlag = &cli.StringFlag{Name: "approve", Usage: "decide the calls agent.yaml's approvals: asks for without asking: `never` (denied) or always (allowed); default: ask on the terminal, deny with none"}
 
 var approvalTimeoutFlag = &cli.DurationFlag{Name: "approval-timeout", Value: approval.DefaultTimeout, Usage: "deny a call agent.yaml's approvals: asks for when no POST …/approvals/{callId} decides it within `DURATION`"}
+
+// printApproval prints an approval.decided event in july show's
+// transcript: "approval Write: allow (user, always; edit: ask)".
+func printApproval(w io.Writer, ev sessions.Event) {
+	var d sessions.ApprovalDecided
+	if json.Unmarshal(ev.Data, &d) != nil {
+		return
+	}
+	by := d.By
+	if d.Always {
+		by += ", always"
+	}
+	fmt.Fprintf(w, "approval %s: %s (%s; %s)\n", d.ToolName, d.Decision, by, d.Rule)
+}
 
 // approver returns who decides agent a's asked calls under july run.
 func approver(c *cli.Context, a *runner.Agent) (approval.Asker, error) {

@@ -169,6 +169,14 @@ func TestRunApprovalsOnTerminal(t *testing.T) {
 		"requested StrReplace StrReplace on /a.txt", "decided StrReplace allow user always",
 		"decided StrReplace allow user always", "decided Delete deny policy",
 	}, approvalEvents(t, state))
+
+	list, err := sessions.New(state).List()
+	require.NoError(t, err)
+	out, errOut, code := julyRun(t, "show", agent, list[0].ID, "--state-root", state)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "approval Write: deny (user; edit: ask)\ntool Write")
+	assert.Contains(t, out, "approval StrReplace: allow (user, always; edit: ask)\n")
+	assert.Contains(t, out, "approval Delete: deny (policy; delete: deny)\n")
 }
 
 // TestRunApproveFlags: --approve=always allows and --approve=never

@@ -26,7 +26,7 @@
 // 401/403 from the access rules (package httpguard), 404 not_found (an
 // unknown or malformed session, reminder or schedule id, or route), 409
 // session_in_use (another process holds the session), not_running (a
-// cancel with no turn) or other_agent, 413 body_too_large (over
+// cancel with no turn), other_agent or already_decided (an approval), 413 body_too_large (over
 // MaxBodyBytes), 429 queue_full, 503 shutting_down, 500 internal.
 //
 // # Streams
