@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -22,6 +23,20 @@ import (
 var approveFlag = &cli.StringFlag{Name: "approve", Usage: "decide the calls agent.yaml's approvals: asks for without asking: `never` (denied) or always (allowed); default: ask on the terminal, deny with none"}
 
 var approvalTimeoutFlag = &cli.DurationFlag{Name: "approval-timeout", Value: approval.DefaultTimeout, Usage: "deny a call agent.yaml's approvals: asks for when no POST …/approvals/{callId} decides it within `DURATION`"}
+
+// printApprovals prints july validate's approvals line: "approvals:
+// edit: ask, delete: deny".
+func printApprovals(w io.Writer, a *runner.Agent) {
+	rules := a.ApprovalRules()
+	if len(rules) == 0 {
+		return
+	}
+	s := make([]string, len(rules))
+	for i, r := range rules {
+		s[i] = r.String()
+	}
+	fmt.Fprintf(w, "approvals: %s\n", strings.Join(s, ", "))
+}
 
 // printApproval prints an approval.decided event in july show's
 // transcript: "approval Write: allow (user, always; edit: ask)".

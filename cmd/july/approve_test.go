@@ -26,17 +26,10 @@ import (
 // and a state root.
 func approveAgent(t *testing.T, scriptYAML string) (agent, state string) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range map[string]string{
-		"agent/agent.yaml": "name: approver\nmodel: script:s.yaml\nroot:\n  /:\n    local: ./tree\napprovals:\n  edit: ask\n  delete: deny\n",
-		"agent/s.yaml":     scriptYAML,
-		"agent/tree/a.txt": "hi\n",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
-	}
-	return filepath.Join(dir, "agent"), filepath.Join(dir, "state")
+	agent, state = runAgent(t, scriptYAML)
+	yaml := "name: approver\nmodel: script:s.yaml\nroot:\n  /:\n    local: ./tree\napprovals:\n  edit: ask\n  delete: deny\n"
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "agent.yaml"), []byte(yaml), 0o644))
+	return agent, state
 }
 
 // approvalEvents returns the approval events of the only session under

@@ -58,6 +58,7 @@ func validateRun(c *cli.Context, a *runner.Agent) {
 	for _, n := range a.Notes {
 		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
+	printApprovals(c.App.Writer, a)
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
 		return
