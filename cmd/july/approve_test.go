@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,75 +80,102 @@ turns:
         text: done
 `
 
-// TestRunApprovalsOnTerminal drives july run through a pseudo-terminal:
-// the questions appear on it, and y, n and a decide them.
-func TestRunApprovalsOnTerminal(t *testing.T) {
-	agent, state := approveAgent(t, fourWrites)
+// onTerminal is july run on a pseudo-terminal (its stdin and stderr;
+// stdout is kept apart).
+type onTerminal struct {
+	t      *testing.T
+	ptmx   *os.File
+	stdout strings.Builder
+	exited chan error
+
+	mu     sync.Mutex
+	screen strings.Builder
+}
+
+// runOnTerminal starts july ARGS on a new pseudo-terminal, its
+// controlling terminal.
+func runOnTerminal(t *testing.T, args ...string) *onTerminal {
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)
 	t.Cleanup(func() { ptmx.Close(); tty.Close() })
-	cmd := julyCommand(t, "run", agent, "--state-root", state, "-m", "go")
-	var stdout strings.Builder
-	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &stdout
+	o := &onTerminal{t: t, ptmx: ptmx, exited: make(chan error, 1)}
+	cmd := julyCommand(t, args...)
+	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &o.stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { o.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		select {
-		case <-exited:
+		case <-o.exited:
 		case <-time.After(10 * time.Second):
 		}
 	})
 	tty.Close() // the child holds its own copy
-
-	var mu sync.Mutex
-	var screen strings.Builder
 	go func() {
 		buf := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
+			o.mu.Lock()
+			o.screen.Write(buf[:n])
+			o.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
-	text := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return screen.String()
-	}
-	// answer waits (bounded) for the n-th question, which must be want,
-	// and answers it.
-	answer := func(n int, want, reply string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for strings.Count(text(), "? [y/N/a(lways)] ") < n {
-			if time.Now().After(deadline) {
-				require.FailNow(t, "no question", "question %d did not appear within 30s; the terminal shows:\n%s", n, text())
-			}
-			time.Sleep(10 * time.Millisecond)
+	return o
+}
+
+// text is what the terminal has shown.
+func (o *onTerminal) text() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.screen.String()
+}
+
+const question = "? [y/N/a(lways)] "
+
+// answer waits (bounded) for the n-th question, which must be "Allow
+// want", and types reply.
+func (o *onTerminal) answer(n int, want, reply string) {
+	t := o.t
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(o.text(), question) < n {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "no question", "question %d did not appear within 30s; the terminal shows:\n%s", n, o.text())
 		}
-		qs := strings.Split(text(), "? [y/N/a(lways)] ")
-		assert.True(t, strings.HasSuffix(qs[n-1], "Allow "+want), "question %d is %q, want Allow %s", n, qs[n-1], want)
-		_, err := io.WriteString(ptmx, reply+"\n")
-		require.NoError(t, err)
+		time.Sleep(10 * time.Millisecond)
 	}
-	answer(1, "Write on /b.txt", "y")
-	answer(2, "Write on /c.txt", "n")
-	answer(3, "StrReplace on /a.txt", "a")
+	qs := strings.Split(o.text(), question)
+	assert.True(t, strings.HasSuffix(qs[n-1], "Allow "+want), "question %d is %q, want Allow %s", n, qs[n-1], want)
+	_, err := io.WriteString(o.ptmx, reply)
+	require.NoError(t, err)
+}
+
+// wait waits (bounded) for july to exit and returns its error.
+func (o *onTerminal) wait() error {
 	select {
-	case err := <-exited:
-		require.NoError(t, err, "july run failed; the terminal shows:\n%s", text())
+	case err := <-o.exited:
+		return err
 	case <-time.After(time.Minute):
-		require.FailNow(t, "july run did not end", "the terminal shows:\n%s", text())
+		require.FailNow(o.t, "july did not end", "the terminal shows:\n%s", o.text())
 	}
-	assert.Equal(t, 3, strings.Count(text(), "? [y/N/a(lways)] "), "always: no fourth question; the terminal shows:\n%s", text())
-	assert.Equal(t, "done\n", stdout.String())
+	return nil
+}
+
+// TestRunApprovalsOnTerminal drives july run through a pseudo-terminal:
+// the questions appear on it, and y, n and a decide them.
+func TestRunApprovalsOnTerminal(t *testing.T) {
+	agent, state := approveAgent(t, fourWrites)
+	o := runOnTerminal(t, "run", agent, "--state-root", state, "-m", "go")
+	o.answer(1, "Write on /b.txt", "y\n")
+	o.answer(2, "Write on /c.txt", "n\n")
+	o.answer(3, "StrReplace on /a.txt", "a\n")
+	require.NoError(t, o.wait(), "july run failed; the terminal shows:\n%s", o.text())
+	assert.Equal(t, 3, strings.Count(o.text(), question), "always: no fourth question; the terminal shows:\n%s", o.text())
+	assert.Equal(t, "done\n", o.stdout.String())
 
 	tree := filepath.Join(agent, "tree")
 	for name, want := range map[string]string{"b.txt": "b", "a.txt": "hey\n"} {
@@ -345,4 +373,18 @@ turns:
 		}
 	}
 	assert.Equal(t, []string{"Write allow user", "Write deny timeout"}, decided)
+}
+
+// TestRunApprovalInterrupted: Ctrl-C while a question waits ends the turn
+// as interrupted; the call did not run and no decision is recorded.
+func TestRunApprovalInterrupted(t *testing.T) {
+	agent, state := approveAgent(t, fourWrites)
+	o := runOnTerminal(t, "run", agent, "--state-root", state, "-m", "go")
+	o.answer(1, "Write on /b.txt", "\x03")
+	var ee *exec.ExitError
+	require.ErrorAs(t, o.wait(), &ee, "the terminal shows:\n%s", o.text())
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, o.text(), "turn interrupted")
+	assert.NoFileExists(t, filepath.Join(agent, "tree", "b.txt"))
+	assert.Equal(t, []string{"requested Write Write on /b.txt"}, approvalEvents(t, state))
 }
