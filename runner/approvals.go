@@ -109,6 +109,10 @@ func mcpToolName(name string) (server, tool string, ok bool) {
 	return server, tool, ok && server != "" && tool != ""
 }
 
+// ApprovalRules returns agent.yaml's approvals: as parsed, exact names
+// first.
+func (a *Agent) ApprovalRules() []approval.Rule { return a.approvals.List() }
+
 // HasAsk reports whether agent.yaml's approvals: asks for any tool.
 func (a *Agent) HasAsk() bool { return a.approvals.HasAsk() }
 

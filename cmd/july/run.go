@@ -58,6 +58,7 @@ func validateRun(c *cli.Context, a *runner.Agent) {
 	for _, n := range a.Notes {
 		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
+	printApprovals(c.App.Writer, a)
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
 		return
@@ -88,6 +89,10 @@ events as NDJSON as they happen instead of the reply, with the streamed text
 as message.appended lines (which have no index: they are not in the log). -v prints the tool calls
 and the streamed text on stderr. --print-prompt prints the system prompt (and
 a new session's first-message preamble) without calling a model.
+
+Calls agent.yaml's approvals: asks for are asked on the terminal
+("Allow StrReplace on /src/x.go? [y/N/a(lways)]"); --approve=never|always
+decides them without asking; with no terminal they are denied.
 
 Ctrl-C ends the turn with turn.failed ("turn interrupted"); the session stays
 usable. A second Ctrl-C exits at once.`,
@@ -553,6 +558,8 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			var d sessions.SessionRewound
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- rewound to the end of turn %d\n", d.ToTurn)
+		case sessions.TypeApprovalDecided:
+			printApproval(w, ev)
 		}
 	}
 	if todos != "" {

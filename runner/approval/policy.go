@@ -148,6 +148,14 @@ func NewRules(m map[string]string) (*Rules, map[string]error) {
 // Empty reports rules that decide nothing (every tool allowed).
 func (r *Rules) Empty() bool { return r == nil || len(r.exact)+len(r.patterns) == 0 }
 
+// List returns the rules, the exact names first, each kind in key order.
+func (r *Rules) List() []Rule {
+	if r == nil {
+		return nil
+	}
+	return append(slices.Clone(r.exact), r.patterns...)
+}
+
 // HasAsk reports whether any rule asks.
 func (r *Rules) HasAsk() bool {
 	if r == nil {

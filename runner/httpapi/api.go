@@ -10,6 +10,8 @@
 //	POST /<slug>/v1/sessions/{id}/messages        {"message"} → {"sessionId","turnId"} (queued behind a running turn)
 //	POST /<slug>/v1/sessions/{id}/cancel          the running turn ends as "turn interrupted"
 //	GET  /<slug>/v1/sessions/{id}/events          SSE: the log, then live (Last-Event-ID, ?after=N)
+//	GET  /<slug>/v1/sessions/{id}/approvals       the calls waiting for approval (approvals.go)
+//	POST /<slug>/v1/sessions/{id}/approvals/{callId} {"allow": bool} decides one: 404 unknown, 409 decided
 //	POST /<slug>/v1/sessions/{id}/reminders       {delay|every|cron, prompt, until?, purpose?}
 //	GET  /<slug>/v1/sessions/{id}/reminders       the session's reminders
 //	GET  /<slug>/v1/schedules                     the agent's schedules, next and last fire
@@ -24,7 +26,7 @@
 // 401/403 from the access rules (package httpguard), 404 not_found (an
 // unknown or malformed session, reminder or schedule id, or route), 409
 // session_in_use (another process holds the session), not_running (a
-// cancel with no turn) or other_agent, 413 body_too_large (over
+// cancel with no turn), other_agent or already_decided (an approval), 413 body_too_large (over
 // MaxBodyBytes), 429 queue_full, 503 shutting_down, 500 internal.
 //
 // # Streams
@@ -56,6 +58,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/schedule"
@@ -79,6 +82,9 @@ type Agent struct {
 	Scheduler *schedule.Scheduler
 	// Reminders serves the reminders (nil: reminder routes answer 404).
 	Reminders *schedule.Reminders
+	// Approvals is the queue the host's sessions ask in (the host's
+	// runner.SessionOptions.Approver); nil: nothing is waiting.
+	Approvals *approval.Queue
 }
 
 // Options configure a Server.
@@ -186,6 +192,7 @@ func (s *Server) routes(mux *http.ServeMux, base string, a *agentAPI) {
 	mux.HandleFunc("POST "+base+"/v1/dev/schedules/{id}", a.dev(a.dispatch))
 	mux.HandleFunc("GET "+base+"/v1/dev/reminders", a.dev(a.allReminders))
 	mux.HandleFunc("POST "+base+"/v1/dev/reminders/{id}", a.dev(a.fireReminder))
+	a.approvalRoutes(mux, base)
 }
 
 func (a *agentAPI) dev(h http.HandlerFunc) http.HandlerFunc {
