@@ -67,6 +67,11 @@ type Config struct {
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
 	// Web configures the web tools (see WebConfig).
 	Web WebConfig `yaml:"web"`
+
+	// Cow, true, runs every session on a copy-on-write layer over the
+	// tree (docs/cow.md); so does a root whose mount at / is
+	// {cow: {base: SPEC}}, which Load rewrites to SPEC.
+	Cow yaml.Node `yaml:"cow"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -108,6 +113,10 @@ type Agent struct {
 
 	root *rootTable    // the decoded root; nil for the host default
 	live *liveTemplate // the root's template when it is live, else nil
+
+	// Cow: every session runs on a copy-on-write layer (agent.yaml's
+	// cow: true, or a cow: root mount at /).
+	Cow bool
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -267,6 +276,7 @@ func Load(dir string) (*Agent, error) {
 	plan, ps := PlanTools(rootSet, c.Tools)
 	problems = append(problems, ps...)
 	a.Plan = plan
+	problems = append(problems, a.cowProblems()...)
 	if ps, note := a.webProblems(); len(ps) > 0 {
 		problems = append(problems, ps...)
 	} else if note != "" {

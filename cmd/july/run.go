@@ -247,7 +247,7 @@ func runAction(c *cli.Context) error {
 			return err
 		},
 	}
-	if c.Bool("cow") || c.String("session") != "" {
+	if c.Bool("cow") || a.Cow || c.String("session") != "" {
 		// A --cow session, or a continued one that may be.
 		oopts.Layer = cowLayer(c, a, stderr)
 	}

@@ -66,6 +66,7 @@ by a killed server is closed as interrupted when the server starts again.`,
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGTERM, how long running turns may go on before they are interrupted"},
 			&cli.DurationFlag{Name: "heartbeat", Value: httpapi.DefaultHeartbeat, Usage: "interval of the comment lines on an events stream"},
 			&cli.BoolFlag{Name: "json", Usage: "write an access log on stderr, one JSON object per request"},
+			cowFlag,
 		},
 		Action: serveAction,
 	}
@@ -148,8 +149,12 @@ func serveAction(c *cli.Context) error {
 			}
 		}
 		name := a.Config.Name
-		h, err := host.New(host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
-			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }})
+		hopts := host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
+			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }}
+		if err := serveLayer(c, a, &hopts); err != nil {
+			return err
+		}
+		h, err := host.New(hopts)
 		if err != nil {
 			return err
 		}
