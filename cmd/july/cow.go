@@ -286,7 +286,8 @@ func applyCommand() *cli.Command {
 		Description: `Writes each change of the session's layer into the tree, compare-and-swap
 against what the tree had when the session first changed the path: a path
 changed behind the session's back since is a conflict, listed (with the
-three versions' diffs: july diff --from 0) and not written; the rest is
+three versions: the base's when the session first changed it, the tree's
+now, the session's) and not written; the rest is
 written and leaves the layer, so the session goes on over the new tree.
 --dry-run lists what would happen. A rerun after a crash completes the
 apply: a change the tree already holds counts as done. Exits 1 when there
@@ -306,6 +307,7 @@ were conflicts.`,
 				case a.Conflict != "":
 					conflicts++
 					fmt.Fprintf(w, "conflict %s %s: %s\n", a.Op, vfs.DisplayPath(a.Path), a.Conflict)
+					printThreeWay(w, a.ThreeWay)
 				case a.Done:
 					fmt.Fprintf(w, "done     %s %s\n", a.Op, vfs.DisplayPath(a.Path))
 				case c.Bool("dry-run"):
@@ -323,6 +325,28 @@ were conflicts.`,
 			}
 			return nil
 		},
+	}
+}
+
+// printThreeWay prints a conflict's three versions, indented under it:
+// what the tree's change and the session's change each made of the
+// base's version.
+func printThreeWay(w io.Writer, tw *checkpoint.ThreeWay) {
+	if tw == nil {
+		return
+	}
+	if tw.Note != "" {
+		fmt.Fprintf(w, "    (%s)\n", tw.Note)
+	}
+	for _, part := range []struct{ title, text string }{{"the tree's change since", tw.Tree}, {"the session's change", tw.Session}} {
+		if part.text == "" {
+			continue
+		}
+		fmt.Fprintf(w, "    %s:\n", part.title)
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(part.text, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s", line)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -46,14 +46,16 @@ read-only, until Ctrl-C or SIGTERM.
 			}
 			defer closeBase()
 			view := readonly.New(cow.View(base, t.LayerDir(), es))
+			// Signals are caught before the mount answers: one that came
+			// between would leave the mount without its server.
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sig)
 			srv, err := fusemount.Mount(mnt, view, fusemount.Options{ReadOnly: true, FsName: "july"})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.App.ErrWriter, "july: session %s mounted read-only on %s; Ctrl-C to unmount\n", t.ID, srv.Dir())
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sig)
 			select {
 			case <-sig:
 			case <-c.Context.Done():

@@ -198,6 +198,9 @@ func TestCowRoutes(t *testing.T) {
 	conflicts := files(t, m, "conflicts")
 	require.Len(t, conflicts, 1)
 	assert.Equal(t, "/a.txt", conflicts[0]["path"])
+	assert.Equal(t, map[string]any{"baseKept": true,
+		"tree":    "--- base\n+++ tree\n@@ -1 +1 @@\n-hi\n+edited on the host\n",
+		"session": "--- base\n+++ session\n@@ -1 +1,2 @@\n hi\n+from turn 1\n"}, conflicts[0]["threeWay"])
 	assert.Equal(t, map[string]string{"a.txt": "edited on the host\n", "old.txt": "old\n"}, readTree(t, tree), "a dry run writes nothing")
 	code, m = call(t, "POST", f.url+"/sessions/"+id+"/apply", `{}`)
 	require.Equal(t, http.StatusOK, code, m)
