@@ -79,6 +79,10 @@ type Config struct {
 	// allow or deny; see package runner/approval for the precedence.
 	// Omitted: every tool runs without asking.
 	Approvals map[string]string `yaml:"approvals"`
+	// Cow, true, runs every session on a copy-on-write layer over the
+	// tree (docs/cow.md); so does a root whose mount at / is
+	// {cow: {base: SPEC}}, which Load rewrites to SPEC.
+	Cow yaml.Node `yaml:"cow"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -124,6 +128,9 @@ type Agent struct {
 	approvals *approval.Rules // agent.yaml's approvals:, parsed
 	// authored are the tools/*.yaml tools (authoredtools.go).
 	authored []*authored.Def
+	// Cow: every session runs on a copy-on-write layer (agent.yaml's
+	// cow: true, or a cow: root mount at /).
+	Cow bool
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -283,6 +290,7 @@ func Load(dir string) (*Agent, error) {
 	plan, ps := PlanTools(rootSet, c.Tools)
 	problems = append(problems, ps...)
 	a.Plan = plan
+	problems = append(problems, a.cowProblems()...)
 	if ps, note := a.webProblems(); len(ps) > 0 {
 		problems = append(problems, ps...)
 	} else if note != "" {

@@ -258,7 +258,7 @@ func runAction(c *cli.Context) error {
 		},
 	}
 	oopts.Session.MCPWarn = func(m string) { fmt.Fprintf(stderr, "warning: %s\n", m) }
-	if c.Bool("cow") || c.String("session") != "" {
+	if c.Bool("cow") || a.Cow || c.String("session") != "" {
 		// A --cow session, or a continued one that may be.
 		oopts.Layer = cowLayer(c, a, stderr)
 	}

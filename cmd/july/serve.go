@@ -68,6 +68,7 @@ by a killed server is closed as interrupted when the server starts again.`,
 			&cli.DurationFlag{Name: "heartbeat", Value: httpapi.DefaultHeartbeat, Usage: "interval of the comment lines on an events stream"},
 			&cli.BoolFlag{Name: "json", Usage: "write an access log on stderr, one JSON object per request"},
 			approvalTimeoutFlag,
+			cowFlag,
 		},
 		Action: serveAction,
 	}
@@ -154,9 +155,13 @@ func serveAction(c *cli.Context) error {
 		}
 		name := a.Config.Name
 		approvals := approval.NewQueue(c.Duration("approval-timeout"))
-		h, err := host.New(host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
+		hopts := host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
 			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) },
-			Session: runner.SessionOptions{Approver: approvals, MCPWarn: func(m string) { logf("%s: warning: %s", name, m) }}})
+			Session: runner.SessionOptions{Approver: approvals, MCPWarn: func(m string) { logf("%s: warning: %s", name, m) }}}
+		if err := serveLayer(c, a, &hopts); err != nil {
+			return err
+		}
+		h, err := host.New(hopts)
 		if err != nil {
 			return err
 		}

@@ -117,6 +117,12 @@ type Options struct {
 	// Logf, when set, reports what happens off any caller's path (a
 	// turn's log write failing, messages dropped at shutdown).
 	Logf func(format string, args ...any)
+
+	// Layer, when set, is the runner.OpenOptions.Layer of every resumed
+	// session, and of new ones with NewLayer (july serve's copy-on-write
+	// sessions, package runner/cowsession).
+	Layer    func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error)
+	NewLayer bool
 }
 
 // Message is one message to a session.
@@ -334,6 +340,9 @@ func (h *Host) openLoop(ctx context.Context, oo runner.OpenOptions, a *active) (
 		}
 	}
 	oo.Store = h.opts.Store
+	if h.opts.Layer != nil && (oo.Resume != "" || h.opts.NewLayer) {
+		oo.Layer = h.opts.Layer
+	}
 	h.mu.Lock()
 	oo.Session = h.opts.Session
 	h.mu.Unlock()

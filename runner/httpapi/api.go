@@ -18,6 +18,9 @@
 //	POST /<slug>/v1/dev/schedules/{id}            (--dev) fire a schedule → {"scheduleId","sessionIds"}
 //	GET  /<slug>/v1/dev/reminders                 (--dev) every reminder
 //	POST /<slug>/v1/dev/reminders/{id}            (--dev) fire a reminder
+//	GET  /<slug>/v1/sessions/{id}/checkpoints     a copy-on-write session's checkpoints (cow.go)
+//	GET  /<slug>/v1/sessions/{id}/diff            ?turn=N or ?from=A&to=B → {"files"}
+//	POST /<slug>/v1/sessions/{id}/rewind|fork|apply
 //
 // # Errors
 //
@@ -150,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		}
 		seen[slug] = a.Dir
 		s.routes(mux, "/"+slug, &agentAPI{s: s, Agent: ag})
+		s.cowRoutes(mux, "/"+slug, &agentAPI{s: s, Agent: ag})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s: the API is under /<agent name>/v1/", r.Method, r.URL.Path))
