@@ -164,7 +164,7 @@ for j, i in enumerate(range(0, n, step)):
     with open(os.path.join(root, "pkg%03d" % (i // 100), "f%05d.txt" % i), "a") as f:
         f.write("changed on branch other\n")
 PY
-git -C "$SRC" commit -qam changes && git -C "$SRC" checkout -q main
+git -C "$SRC" -c gc.auto=0 commit -qam changes && git -C "$SRC" checkout -q main
 git -C "$SRC" -c gc.autoDetach=false gc -q
 tar -cf "$T/fixture/src.tar" -C "$(dirname "$TARSRC")" "$(basename "$TARSRC")"
 
