@@ -63,6 +63,12 @@ export npm_config_update_notifier=false
 for tool in git tar make gcc npm python3; do
   command -v $tool >/dev/null || { echo "bench/fuse/workloads.sh: needs $tool" >&2; exit 1; }
 done
+# The module cache and versions the Go workload copies from, asked before
+# HOME moves (below).
+GOMC=$(go env GOMODCACHE)
+FUSEDIR=$(go list -m -f '{{.Dir}}' github.com/hanwen/go-fuse/v2)
+SYSV=$(go list -m -f '{{.Version}}' golang.org/x/sys)
+SYNCV=$(go list -m -f '{{.Version}}' golang.org/x/sync)
 W=$(mktemp -d /tmp/julyfs-workloads.XXXXXX)
 BIN=$W/bin T=$W/tmpfs
 mkdir -p "$BIN" "$T"
@@ -179,10 +185,6 @@ rm -rf "$T/fixture/npmwarm"
 # The Go module: go-fuse's source from the module cache, go.mod cut to
 # what its packages import (the module cache holds those versions).
 GOSRC=$T/fixture/gomod
-GOMC=$(go env GOMODCACHE)
-FUSEDIR=$(go list -m -f '{{.Dir}}' github.com/hanwen/go-fuse/v2)
-SYSV=$(go list -m -f '{{.Version}}' golang.org/x/sys)
-SYNCV=$(go list -m -f '{{.Version}}' golang.org/x/sync)
 if [ $QUICK = 1 ]; then
   mkdir -p "$GOSRC"
   printf 'module example.com/hello\n\ngo 1.21\n' >"$GOSRC/go.mod"
