@@ -113,7 +113,8 @@
 // too while the mount watches their host directories (hostwatch.go:
 // vfs/local's WatchHost, inotify, asked for by interface, not part of
 // vfs.Notifier): every host change, by any program, is invalidated from
-// the invalidator's goroutine; lost changes (an inotify overflow) drop
+// the invalidator's goroutine; so are names found missing there, with no
+// Options.NegativeTimeout (negative.go); lost changes (an inotify overflow) drop
 // everything the kernel holds; a tree that cannot be watched completely
 // (the inotify watch limit) keeps, or falls back to, the short timeouts.
 // Explicit timeouts turn the watch off. A file reopened at the version
@@ -152,7 +153,8 @@
 // invalidator, attributes). node.go, dir.go, file.go, rename.go: the
 // go-fuse node. private.go: the buffer of a file whose name is gone.
 // passthrough.go: FUSE passthrough. notify.go: kernel invalidation from a
-// worker. hostwatch.go: host changes behind a local: mount. errno.go: the
+// worker. hostwatch.go: host changes behind a local: mount. negative.go:
+// missing names cached long under watched host directories. errno.go: the
 // one kind-to-errno function.
 //
 // # Concurrency and deadlocks
