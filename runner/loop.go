@@ -160,17 +160,35 @@ type TurnInput struct {
 func (l *Loop) RunTurn(ctx context.Context, in TurnInput) (*TurnResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.restored {
-		if err := l.s.restoreTemp(ctx, l.log.Dir()); err != nil {
-			return nil, err
-		}
-		l.restored = true
+	if err := l.restore(ctx); err != nil {
+		return nil, err
 	}
 	res, err := l.run(ctx, in)
 	if serr := l.s.saveTemp(context.WithoutCancel(ctx), l.log.Dir()); serr != nil && err == nil {
 		return res, serr
 	}
 	return res, err
+}
+
+// Restore puts the session's temp mounts back as its last turn left
+// them, which RunTurn does before its first turn, so that the tree can be
+// read before a turn runs (a file browser). Once done it does nothing.
+func (l *Loop) Restore(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.restore(ctx)
+}
+
+// restore is Restore with l.mu held.
+func (l *Loop) restore(ctx context.Context) error {
+	if l.restored {
+		return nil
+	}
+	if err := l.s.restoreTemp(ctx, l.log.Dir()); err != nil {
+		return err
+	}
+	l.restored = true
+	return nil
 }
 
 // run is Run without the temp mounts' keeping.

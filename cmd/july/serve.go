@@ -19,6 +19,7 @@ import (
 	"github.com/julyfs/julyfs/runner/httpapi"
 	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/playground"
 	"github.com/julyfs/julyfs/runner/schedule"
 	"github.com/julyfs/julyfs/runner/sessions"
 )
@@ -54,7 +55,11 @@ Off loopback a bearer token is required (--token-file FILE, or $JULY_SERVE_TOKEN
 browser requests from another origin are refused. SIGTERM or SIGINT stops
 accepting requests, lets running turns finish for --drain-timeout, then
 interrupts them (turn.failed "turn interrupted") and exits 0. A turn cut short
-by a killed server is closed as interrupted when the server starts again.`,
+by a killed server is closed as interrupted when the server starts again.
+
+The playground, a web page over the same API, is at http://ADDR/: the agents,
+their sessions live, a session's tree, and in --dev the schedules and
+reminders to fire by hand.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:3000", Usage: "listen on `ADDR`"},
 			&cli.StringFlag{Name: "token-file", Usage: "require the bearer token in `FILE` (its first line); default $" + ServeTokenEnv},
@@ -69,6 +74,8 @@ by a killed server is closed as interrupted when the server starts again.`,
 			&cli.BoolFlag{Name: "json", Usage: "write an access log on stderr, one JSON object per request"},
 			approvalTimeoutFlag,
 			cowFlag,
+			&cli.Int64Flag{Name: "max-file-bytes", Value: httpapi.DefaultMaxFileBytes, Usage: "the largest file (`N` bytes) the tree's file route serves"},
+			&cli.IntFlag{Name: "max-tree-entries", Value: httpapi.DefaultMaxTreeEntries, Usage: "the most entries (`N`) the tree route lists for one directory"},
 		},
 		Action: serveAction,
 	}
@@ -200,6 +207,7 @@ func serveAction(c *cli.Context) error {
 	if c.Bool("json") {
 		opts.AccessLog = stderr
 	}
+	opts.Page, opts.MaxFileBytes, opts.MaxTreeEntries = playground.Handler(), c.Int64("max-file-bytes"), c.Int("max-tree-entries")
 	api, err := httpapi.New(opts)
 	if err != nil {
 		return err

@@ -185,6 +185,8 @@ type active struct {
 	cancel  context.CancelFunc // of the running turn
 	closing bool               // the worker is releasing the session
 	closed  chan struct{}      // closed once released
+	views   int                // Views under way (view.go)
+	viewed  chan struct{}      // closed when views drops to 0, if waited on
 }
 
 // New returns a host for opts.
@@ -390,6 +392,8 @@ func (h *Host) worker(a *active) {
 	defer h.work.Done()
 	for {
 		h.mu.Lock()
+		for h.waitViews(a) && len(a.queue) == 0 {
+		}
 		if len(a.queue) == 0 {
 			a.closing = true
 			h.mu.Unlock()
@@ -455,7 +459,7 @@ func (h *Host) exists(id string) (string, error) {
 // and state.
 func (h *Host) Get(id string) (Info, error) {
 	h.mu.Lock()
-	if a := h.active[id]; a != nil && a.sl != nil && !a.closing {
+	if a := h.active[id]; a != nil && a.sl != nil && !a.closing && a.busy() {
 		info := Info{Meta: a.sl.Log.Meta(), State: StateRunning, Queued: len(a.queue)}
 		h.mu.Unlock()
 		return info, nil
@@ -483,7 +487,7 @@ func (h *Host) List() ([]Info, error) {
 		out[i] = Info{Meta: m, State: StateIdle}
 		h.mu.Lock()
 		a := h.active[m.ID]
-		if a != nil && a.sl != nil && !a.closing {
+		if a != nil && a.sl != nil && !a.closing && a.busy() {
 			out[i] = Info{Meta: a.sl.Log.Meta(), State: StateRunning, Queued: len(a.queue)}
 		}
 		h.mu.Unlock()
