@@ -277,23 +277,11 @@ func (h *Host) Send(ctx context.Context, id string, msg Message) (Started, error
 		}
 		a := h.active[id]
 		if a != nil {
-			var wait chan struct{}
-			select {
-			case <-a.ready:
-				if a.closing {
-					wait = a.closed
+			if again, err := h.awaitSettled(ctx, a); again || err != nil {
+				if err != nil {
+					return Started{}, err
 				}
-			default:
-				wait = a.ready
-			}
-			if wait != nil {
-				h.mu.Unlock()
-				select {
-				case <-wait:
-					continue
-				case <-ctx.Done():
-					return Started{}, ctx.Err()
-				}
+				continue
 			}
 			if len(a.queue) >= h.limit {
 				h.mu.Unlock()
@@ -661,4 +649,30 @@ func (h *Host) Tools(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// awaitSettled is called with h.mu held for a session's active entry a.
+// While a is still opening or is closing, it unlocks h.mu, waits for that
+// to end (or ctx), and reports again: the caller looks the session up
+// anew. Otherwise it returns at once with h.mu still held.
+func (h *Host) awaitSettled(ctx context.Context, a *active) (again bool, err error) {
+	var wait chan struct{}
+	select {
+	case <-a.ready:
+		if a.closing {
+			wait = a.closed
+		}
+	default:
+		wait = a.ready
+	}
+	if wait == nil {
+		return false, nil
+	}
+	h.mu.Unlock()
+	select {
+	case <-wait:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }

@@ -29,23 +29,11 @@ func (h *Host) View(ctx context.Context, id string, fn func(ctx context.Context,
 		}
 		a := h.active[id]
 		if a != nil {
-			var wait chan struct{}
-			select {
-			case <-a.ready:
-				if a.closing {
-					wait = a.closed
+			if again, err := h.awaitSettled(ctx, a); again || err != nil {
+				if err != nil {
+					return err
 				}
-			default:
-				wait = a.ready
-			}
-			if wait != nil {
-				h.mu.Unlock()
-				select {
-				case <-wait:
-					continue
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+				continue
 			}
 			a.views++
 			h.mu.Unlock()
