@@ -292,26 +292,10 @@ func (h *Host) Send(ctx context.Context, id string, msg Message) (Started, error
 			return Started{SessionID: id, TurnID: in.ID}, nil
 		}
 		// Not held: hold it. Others wait on ready meanwhile.
-		a = &active{id: id, ready: make(chan struct{}), closed: make(chan struct{})}
-		h.active[id] = a
-		h.mu.Unlock()
-		sl, err := h.openLoop(ctx, runner.OpenOptions{Resume: id}, a)
-		h.mu.Lock()
-		if err == nil && h.closed {
-			h.release(sl)
-			err = ErrClosed
-		}
+		a, err := h.hold(ctx, id)
 		if err != nil {
-			delete(h.active, id)
-			a.err = err
-			close(a.ready)
-			h.mu.Unlock()
 			return Started{}, err
 		}
-		for _, w := range sl.Warnings {
-			h.logf("%s", w)
-		}
-		a.sl = sl
 		a.queue = append(a.queue, in)
 		h.activate(a)
 		h.mu.Unlock()
@@ -675,4 +659,33 @@ func (h *Host) awaitSettled(ctx context.Context, a *active) (again bool, err err
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
+}
+
+// hold is called with h.mu held for a session no one holds: it enters a
+// placeholder that others wait on (its ready), opens the session's loop
+// with h.mu released, and returns the entry with its loop set and h.mu
+// held again. On failure the placeholder is gone, its waiters see the
+// error, and h.mu is not held.
+func (h *Host) hold(ctx context.Context, id string) (*active, error) {
+	a := &active{id: id, ready: make(chan struct{}), closed: make(chan struct{})}
+	h.active[id] = a
+	h.mu.Unlock()
+	sl, err := h.openLoop(ctx, runner.OpenOptions{Resume: id}, a)
+	h.mu.Lock()
+	if err == nil && h.closed {
+		h.release(sl)
+		err = ErrClosed
+	}
+	if err != nil {
+		delete(h.active, id)
+		a.err = err
+		close(a.ready)
+		h.mu.Unlock()
+		return nil, err
+	}
+	for _, w := range sl.Warnings {
+		h.logf("%s", w)
+	}
+	a.sl = sl
+	return a, nil
 }
