@@ -144,20 +144,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 # --- fixtures, on the tmpfs, outside any target ---
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@b GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@b GIT_CONFIG_NOSYSTEM=1 HOME=$W
 SRC=$T/fixture/repo
-python3 - "$SRC" "$NFILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "pkg%03d" % (i // 100))
-    os.makedirs(d, exist_ok=True)
-    p = os.path.join(d, "f%05d.txt" % i)
-    with open(p, "w") as f:
-        f.write(("line %d of file %d\n" % (0, i)) * (1 + i % 20))
-    if i % 10 == 0:
-        os.chmod(p, 0o755)
-    if i % 100 == 0:
-        os.symlink("f%05d.txt" % i, os.path.join(d, "link"))
-PY
+mkrepo "$SRC" "$NFILES"
 git -C "$SRC" init -q -b main && git -C "$SRC" add -A && git -C "$SRC" -c gc.auto=0 commit -qm files
 git -C "$SRC" checkout -q -b other
 python3 - "$SRC" "$NFILES" "$NCHANGE" <<'PY'
