@@ -102,6 +102,7 @@ func NewLoop(s *Session, log *sessions.Log, opts LoopOptions) (*Loop, error) {
 	if opts.MaxSteps <= 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
+	s.setSessionID(log.ID())
 	events := log.Events()
 	l := &Loop{s: s, log: log, opts: opts, system: s.agent.SystemPrompt(), history: Replay(ActiveEvents(events)), first: true}
 	for _, ev := range events {
@@ -159,17 +160,35 @@ type TurnInput struct {
 func (l *Loop) RunTurn(ctx context.Context, in TurnInput) (*TurnResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.restored {
-		if err := l.s.restoreTemp(ctx, l.log.Dir()); err != nil {
-			return nil, err
-		}
-		l.restored = true
+	if err := l.restore(ctx); err != nil {
+		return nil, err
 	}
 	res, err := l.run(ctx, in)
 	if serr := l.s.saveTemp(context.WithoutCancel(ctx), l.log.Dir()); serr != nil && err == nil {
 		return res, serr
 	}
 	return res, err
+}
+
+// Restore puts the session's temp mounts back as its last turn left
+// them, which RunTurn does before its first turn, so that the tree can be
+// read before a turn runs (a file browser). Once done it does nothing.
+func (l *Loop) Restore(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.restore(ctx)
+}
+
+// restore is Restore with l.mu held.
+func (l *Loop) restore(ctx context.Context) error {
+	if l.restored {
+		return nil
+	}
+	if err := l.s.restoreTemp(ctx, l.log.Dir()); err != nil {
+		return err
+	}
+	l.restored = true
+	return nil
 }
 
 // run is Run without the temp mounts' keeping.
@@ -325,11 +344,11 @@ func (l *Loop) runCalls(ctx context.Context, ts *turnState, turn *Turn, calls []
 			}
 		}
 		if j-i == 1 {
-			results[i] = turn.Call(ctx, calls[i].Name, calls[i].Args)
+			results[i] = turn.Call(l.callContext(ctx, ts, calls[i]), calls[i].Name, calls[i].Args)
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = turn.Call(ctx, calls[k].Name, calls[k].Args) })
+				wg.Go(func() { results[k] = turn.Call(l.callContext(ctx, ts, calls[k]), calls[k].Name, calls[k].Args) })
 			}
 			wg.Wait()
 		}

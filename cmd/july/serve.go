@@ -14,10 +14,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/httpapi"
 	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/model"
+	"github.com/julyfs/julyfs/runner/playground"
 	"github.com/julyfs/julyfs/runner/schedule"
 	"github.com/julyfs/julyfs/runner/sessions/pgstore"
 )
@@ -53,7 +55,11 @@ Off loopback a bearer token is required (--token-file FILE, or $JULY_SERVE_TOKEN
 browser requests from another origin are refused. SIGTERM or SIGINT stops
 accepting requests, lets running turns finish for --drain-timeout, then
 interrupts them (turn.failed "turn interrupted") and exits 0. A turn cut short
-by a killed server is closed as interrupted when the server starts again.`,
+by a killed server is closed as interrupted when the server starts again.
+
+The playground, a web page over the same API, is at http://ADDR/: the agents,
+their sessions live, a session's tree, and in --dev the schedules and
+reminders to fire by hand.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:3000", Usage: "listen on `ADDR`"},
 			&cli.StringFlag{Name: "token-file", Usage: "require the bearer token in `FILE` (its first line); default $" + ServeTokenEnv},
@@ -66,6 +72,10 @@ by a killed server is closed as interrupted when the server starts again.`,
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGTERM, how long running turns may go on before they are interrupted"},
 			&cli.DurationFlag{Name: "heartbeat", Value: httpapi.DefaultHeartbeat, Usage: "interval of the comment lines on an events stream"},
 			&cli.BoolFlag{Name: "json", Usage: "write an access log on stderr, one JSON object per request"},
+			approvalTimeoutFlag,
+			cowFlag,
+			&cli.Int64Flag{Name: "max-file-bytes", Value: httpapi.DefaultMaxFileBytes, Usage: "the largest file (`N` bytes) the tree's file route serves"},
+			&cli.IntFlag{Name: "max-tree-entries", Value: httpapi.DefaultMaxTreeEntries, Usage: "the most entries (`N`) the tree route lists for one directory"},
 		},
 		Action: serveAction,
 	}
@@ -87,6 +97,9 @@ func serveAction(c *cli.Context) error {
 	}
 	if c.Int("queue-limit") < 1 {
 		return usagef(c, "--queue-limit must be at least 1")
+	}
+	if c.Duration("approval-timeout") <= 0 {
+		return usagef(c, "--approval-timeout must be positive")
 	}
 	stderr := c.App.ErrWriter
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "july serve: "+format+"\n", args...) }
@@ -150,8 +163,14 @@ func serveAction(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
-		h, err := host.New(host.Options{Agent: a, Store: state.sessions, Model: m, MaxSteps: c.Int("max-steps"),
-			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }})
+		approvals := approval.NewQueue(c.Duration("approval-timeout"))
+		hopts := host.Options{Agent: a, Store: state.sessions, Model: m, MaxSteps: c.Int("max-steps"),
+			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) },
+			Session: runner.SessionOptions{Approver: approvals, MCPWarn: func(m string) { logf("%s: warning: %s", name, m) }}}
+		if err := serveLayer(c, a, &hopts); err != nil {
+			return err
+		}
+		h, err := host.New(hopts)
 		if err != nil {
 			return err
 		}
@@ -184,12 +203,13 @@ func serveAction(c *cli.Context) error {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
 		all = append(all, srv)
-		apiAgents = append(apiAgents, httpapi.Agent{Host: h, Tools: tools, Scheduler: srv.sched, Reminders: srv.rems})
+		apiAgents = append(apiAgents, httpapi.Agent{Host: h, Tools: tools, Scheduler: srv.sched, Reminders: srv.rems, Approvals: approvals})
 	}
 	opts := httpapi.Options{Agents: apiAgents, Token: token, Dev: c.Bool("dev"), Heartbeat: c.Duration("heartbeat")}
 	if c.Bool("json") {
 		opts.AccessLog = stderr
 	}
+	opts.Page, opts.MaxFileBytes, opts.MaxTreeEntries = playground.Handler(), c.Int64("max-file-bytes"), c.Int("max-tree-entries")
 	api, err := httpapi.New(opts)
 	if err != nil {
 		return err

@@ -43,6 +43,9 @@ type fixtureOptions struct {
 	dev        bool
 	schedules  map[string]string // file name → contents
 	heartbeat  time.Duration
+	page       http.Handler
+	maxFile    int64
+	maxEntries int
 }
 
 const agentYAML = "name: t\nroot:\n  /:\n    temp:\n      /a.txt: \"hi\\n\"\n"
@@ -78,7 +81,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		h.UseReminders(ag.Reminders)
 		t.Cleanup(func() { ag.Scheduler.Stop(); ag.Reminders.Stop() })
 	}
-	api, err := New(Options{Agents: []Agent{ag}, Token: fo.token, Dev: fo.dev, Heartbeat: fo.heartbeat})
+	api, err := New(Options{Agents: []Agent{ag}, Token: fo.token, Dev: fo.dev, Heartbeat: fo.heartbeat, Page: fo.page, MaxFileBytes: fo.maxFile, MaxTreeEntries: fo.maxEntries})
 	require.NoError(t, err)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() {
