@@ -51,7 +51,13 @@ func (s *server) log() string {
 // (bounded) for its address.
 func startServe(t *testing.T, args ...string) *server {
 	t.Helper()
-	cmd := julyCommand(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return startServeCommand(t, julyCommand(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...))
+}
+
+// startServeCommand starts cmd, a july serve, and waits (bounded) for its
+// address.
+func startServeCommand(t *testing.T, cmd *exec.Cmd) *server {
+	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -344,6 +344,7 @@ func (s *Scheduler) fireTick(e *entry, tick time.Time) {
 	if !claimed {
 		// Another process sharing the store fired it (or a later one).
 		e.st = prev
+		s.opts.Logf("schedule %s: tick %s: fired by another server sharing the state root", e.s.ID, tick.Format(time.RFC3339))
 		if err := e.load(s.opts.Store); err != nil {
 			s.opts.Logf("schedule %s: %v", e.s.ID, err)
 		}
