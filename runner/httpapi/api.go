@@ -462,6 +462,11 @@ func writeErr(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, host.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())
+	case errors.Is(err, sessions.ErrUnavailable):
+		// The state root (a database) did not answer: the message names
+		// it; the same call works again once it is back.
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "state_unavailable", err.Error())
 	case errors.As(err, &corrupt):
 		writeError(w, http.StatusInternalServerError, "corrupt_session", err.Error())
 	default:

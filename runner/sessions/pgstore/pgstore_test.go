@@ -35,7 +35,8 @@ func TestSuite(t *testing.T) {
 	url := pgtest.URL(t)
 	dbA, dbB := openDB(t, url), openDB(t, url)
 	sessionstest.Run(t, func(t *testing.T) (a, b *sessions.Store) {
-		scope, dir := freshScope(), t.TempDir()
-		return sessions.NewWithBackend(dbA.Sessions(scope, dir)), sessions.NewWithBackend(dbB.Sessions(scope, dir))
+		// Two machines: one database, a local directory each.
+		scope := freshScope()
+		return sessions.NewWithBackend(dbA.Sessions(scope, t.TempDir())), sessions.NewWithBackend(dbB.Sessions(scope, t.TempDir()))
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -81,7 +83,20 @@ func (s *Sessions) Create(id string, meta []byte) (sessions.Journal, error) {
 		j.Close()
 		return nil, s.db.fail("creating session "+id, err)
 	}
+	if err := s.mkdir(id); err != nil {
+		j.Close()
+		return nil, err
+	}
 	return j, nil
+}
+
+// mkdir makes session id's local directory, for its own files: a
+// session another process made has none here yet.
+func (s *Sessions) mkdir(id string) error {
+	if err := os.MkdirAll(filepath.Join(s.dir, id), 0o755); err != nil {
+		return fmt.Errorf("session %s: making its local directory: %w", id, err)
+	}
+	return nil
 }
 
 // Hold holds the existing session id.
@@ -95,7 +110,12 @@ func (s *Sessions) Hold(id string) (sessions.Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &journal{s: s, id: id, conn: conn}, nil
+	j := &journal{s: s, id: id, conn: conn}
+	if err := s.mkdir(id); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
 }
 
 func (s *Sessions) exists(ctx context.Context, id string) error {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +54,33 @@ var Checks = []Check{
 	{"EventsFrom", eventsFrom},
 	{"MessageBound", messageBound},
 	{"ReadWhileHeld", readWhileHeld},
+	{"LocalDir", localDir},
+}
+
+// localDir: a session held, made or resumed, has its local directory for
+// the files that are not its log.
+func localDir(a, b *sessions.Store) error {
+	l, err := a.Create(sessions.Meta{Agent: "suite"})
+	if err != nil {
+		return err
+	}
+	id := l.ID()
+	if fi, err := os.Stat(l.Dir()); err != nil || !fi.IsDir() {
+		l.Close()
+		return fmt.Errorf("Create(%s): no local directory %s: %v", id, l.Dir(), err)
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	l, _, err = b.Resume(id)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if fi, err := os.Stat(l.Dir()); err != nil || !fi.IsDir() {
+		return fmt.Errorf("Resume(%s): no local directory %s: %v", id, l.Dir(), err)
+	}
+	return nil
 }
 
 // turn appends one whole turn.
