@@ -58,10 +58,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/julyfs/julyfs/internal/pgmigrate"
 	hfpg "github.com/julyfs/julyfs/vfs/hostfiles/pgstore"
 )
 
@@ -127,7 +127,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if err := db.migrate(ctx); err != nil {
+	if err := schema.Migrate(ctx, db.pool); err != nil {
 		db.Close()
 		return nil, db.fail("open", err)
 	}
@@ -217,47 +217,11 @@ var migrations = []string{
 	CREATE INDEX july_reminders_scope ON july_reminders (scope, id);`,
 }
 
+// schema is the state root's schema, its version in july_schema.
+var schema = pgmigrate.Schema{Table: "july_schema", Lock: 0x6a756c792d7374 /* "july-st" */, Steps: migrations, Program: "july"}
+
 // SchemaVersion is the version Open migrates to.
-var SchemaVersion = len(migrations)
-
-// migrateLock is the advisory lock key of migrations ("july-st" in hex).
-const migrateLock = 0x6a756c792d7374
-
-func (db *DB) migrate(ctx context.Context) error {
-	tx, err := db.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS july_schema (version integer NOT NULL)`); err != nil {
-		return err
-	}
-	var version int
-	err = tx.QueryRow(ctx, `SELECT version FROM july_schema`).Scan(&version)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `INSERT INTO july_schema (version) VALUES (0)`); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this july knows (%d)", version, len(migrations))
-	}
-	for i := version; i < len(migrations); i++ {
-		if _, err := tx.Exec(ctx, migrations[i]); err != nil {
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-	}
-	if _, err := tx.Exec(ctx, `UPDATE july_schema SET version = $1`, len(migrations)); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
+var SchemaVersion = schema.Version()
 
 // Redact returns a database URL with any password removed, for messages.
 func Redact(url string) string { return hfpg.Redact(url) }

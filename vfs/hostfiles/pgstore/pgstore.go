@@ -71,6 +71,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/julyfs/julyfs/internal/pgmigrate"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/hostfiles"
 )
@@ -170,7 +171,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	rand.Read(rnd[:])
 	s := &Store{name: name, url: url, pool: sp.pool, opts: opts, origin: hex.EncodeToString(rnd[:]),
 		subs: map[hostfiles.Scope]map[int]func(hostfiles.Event){}}
-	if err := s.migrate(ctx); err != nil {
+	if err := schema.Migrate(ctx, s.pool); err != nil {
 		s.Close()
 		return nil, s.fail("open", err)
 	}
@@ -269,47 +270,11 @@ var migrations = []string{
 	CREATE INDEX julyfs_changes_at ON julyfs_changes (at);`,
 }
 
+// schema is the files' schema, its version in julyfs_schema.
+var schema = pgmigrate.Schema{Table: "julyfs_schema", Lock: 0x6a756c796673 /* "julyfs" */, Steps: migrations, Program: "julyfs"}
+
 // SchemaVersion is the version Open migrates to.
-var SchemaVersion = len(migrations)
-
-// migrateLock is the advisory lock key of migrations ("julyfs" in hex).
-const migrateLock = 0x6a756c796673
-
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS julyfs_schema (version integer NOT NULL)`); err != nil {
-		return err
-	}
-	var version int
-	err = tx.QueryRow(ctx, `SELECT version FROM julyfs_schema`).Scan(&version)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `INSERT INTO julyfs_schema (version) VALUES (0)`); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this julyfs knows (%d)", version, len(migrations))
-	}
-	for i := version; i < len(migrations); i++ {
-		if _, err := tx.Exec(ctx, migrations[i]); err != nil {
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-	}
-	if _, err := tx.Exec(ctx, `UPDATE julyfs_schema SET version = $1`, len(migrations)); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
+var SchemaVersion = schema.Version()
 
 func checkArgs(ctx context.Context, sc hostfiles.Scope, key string) error {
 	if err := ctx.Err(); err != nil {
