@@ -100,3 +100,21 @@ func cpuTime() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkCreate creates a session and lets go of it, on the disk
+// b.TempDir is on: one op is one new session, durable (its directory,
+// session.json and lock). The PostgreSQL store's twin is in
+// runner/sessions/pgstore.
+func BenchmarkCreate(b *testing.B) {
+	st := New(b.TempDir())
+	for b.Loop() {
+		l, err := st.Create(Meta{Agent: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sessions/s")
+}
