@@ -404,7 +404,11 @@ func (r *Reminders) onTimer(rm *rem, due time.Time) {
 	r.wg.Add(1)
 	r.mu.Unlock()
 	defer r.wg.Done()
-	r.fire(r.ctx, rm, false)
+	if err := r.fire(r.ctx, rm, false); err != nil {
+		// The store did not answer: a shared store's next resync arms it
+		// again, and it fires then.
+		r.opts.Logf("reminder %s: not fired: %v", rm.r.ID, err)
+	}
 }
 
 // Create validates spec, keeps the reminder (its file is written before

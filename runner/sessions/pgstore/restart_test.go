@@ -65,3 +65,34 @@ func TestDatabaseRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 }
+
+// TestReminderAcrossDatabaseRestart: a reminder due while the database
+// is down does not fire (the store cannot claim the firing), and fires
+// once after the database is back, at the next resync.
+func TestReminderAcrossDatabaseRestart(t *testing.T) {
+	srv := pgtest.Start(t, "fsync=off")
+	db, err := pgstore.Open(context.Background(), srv.URL, pgstore.Options{Timeout: 10 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	clock := schedule.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	sink := &countingSink{}
+	r, err := schedule.OpenReminders(schedule.Options{Store: db.Schedule(freshScope()), Sink: sink, Clock: clock, Auto: true, Logf: t.Logf})
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	t.Cleanup(r.Stop)
+	rec, err := r.Create(context.Background(), schedule.ReminderSpec{SessionID: sessions.NewID(), Delay: "2m", Prompt: "check"})
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Stop())
+	clock.Advance(3 * time.Minute)
+	assert.Empty(t, sink.counts(), "nothing fires while the database is down")
+
+	require.NoError(t, srv.Start())
+	clock.Advance(schedule.DefaultResync)
+	clock.Advance(time.Second)
+	assert.Equal(t, map[float64]int{0: 1}, sink.counts(), "fired once after the restart")
+	clock.Advance(10 * time.Minute)
+	assert.Equal(t, map[float64]int{0: 1}, sink.counts(), "and never again")
+	_, err = r.Get(rec.ID)
+	require.Error(t, err, "a one-shot reminder that fired is gone")
+}
