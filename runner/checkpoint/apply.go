@@ -47,6 +47,9 @@ func Apply(ctx context.Context, c *cow.FS, dryRun bool) ([]Action, error) {
 		if a.Op == "" {
 			continue
 		}
+		if !dryRun && a.Conflict == "" {
+			phase("applied " + e.Path)
+		}
 		if a.Conflict != "" {
 			keep[e.Path] = true
 			if e.Type == cow.TypeFile || e.Type == cow.TypeWhiteout && e.BaseKind == "file" {
@@ -93,6 +96,7 @@ func Apply(ctx context.Context, c *cow.FS, dryRun bool) ([]Action, error) {
 	if dryRun {
 		return acts, nil
 	}
+	phase("base written")
 	var rest []cow.Entry
 	for _, e := range es {
 		if keep[e.Path] {

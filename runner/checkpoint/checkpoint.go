@@ -74,6 +74,7 @@ func Take(c *cow.FS, sessionDir string, turn int, turnID string, prev []cow.Entr
 	if err := c.Sync(); err != nil {
 		return ref, nil, fmt.Errorf("checkpoint of turn %d: %w", turn, err)
 	}
+	phase("blobs synced")
 	data, err := json.Marshal(Manifest{Version: 1, Turn: turn, TurnID: turnID, Entries: nonNil(es)})
 	if err != nil {
 		return ref, nil, err
@@ -85,6 +86,7 @@ func Take(c *cow.FS, sessionDir string, turn int, turnID string, prev []cow.Entr
 	if err := cow.WriteFileAtomic(p, data); err != nil {
 		return ref, nil, fmt.Errorf("checkpoint of turn %d: %w", turn, err)
 	}
+	phase("manifest written")
 	if rel, err := filepath.Rel(sessionDir, p); err == nil {
 		ref.Manifest = filepath.ToSlash(rel)
 	}

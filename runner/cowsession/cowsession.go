@@ -89,8 +89,11 @@ type HookOptions struct {
 // Hook returns the runner.OpenOptions.Layer hook of agent a: a new
 // session (with opts.New) or a resumed one with a layer runs on a
 // copy-on-write layer over the agent's tree, in the session's directory,
-// checkpointed at the end of every turn; the session does not use the
-// search index. Other sessions run on the tree itself.
+// checkpointed at the end of every turn. When the agent has a search
+// index, it serves the Search of the files the layer leaves as the tree
+// has them, and a small index of the layer's own files in the session's
+// directory ([IndexDir]) the rest ([OpenSearch]). Other sessions run on
+// the tree itself.
 func Hook(a *runner.Agent, opts HookOptions) func(context.Context, *sessions.Log, *runner.SessionOptions, *runner.LoopOptions) (func(), error) {
 	return func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error) {
 		fresh := len(log.Events()) == 0
@@ -104,14 +107,41 @@ func Hook(a *runner.Agent, opts HookOptions) func(context.Context, *sessions.Log
 		if err != nil {
 			return nil, err
 		}
+		idxDir := a.IndexDir
+		if sopts.IndexDir != "" {
+			if idxDir, err = filepath.Abs(sopts.IndexDir); err != nil {
+				closeBase()
+				return nil, err
+			}
+		}
+		var search *Search
+		if idxDir != "" && !sopts.NoIndex {
+			if search, err = OpenSearch(ctx, base, idxDir, IndexDir(log.Dir()), sopts.Index); err != nil {
+				closeBase()
+				return nil, fmt.Errorf("agent %s: %w", a.Config.Name, err)
+			}
+			base = search.Base()
+		}
 		layer, err := cow.Open(base, LayerDir(log.Dir()))
 		if err != nil {
+			if search != nil {
+				search.Close()
+			}
 			closeBase()
 			return nil, err
 		}
+		if search != nil {
+			search.Attach(layer)
+		}
 		sopts.Root, sopts.NoIndex = layer.Tree(), true
 		lopts.Checkpoint = CheckpointHook(layer, log, opts.Warnf)
-		return func() { layer.Close(); closeBase() }, nil
+		return func() {
+			layer.Close()
+			if search != nil {
+				search.Close()
+			}
+			closeBase()
+		}, nil
 	}
 }
 

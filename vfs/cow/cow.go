@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/julyfs/julyfs/vfs"
@@ -47,6 +48,10 @@ type FS struct {
 	// are recorded but not applied, so the conformance suite can be
 	// shown to catch a layer without them.
 	ignoreWhiteouts bool
+
+	// upperSearch answers Search over the layer's own files (see
+	// SetUpperSearch); nil: they are not searched.
+	upperSearch atomic.Pointer[SearchFunc]
 }
 
 var (

@@ -38,8 +38,10 @@
 // order, and Glob walks the merged tree. Every stream holds at most one
 // directory's listing of the base, plus the layer's own entries (which
 // live in memory: the layer's size, never the base's). Search answers
-// from the base's index for files the layer leaves as they are; the
-// layer's own files are not indexed.
+// from the base's index for files the layer leaves as they are, merged
+// by score with what a search of the layer's own files ([FS.Upper],
+// [FS.SetUpperSearch]) finds; without one, the layer's files are not
+// searched.
 //
 // # Links
 //

@@ -280,11 +280,46 @@ func upperPaths(n *node, p string, out []string) []string {
 	return out
 }
 
-// Search yields the base's results for files the layer leaves as they
-// are; the layer's own files are not indexed.
+// SearchFunc is a tree's Search verb as a function.
+type SearchFunc func(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error]
+
+// SetUpperSearch makes search answer Search over the layer's own files
+// ([FS.Upper]); nil stops it. Results it yields for paths the merged tree
+// no longer shows as the layer's files are dropped.
+func (c *FS) SetUpperSearch(search SearchFunc) {
+	if search == nil {
+		c.upperSearch.Store(nil)
+		return
+	}
+	c.upperSearch.Store(&search)
+}
+
+// Search merges the base's results for files the layer leaves as they
+// are with the results of the layer's own files from the search set by
+// [FS.SetUpperSearch] (none without one), by score then path.
 func (c *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
 	return func(yield func(vfs.SearchResult, error) bool) {
+		var upper []vfs.SearchResult
+		if s := c.upperSearch.Load(); s != nil {
+			for r, err := range (*s)(ctx, q) {
+				if err != nil {
+					yield(r, err)
+					return
+				}
+				if (upperFS{c}).kind(r.Path) == vfs.KindFile {
+					upper = append(upper, r)
+				}
+			}
+			slices.SortFunc(upper, vfs.CompareSearchResults)
+		}
 		n := 0
+		emit := func(r vfs.SearchResult) bool {
+			if !yield(r, nil) {
+				return false
+			}
+			n++
+			return q.MaxResults <= 0 || n < q.MaxResults
+		}
 		for r, err := range c.base.Search(ctx, q) {
 			if err != nil {
 				yield(r, err)
@@ -293,10 +328,18 @@ func (c *FS) Search(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.Search
 			if !c.fallsToBase(r.Path) {
 				continue
 			}
-			if !yield(r, nil) {
+			for len(upper) > 0 && vfs.CompareSearchResults(upper[0], r) < 0 {
+				if !emit(upper[0]) {
+					return
+				}
+				upper = upper[1:]
+			}
+			if !emit(r) {
 				return
 			}
-			if n++; q.MaxResults > 0 && n >= q.MaxResults {
+		}
+		for _, r := range upper {
+			if !emit(r) {
 				return
 			}
 		}

@@ -1,0 +1,119 @@
+package cowsession
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"sync"
+
+	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/cow"
+	"github.com/julyfs/julyfs/vfs/index"
+)
+
+// IndexDir is the directory of the index of the layer's own files of the
+// session in sessionDir: a cache, rebuilt when missing or damaged.
+func IndexDir(sessionDir string) string { return filepath.Join(sessionDir, "index") }
+
+// Search is the search index of a session on a layer: the agent's index
+// over the tree (the base), which answers for the files the layer leaves
+// as they are, and an index of the layer's own files ([cow.FS.Upper]),
+// brought up to date before each search, so a search sees what the layer
+// shows: its new and changed files found by their new contents, its
+// deleted files not found. The two are merged by score; the layer's
+// files are scored against the layer's index, so a changed file's score
+// is comparable with the tree's, not equal to what a whole index of the
+// merged tree would give.
+type Search struct {
+	base     *index.FS
+	upperDir string
+	opts     index.Options
+
+	mu    sync.Mutex // guards upper; held while it syncs
+	layer *cow.FS
+	upper *index.FS
+}
+
+// OpenSearch opens the index at baseDir over base (built or brought up to
+// date, as a session on the tree does) for a layer whose own files are
+// indexed in upperDir. Attach the layer before the first search.
+func OpenSearch(ctx context.Context, base vfs.FileSystem, baseDir, upperDir string, opts index.Options) (*Search, error) {
+	idx, err := index.Open(ctx, base, baseDir, opts)
+	switch {
+	case errors.Is(err, index.ErrInUse):
+		return nil, fmt.Errorf("index %s: %w (one july or julyfs at a time may open an index): wait for it to end, or use another index directory", baseDir, err)
+	case errors.Is(err, index.ErrCorrupt):
+		return nil, fmt.Errorf("%w\n(july: remove %s and run again to rebuild it)", err, baseDir)
+	case err != nil:
+		return nil, err
+	}
+	up := index.Options{MaxFileSize: opts.MaxFileSize, SkipDir: opts.SkipDir, Log: opts.Log, Direct: true}
+	return &Search{base: idx, upperDir: upperDir, opts: up}, nil
+}
+
+// Base is the tree wrapped in its index: the layer's base.
+func (s *Search) Base() vfs.FileSystem { return s.base }
+
+// Attach makes the layer's Search answer from s.
+func (s *Search) Attach(layer *cow.FS) {
+	s.mu.Lock()
+	s.layer = layer
+	s.mu.Unlock()
+	layer.SetUpperSearch(s.searchUpper)
+}
+
+// searchUpper searches the layer's own files, after bringing their index
+// up to date (opened, or rebuilt when damaged, on first use).
+func (s *Search) searchUpper(ctx context.Context, q vfs.SearchQuery) iter.Seq2[vfs.SearchResult, error] {
+	return func(yield func(vfs.SearchResult, error) bool) {
+		idx, err := s.syncUpper(ctx)
+		if err != nil {
+			yield(vfs.SearchResult{}, err)
+			return
+		}
+		for r, err := range idx.Search(ctx, q) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *Search) syncUpper(ctx context.Context) (*index.FS, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upper != nil {
+		if _, err := s.upper.Sync(ctx); err != nil {
+			return nil, fmt.Errorf("index of the layer's files %s: %w", s.upperDir, err)
+		}
+		return s.upper, nil
+	}
+	idx, err := index.Open(ctx, s.layer.Upper(), s.upperDir, s.opts)
+	if errors.Is(err, index.ErrCorrupt) {
+		opts := s.opts
+		opts.Rebuild = true
+		idx, err = index.Open(ctx, s.layer.Upper(), s.upperDir, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index of the layer's files %s: %w", s.upperDir, err)
+	}
+	s.upper = idx
+	return idx, nil
+}
+
+// Close closes both indexes (the layer stops searching its files).
+func (s *Search) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.layer != nil {
+		s.layer.SetUpperSearch(nil)
+	}
+	var err error
+	if s.upper != nil {
+		err = s.upper.Close()
+		s.upper = nil
+	}
+	return errors.Join(err, s.base.Close())
+}
