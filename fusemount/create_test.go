@@ -17,7 +17,7 @@ import (
 )
 
 // The tests of new files written in place (passthrough.go, "New files
-// written in place"): with passthrough, a file created through a local:
+// written in place"): with passthrough or without, a file created through a local:
 // mount is the host file from the create on, its writes reported at
 // close, a lost race reported as EIO, and a crash leaves what was
 // written; an existing file is still rewritten through a staging.
@@ -43,13 +43,20 @@ func namesIn(t *testing.T, dir string) []string {
 }
 
 // TestCreateWritesInPlace: a program creating a file through a local:
-// mount with passthrough writes the host file itself: the host and the
+// mount (with passthrough the kernel, without it the daemon) writes the
+// host file itself: the host and the
 // API see its writes before it closes the file, no temporary file or
 // staging is made, the create and (at close) the writes are reported to
 // the tree's watchers.
 func TestCreateWritesInPlace(t *testing.T) {
-	root, s := localMount(t, map[string]string{"old.txt": "old\n"}, Options{Passthrough: true})
-	if !s.m.pt.Load() {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) { testCreateWritesInPlace(t, opts) })
+	}
+}
+
+func testCreateWritesInPlace(t *testing.T, opts Options) {
+	root, s := localMount(t, map[string]string{"old.txt": "old\n"}, opts)
+	if opts.Passthrough && !s.m.pt.Load() {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
 	fsys := s.m.fsys
@@ -90,7 +97,7 @@ func TestCreateWritesInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(want, got), "API read after the close")
 	assert.Equal(t, "65536 644\n", sh(t, `stat -c '%s %a' "$M/new.dat"`, "M="+s.Dir()), "size and mode through the mount")
-	assert.NotZero(t, s.m.ptFds.Load(), "the new file was handed to the kernel")
+	checkPassthrough(t, s, opts)
 }
 
 // TestCreateInPlaceReplacedFails: a file replaced on the host while the
@@ -98,8 +105,14 @@ func TestCreateWritesInPlace(t *testing.T) {
 // over it) keeps the other writer's version, and the creator's close
 // fails with EIO, as a writer that lost a compare-and-swap does.
 func TestCreateInPlaceReplacedFails(t *testing.T) {
-	root, s := localMount(t, nil, Options{Passthrough: true})
-	if !s.m.pt.Load() {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) { testCreateInPlaceReplacedFails(t, opts) })
+	}
+}
+
+func testCreateInPlaceReplacedFails(t *testing.T, opts Options) {
+	root, s := localMount(t, nil, opts)
+	if opts.Passthrough && !s.m.pt.Load() {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
 	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "new.dat"), "JULYFS_MODE=create")
@@ -116,18 +129,22 @@ func TestCreateInPlaceReplacedFails(t *testing.T) {
 	assert.Equal(t, "theirs\n", string(onHost), "the other writer's version stays")
 }
 
-// TestCreateSurvivesKill: the server (with passthrough) is killed while
-// one program rewrites an existing file (O_TRUNC) and another writes a
-// new one: the existing file keeps its old content (its rewrite is
-// staged), the new file holds what was written to it before the kill
-// (written in place; without passthrough it stays empty, its writes
-// staged), and no temporary file is left.
+// TestCreateSurvivesKill: the server (with passthrough and without) is
+// killed while one program rewrites an existing file (O_TRUNC) and
+// another writes a new one: the existing file keeps its old content (its
+// rewrite is staged), the new file holds what was written to it before
+// the kill (written in place), and no temporary file is left.
 func TestCreateSurvivesKill(t *testing.T) {
-	inPlace := ptAvailable(t)
+	for name, env := range map[string]string{"passthrough": "JULYFS_SERVE_PASSTHROUGH=on", "default": "JULYFS_SERVE_PASSTHROUGH="} {
+		t.Run(name, func(t *testing.T) { testCreateSurvivesKill(t, env) })
+	}
+}
+
+func testCreateSurvivesKill(t *testing.T, env string) {
 	root := t.TempDir()
 	old := filepath.Join(root, "old.dat")
 	require.NoError(t, os.WriteFile(old, oldContent(), 0o644))
-	s := startServer(t, root, "JULYFS_SERVE_PASSTHROUGH=on")
+	s := startServer(t, root, env)
 	_, stdinOld, outOld := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "old.dat"), "JULYFS_MODE=trunc")
 	require.Equal(t, "written", readLine(t, outOld))
 	_, stdinNew, outNew := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.dir, "new.dat"), "JULYFS_MODE=create")
@@ -141,11 +158,7 @@ func TestCreateSurvivesKill(t *testing.T) {
 	assert.True(t, bytes.Equal(onHost, oldContent()), "existing file after the kill: %d bytes, want the old 1 MiB", len(onHost))
 	created, err := os.ReadFile(filepath.Join(root, "new.dat"))
 	require.NoError(t, err)
-	if inPlace {
-		assert.True(t, bytes.Equal(created, bytes.Repeat([]byte("N"), 64<<10)), "new file after the kill: %d bytes, want the 64 KiB written in place", len(created))
-	} else {
-		assert.Empty(t, created, "new file after the kill (staged writes)")
-	}
+	assert.True(t, bytes.Equal(created, bytes.Repeat([]byte("N"), 64<<10)), "new file after the kill: %d bytes, want the 64 KiB written in place", len(created))
 	assert.Equal(t, []string{"new.dat", "old.dat"}, namesIn(t, root), "no temporary file left")
 }
 

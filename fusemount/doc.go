@@ -30,7 +30,12 @@
 // tree has taken the data, and until then other readers see the previous
 // file. A local: tree stages in an unnamed temporary file on its own disk;
 // other trees stage in memory, so there a file being written is held whole
-// in memory. O_TRUNC (negotiated as atomic with the kernel) and a
+// in memory. A file the mount creates on a tree that can (local: alone:
+// CreateInPlace) has no older version to protect and is not staged: it
+// is created on the host and written there in place, by the daemon
+// through the descriptor the create opened, or by the kernel with
+// passthrough (see below); each flush checks that the name still holds
+// it (EIO otherwise) and reports the writes to the tree's watchers. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.
 // The commit is a compare-and-swap (the staging's own CommitIf where it is
 // a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the tree's
@@ -74,9 +79,8 @@
 // through to a read-only descriptor of the host file (smaller ones are
 // read whole and kept in the kernel's pages), a writer to the file's staging, made at
 // open; commits stay renames with the compare-and-swap at flush, fsync
-// and release. A file the mount creates on a tree that can
-// (local: alone: CreateInPlace) is created on the host and written there
-// in place, with no staging: it has no older version to protect; so is
+// and release. A file the mount creates in place is written by the
+// kernel through its host descriptor; so is
 // an existing file that holds no data (empty, or only holes and space
 // reserved with fallocate: OpenDatalessInPlace) that a writer opens
 // without O_TRUNC while the mount has no other handle on it; a
@@ -109,7 +113,8 @@
 // too while the mount watches their host directories (hostwatch.go:
 // vfs/local's WatchHost, inotify, asked for by interface, not part of
 // vfs.Notifier): every host change, by any program, is invalidated from
-// the invalidator's goroutine; lost changes (an inotify overflow) drop
+// the invalidator's goroutine; so are names found missing there, with no
+// Options.NegativeTimeout (negative.go); lost changes (an inotify overflow) drop
 // everything the kernel holds; a tree that cannot be watched completely
 // (the inotify watch limit) keeps, or falls back to, the short timeouts.
 // Explicit timeouts turn the watch off. A file reopened at the version
@@ -148,7 +153,8 @@
 // invalidator, attributes). node.go, dir.go, file.go, rename.go: the
 // go-fuse node. private.go: the buffer of a file whose name is gone.
 // passthrough.go: FUSE passthrough. notify.go: kernel invalidation from a
-// worker. hostwatch.go: host changes behind a local: mount. errno.go: the
+// worker. hostwatch.go: host changes behind a local: mount. negative.go:
+// missing names cached long under watched host directories. errno.go: the
 // one kind-to-errno function.
 //
 // # Concurrency and deadlocks

@@ -162,7 +162,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	keep := false
 	ptFd, ptNew := 0, false // the backing set up for a first reader
 	switch {
-	case trunc && pt == ptInPlace:
+	case trunc && n.ptMode == ptInPlace:
 		// Written in place by another handle: truncated in place.
 		fd, _ := n.ptInPlaceFd()
 		if err := unix.Ftruncate(fd, 0); err != nil {
@@ -176,7 +176,8 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 		n.touch()
 		h.wrote = true
 		n.version = fileVersion{} // the kernel's cache may hold pages of an older version
-	case created != "" || n.stage != nil:
+	case created != "" || n.stage != nil || n.ptMode == ptInPlace:
+		// (Written in place: its handles read the host file.)
 		n.version = fileVersion{}
 	default:
 		v := version(fi)
@@ -446,6 +447,16 @@ func (n *node) discard(errno syscall.Errno) {
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n := h.n
 	n.mu.Lock()
+	if fd, ok := n.ptInPlaceFd(); ok {
+		// Written in place through the daemon: the host file is the
+		// file.
+		defer n.mu.Unlock()
+		k, err := unix.Pread(fd, dest, off)
+		if err != nil {
+			return nil, n.m.errno("read", n.path(), err)
+		}
+		return fuse.ReadResultData(dest[:k]), 0
+	}
 	if n.stage != nil {
 		defer n.mu.Unlock()
 		k, err := n.stage.ReadAt(dest, off)
@@ -522,13 +533,17 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 	return 0
 }
 
-// Write writes into the node's staging, staging the file first if needed.
-// With O_APPEND the data goes at the end whatever the offset.
+// Write writes into the node's staging, staging the file first if needed,
+// or into the host file of a file written in place. With O_APPEND the data
+// goes at the end whatever the offset.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	h.wrote = true
+	if fd, ok := n.ptInPlaceFd(); ok {
+		return n.writeInPlace(fd, data, off, h.append)
+	}
 	if n.poison != 0 {
 		return 0, n.poison
 	}
@@ -547,6 +562,27 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	}
 	if err != nil {
 		return uint32(k), n.fail(n.m.errno("write", n.path(), err))
+	}
+	return uint32(k), 0
+}
+
+// writeInPlace writes data at off (at the end: append) into fd, the host
+// file n is written in place through; a failed write is the writer's
+// error, as on disk, and poisons nothing. Callers hold n.mu.
+func (n *node) writeInPlace(fd int, data []byte, off int64, append bool) (uint32, syscall.Errno) {
+	if append {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return 0, n.m.errno("write", n.path(), err)
+		}
+		off = st.Size
+	}
+	if off+int64(len(data)) > n.m.opts.maxFileSize() {
+		return 0, syscall.EFBIG
+	}
+	k, err := unix.Pwrite(fd, data, off)
+	if err != nil {
+		return uint32(max(k, 0)), n.m.errno("write", n.path(), err)
 	}
 	return uint32(k), 0
 }
@@ -797,6 +833,9 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		n.ptRelease(ctx)
 	} else {
 		n.cached--
+		if n.opens == 0 && n.ptMode == ptInPlace && n.ptLive == 0 {
+			n.ptDrop() // written in place through the daemon: done with
+		}
 	}
 	if n.opens == 0 && !n.dirty {
 		n.dropStage()

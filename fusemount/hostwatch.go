@@ -428,7 +428,7 @@ func (iv *invalidator) invalidateHost(c local.HostChange, dirs map[*fs.Inode]boo
 		// negative entry, cached only with a negative timeout.
 		switch {
 		case ch == nil:
-			if m.opts.negativeTimeout() > 0 {
+			if dropNegative(parent, name) || m.opts.negativeTimeout() > 0 {
 				parent.NotifyEntry(name)
 			}
 		case err != nil || fi.Kind == vfs.KindMissing && !fi.Link || typeOf(fi) != ch.StableAttr().Mode:
@@ -501,6 +501,7 @@ func (iv *invalidator) staleNode(in *fs.Inode) {
 func (iv *invalidator) invalidateTree(in *fs.Inode) {
 	iv.staleNode(in)
 	in.NotifyContent(0, 0)
+	dropNegatives(in)
 	for name, ch := range in.Children() {
 		iv.invalidateTree(ch)
 		in.NotifyEntry(name)

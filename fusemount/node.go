@@ -75,6 +75,10 @@ type node struct {
 	// when it was counted.
 	subdirs   uint32
 	subdirsAt time.Time
+
+	// negs are the names a lookup in this directory answered missing
+	// with a long timeout (negative.go). Guarded by mu.
+	negs map[string]struct{}
 }
 
 var (
@@ -211,6 +215,9 @@ func typeOf(fi vfs.FileInfo) uint32 {
 // (typeOf): the one the kernel knows when there is one (so an inode keeps
 // its number across a rename), else a new one.
 func (n *node) child(ctx context.Context, name, p string, mode uint32) *fs.Inode {
+	n.mu.Lock()
+	delete(n.negs, name) // the name is there now
+	n.mu.Unlock()
 	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
 		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() {
 			return ch
@@ -316,6 +323,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, n.m.errno("lookup", p, err)
 	}
 	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
+		n.longNegative(name, p, gen, out)
 		return nil, syscall.ENOENT
 	}
 	return n.lookedUp(ctx, name, p, fi, gen, out), 0

@@ -43,7 +43,10 @@ type Options struct {
 	EntryTimeout time.Duration
 	AttrTimeout  time.Duration
 	// NegativeTimeout is how long the kernel may cache that a name does
-	// not exist. Zero or negative means not at all.
+	// not exist. Zero means not at all, except, with the default entry
+	// and attribute timeouts, under a host directory the mount watches
+	// completely: ObservedTimeout there (negative.go). Negative means not
+	// at all, anywhere.
 	NegativeTimeout time.Duration
 
 	// WholeFileLimit is the size up to which a file opened for reading is

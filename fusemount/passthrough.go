@@ -388,6 +388,12 @@ func (n *node) ptReleased() {
 		return
 	}
 	n.ptLive = 0
+	n.ptDrop()
+}
+
+// ptDrop closes n's backing and ends its mode, once no handle uses it.
+// Callers hold n.mu.
+func (n *node) ptDrop() {
 	if n.ptFile != nil {
 		n.ptFile.Close()
 		n.ptFile = nil
@@ -503,10 +509,12 @@ func (m *mount) debugf(format string, args ...any) {
 
 // New files written in place. A file the mount creates (CREATE: nothing
 // at the name, an exclusive create on the host) has no older version a
-// staging would protect, so with passthrough on a tree that can
-// (inPlaceCreator: local: mounted alone) it is made on the host open
-// for writing and the kernel writes it directly (ptInPlace, ptChecked): no
-// staging, no copy, no rename at close. An existing file that holds no
+// staging would protect, so on a tree that can (inPlaceCreator: local:
+// mounted alone) it is made on the host open for writing and written
+// there directly (ptInPlace, ptChecked): by the kernel with passthrough,
+// else by the daemon (pwrite on that descriptor; the node's other
+// handles read and write it too): no staging, no copy, no rename at
+// close. An existing file that holds no
 // data (empty, or only holes and space reserved with fallocate: fio's
 // layout) has no older contents either: a writer opening it without
 // O_TRUNC while the mount has no other handle on it writes it in place
@@ -529,8 +537,9 @@ type inPlaceCreator interface {
 
 // createInPlace creates the file name of directory n at p in place (see
 // above) and opens it with flags, giving it the permission bits perm: h
-// nil means it did not (passthrough off or undecided, a tree that cannot,
-// a disk nearly full, a node the kernel still has open under that name);
+// nil means it did not (passthrough undecided, a tree that cannot, with
+// passthrough a disk nearly full, a node the kernel still has open under
+// that name);
 // made then says the file was created on the host all the same (empty),
 // for the caller to open the usual way.
 func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm uint32) (ch *fs.Inode, h fs.FileHandle, fi vfs.FileInfo, made bool) {
@@ -544,7 +553,8 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	default:
 		return nil, nil, vfs.FileInfo{}, false // an open right at mount: staged
 	}
-	if !m.pt.Load() || n.ptNoFd(true) {
+	pt := m.pt.Load()
+	if pt && n.ptNoFd(true) {
 		return nil, nil, vfs.FileInfo{}, false
 	}
 	m.beginSelf(p)
@@ -569,9 +579,9 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		return nil, nil, vfs.FileInfo{}, true
 	}
 	fd := int(f.Fd())
-	if lowDisk(fd) {
+	if pt && lowDisk(fd) {
 		// A disk nearly full: the daemon must see the writes (see
-		// ptMinFree).
+		// ptMinFree), so they go through a staging.
 		f.Close()
 		return nil, nil, vfs.FileInfo{}, true
 	}
@@ -586,11 +596,15 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		return nil, nil, vfs.FileInfo{}, true
 	}
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
-	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: true}
+	hd := &handle{n: cn, write: write, append: flags&syscall.O_APPEND != 0, pt: pt}
 	cn.ptMode, cn.ptFile, cn.ptChecked, cn.ptPub = ptInPlace, hostFile{f}, true, fi
 	cn.version = fileVersion{}
-	cn.ptOpen++
-	cn.ptLive++
+	if pt {
+		cn.ptOpen++
+		cn.ptLive++
+	} else {
+		cn.cached++
+	}
 	cn.opens++
 	if write {
 		cn.writers++
@@ -599,6 +613,9 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		cn.handles = map[*handle]bool{}
 	}
 	cn.handles[hd] = true
+	if !pt {
+		return ch, hd, fi, true
+	}
 	return ch, &ptHandle{handle: hd, fd: fd}, fi, true
 }
 

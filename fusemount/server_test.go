@@ -90,9 +90,9 @@ func startServer(t *testing.T, root string, env ...string) *server {
 		case <-s.done:
 		default:
 			cmd.Process.Kill()
-			select {
-			case <-s.done:
-			case <-time.After(unmountTimeout):
+			if err, ok := s.waitKilled(t); ok {
+				s.done <- err
+			} else {
 				assert.Fail(t, "server did not exit after SIGKILL")
 			}
 		}
@@ -238,12 +238,54 @@ func TestLargeFileRSS(t *testing.T) {
 func killServer(t *testing.T, s *server) {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Kill())
+	err, ok := s.waitKilled(t)
+	require.True(t, ok, "server still running %v after SIGKILL", killTimeout)
+	s.done <- err // for startServer's cleanup
+	require.NoError(t, Unmount(s.dir, true))
+}
+
+// killTimeout bounds how long a server killed by SIGKILL may take to
+// exit. A thread of a killed process in a host system call that cannot be
+// interrupted (an fsync on a loaded disk: ext4 commits its whole journal)
+// finishes it first, and on a busy machine that takes seconds.
+const killTimeout = 2 * time.Minute
+
+// waitKilled waits for s, sent SIGKILL, to exit: it aborts the mount's
+// connection at once (so that nothing waits on the dead server's
+// requests) and, if the server is still there after unmountTimeout, logs
+// what its threads wait on in the kernel. ok is false if it has not
+// exited within killTimeout.
+func (s *server) waitKilled(t *testing.T) (err error, ok bool) {
+	t.Helper()
+	abortConnection(s.conn)
 	select {
 	case err := <-s.done:
-		s.done <- err // for startServer's cleanup
+		return err, true
 	case <-time.After(unmountTimeout):
-		require.Fail(t, "server still running after SIGKILL")
 	}
-	abortConnection(s.conn)
-	require.NoError(t, Unmount(s.dir, true))
+	t.Logf("server %d still running %v after SIGKILL; its threads:\n%s", s.cmd.Process.Pid, unmountTimeout, kernelStacks(s.cmd.Process.Pid))
+	select {
+	case err := <-s.done:
+		return err, true
+	case <-time.After(killTimeout - unmountTimeout):
+		t.Logf("server %d still running %v after SIGKILL; its threads:\n%s", s.cmd.Process.Pid, killTimeout, kernelStacks(s.cmd.Process.Pid))
+		return nil, false
+	}
+}
+
+// kernelStacks describes the threads of process pid: state, wait channel
+// and, when readable (as root), the kernel stack.
+func kernelStacks(pid int) string {
+	var b strings.Builder
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		stat, _ := os.ReadFile(task + "/stat")
+		wchan, _ := os.ReadFile(task + "/wchan")
+		stack, _ := os.ReadFile(task + "/stack")
+		fmt.Fprintf(&b, "%s: %s wchan=%s\n%s", filepath.Base(task), strings.TrimSpace(string(stat)), wchan, stack)
+	}
+	if b.Len() == 0 {
+		return "(none readable)"
+	}
+	return b.String()
 }

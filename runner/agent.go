@@ -15,6 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/julyfs/julyfs/runner/approval"
+	"github.com/julyfs/julyfs/runner/authored"
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/tools"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -67,6 +70,19 @@ type Config struct {
 	WorkspaceFiles map[string]string `yaml:"workspaceFiles"`
 	// Web configures the web tools (see WebConfig).
 	Web WebConfig `yaml:"web"`
+
+	// MCP lists the MCP servers whose tools the agent loop offers, by
+	// server name (see runner/mcpclient and mcp.go).
+	MCP map[string]mcpclient.ServerConfig `yaml:"mcp"`
+	// Approvals maps a tool name or pattern (as tools: names them: edit,
+	// delete, mcp:github/*; or a model-facing name: StrReplace) to ask,
+	// allow or deny; see package runner/approval for the precedence.
+	// Omitted: every tool runs without asking.
+	Approvals map[string]string `yaml:"approvals"`
+	// Cow, true, runs every session on a copy-on-write layer over the
+	// tree (docs/cow.md); so does a root whose mount at / is
+	// {cow: {base: SPEC}}, which Load rewrites to SPEC.
+	Cow yaml.Node `yaml:"cow"`
 }
 
 // LocalConfig is the host-default settings block.
@@ -108,6 +124,13 @@ type Agent struct {
 
 	root *rootTable    // the decoded root; nil for the host default
 	live *liveTemplate // the root's template when it is live, else nil
+
+	approvals *approval.Rules // agent.yaml's approvals:, parsed
+	// authored are the tools/*.yaml tools (authoredtools.go).
+	authored []*authored.Def
+	// Cow: every session runs on a copy-on-write layer (agent.yaml's
+	// cow: true, or a cow: root mount at /).
+	Cow bool
 }
 
 // Problem is one thing wrong with an agent definition.
@@ -267,11 +290,13 @@ func Load(dir string) (*Agent, error) {
 	plan, ps := PlanTools(rootSet, c.Tools)
 	problems = append(problems, ps...)
 	a.Plan = plan
+	problems = append(problems, a.cowProblems()...)
 	if ps, note := a.webProblems(); len(ps) > 0 {
 		problems = append(problems, ps...)
 	} else if note != "" {
 		a.Notes = append(a.Notes, note)
 	}
+	problems = append(problems, a.mcpProblems()...)
 
 	if rootSet {
 		node := &c.Root
@@ -308,6 +333,8 @@ func Load(dir string) (*Agent, error) {
 	}
 
 	problems = append(problems, toolClashes(abs)...)
+	problems = append(problems, a.approvalProblems()...)
+	problems = append(problems, a.loadAuthored()...)
 
 	if len(problems) > 0 {
 		return nil, invalid()
@@ -419,26 +446,32 @@ func checkSeedPath(p string, root bool) string {
 	return ""
 }
 
-// toolClashes refuses authored tools named like a synthesized tool
-// (tools/Read.go, tools/StrReplace.ts, ...): discovery fails closed on the
-// clash for host-default and authored roots alike.
+// toolClashes refuses authored tools named like a synthesized or harness
+// tool (tools/Read.go, tools/StrReplace.ts, tools/Task.yaml, ...):
+// discovery fails closed on the clash for host-default and authored roots
+// alike.
 func toolClashes(dir string) []Problem {
 	entries, err := os.ReadDir(filepath.Join(dir, "tools"))
 	if err != nil {
 		return nil
 	}
-	reserved := append(slices.Clone(tools.FileToolNames()), tools.NameShell)
+	synthesized := append(tools.FileToolNames(), tools.NameShell)
 	var out []Problem
 	for _, e := range entries {
 		name := e.Name()
 		stem := strings.TrimSuffix(name, filepath.Ext(name))
-		for _, r := range reserved {
-			if strings.EqualFold(stem, r) {
-				out = append(out, Problem{
-					Field:   "tools/" + name,
-					Message: fmt.Sprintf("an authored tool named like the synthesized %s fails closed: the runner synthesizes %s from the bound tree; rename or remove tools/%s", r, r, name),
-				})
+		for _, r := range reservedToolNames() {
+			if !strings.EqualFold(stem, r) {
+				continue
 			}
+			kind, why := "built-in", fmt.Sprintf("the runner serves %s itself", r)
+			if slices.Contains(synthesized, r) {
+				kind, why = "synthesized", fmt.Sprintf("the runner synthesizes %s from the bound tree", r)
+			}
+			out = append(out, Problem{
+				Field:   "tools/" + name,
+				Message: fmt.Sprintf("an authored tool named like the %s %s fails closed: %s; rename or remove tools/%s", kind, r, why, name),
+			})
 		}
 	}
 	return out

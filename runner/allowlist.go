@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/tools"
 )
 
@@ -147,6 +148,8 @@ func PlanTools(root bool, list []string) (Plan, []Problem) {
 			}
 		case name == AllowWebSearch || name == AllowWebFetch || name == AllowUpdateTodos || name == AllowReminders:
 			harness[name] = true
+		case mcpclient.IsAllowEntry(name):
+			// An MCP server's tools: checked against mcp: (mcp.go).
 		default:
 			problems = append(problems, Problem{Field: "tools", Message: unknownTool(name)})
 		}

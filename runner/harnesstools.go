@@ -158,6 +158,12 @@ func (s *Session) loopTurn(l *Loop) (*Turn, error) {
 	if webTools && plan.Root {
 		ts = overlayTools(ts, &overlaySpill{fs: t.FS, hostDir: filepath.Join(hdir, "agent-tools"), spill: spill})
 	}
+	mts, err := s.mcpTools(t)
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, mts...)
+	ts = s.approve(l, ts)
 	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err

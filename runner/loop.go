@@ -102,6 +102,7 @@ func NewLoop(s *Session, log *sessions.Log, opts LoopOptions) (*Loop, error) {
 	if opts.MaxSteps <= 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
+	s.setSessionID(log.ID())
 	events := log.Events()
 	l := &Loop{s: s, log: log, opts: opts, system: s.agent.SystemPrompt(), history: Replay(ActiveEvents(events)), first: true}
 	for _, ev := range events {
@@ -343,11 +344,11 @@ func (l *Loop) runCalls(ctx context.Context, ts *turnState, turn *Turn, calls []
 			}
 		}
 		if j-i == 1 {
-			results[i] = turn.Call(ctx, calls[i].Name, calls[i].Args)
+			results[i] = turn.Call(l.callContext(ctx, ts, calls[i]), calls[i].Name, calls[i].Args)
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = turn.Call(ctx, calls[k].Name, calls[k].Args) })
+				wg.Go(func() { results[k] = turn.Call(l.callContext(ctx, ts, calls[k]), calls[k].Name, calls[k].Args) })
 			}
 			wg.Wait()
 		}

@@ -10,7 +10,10 @@ import (
 	"sync"
 
 	"github.com/julyfs/julyfs/rootspec"
+	"github.com/julyfs/julyfs/runner/approval"
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/tools"
+	"github.com/julyfs/julyfs/runner/web"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/index"
 )
@@ -53,6 +56,16 @@ type SessionOptions struct {
 	// nothing), for callers that only list the tools: the index is
 	// neither built nor locked.
 	NoIndex bool
+
+	// MCPWarn, when set, is told once per session of each MCP server that
+	// could not be started (its tools are then not offered) and of each
+	// tool refused for its schema or name.
+	MCPWarn func(msg string)
+	// Approver decides the agent loop's calls that agent.yaml's
+	// approvals: asks for (a terminal, a server's queue, a flag); nil
+	// denies them. july call and july mcp do not ask: their caller is
+	// the one deciding.
+	Approver approval.Asker
 }
 
 // Session is an agent bound to its tree. A static root is built once per
@@ -76,6 +89,17 @@ type Session struct {
 	// schemas are the resolved schemas of the session's tools, resolved
 	// on the first turn and reused by every later one (dispatch.go).
 	schemas schemaCache
+
+	// mcp is the session's MCP servers (mcp.go), nil until the first
+	// loop turn; mcpSpill holds their large results; mcpOnce reports
+	// their problems once.
+	mcp      *mcpclient.Set
+	mcpSpill *web.Spill
+	mcpOnce  sync.Once
+	gate     *approval.Gate // the loop's approvals (approvals.go), made on first use; hmu
+	emu      sync.Mutex     // serializes the gate's events of concurrent calls
+	// info is what the authored tools read at each call (authoredtools.go).
+	info sessionInfo
 }
 
 // Open binds the agent's tree (its authored root, or the host disk at its
@@ -142,6 +166,7 @@ func (a *Agent) Open(ctx context.Context, opts SessionOptions) (*Session, error)
 // Close releases the session's tree (the index, then the host directory
 // handles of local mounts). Turns must not be used afterwards.
 func (s *Session) Close() error {
+	s.closeMCP()
 	s.hmu.Lock()
 	if s.hdir != "" {
 		os.RemoveAll(s.hdir)
@@ -193,6 +218,7 @@ func (s *Session) Turn() (*Turn, error) {
 	if s.agent.Plan.Shell {
 		ts = append(ts, tools.NewShell(s.agent.Cwd, s.opts.Tools))
 	}
+	ts = append(ts, s.authoredTools()...)
 	d, err := newDispatcher(ts, DispatchOptions{DryRun: s.opts.DryRun, Observe: s.opts.Observe}, &s.schemas)
 	if err != nil {
 		return nil, err

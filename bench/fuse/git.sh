@@ -37,20 +37,7 @@ mkdir "$T/data" "$T/src"
 # The source repository, on tmpfs: N files in N/100 directories, every
 # tenth executable, one link per directory.
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@b GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@b GIT_CONFIG_NOSYSTEM=1 HOME=$W
-python3 - "$T/src" "$N" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "pkg%03d" % (i // 100))
-    os.makedirs(d, exist_ok=True)
-    p = os.path.join(d, "f%05d.txt" % i)
-    with open(p, "w") as f:
-        f.write(("line %d of file %d\n" % (0, i)) * (1 + i % 20))
-    if i % 10 == 0:
-        os.chmod(p, 0o755)
-    if i % 100 == 0:
-        os.symlink("f%05d.txt" % i, os.path.join(d, "link"))
-PY
+python3 bench/fuse/mkrepo.py "$T/src" "$N"
 git -C "$T/src" init -q && git -C "$T/src" add -A && git -C "$T/src" -c gc.auto=0 commit -qm files
 # Packed now, so no background auto-gc removes loose objects mid-clone.
 git -C "$T/src" -c gc.autoDetach=false gc -q

@@ -44,6 +44,8 @@ func validateCommand() *cli.Command {
 fields or tool names, and the fail-closed combinations (a root with shell,
 task or readLints; a root with local.cwd, local.workspaceDir, local.sandbox or
 a cloud runtime; an authored tools/Read.* named like a synthesized tool;
+an authored tools/NAME.yaml with an unknown field, a bad inputSchema or a
+command that is not on PATH (tools/x.yaml:LINE: ...);
 workspaceFiles under memory/ or, with a root, /tmp). On success it prints
 what the agent's model gets, and on stderr a warning for each legal but
 probably unintended setting (a root mount under /tmp, shadowed each turn by
@@ -53,7 +55,9 @@ so a binary that is not a plugin or refuses its parameters shows only when a
 command binds the tree: that mount's calls then fail, the others serve).
 The schedules (schedules/*.md with cron: frontmatter) are listed with their
 next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
-"…": …).`,
+"…": …). Each MCP server under mcp: is started and its tools listed; one
+that cannot be reached, or a tool the allowlist names that its server does
+not list, is a problem.`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef(c, "want one agent directory, got %d arguments", c.NArg())
@@ -65,7 +69,7 @@ next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
 			if err := checkRun(c, a, ""); err != nil {
 				return err
 			}
-			if ps := a.PluginProblems(); len(ps) > 0 {
+			if ps := append(a.PluginProblems(), a.AuthoredProblems()...); len(ps) > 0 {
 				fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
 				return errReported
 			}
@@ -77,6 +81,7 @@ next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
 			fmt.Fprintf(w, "ok: agent %s\n", a.Config.Name)
 			fmt.Fprintf(w, "tree: %s\n", a.TreeDescription())
 			fmt.Fprintf(w, "tools: %s\n", list(a.Plan.Served()))
+			fmt.Fprintf(w, "authored (tools/*.yaml, always served): %s\n", list(authoredNames(a)))
 			fmt.Fprintf(w, "harness (served by july run's agent loop, not by july call or july mcp): %s\n", list(a.Plan.Harness))
 			if a.Plan.ScratchTmp {
 				fmt.Fprintln(w, "scratch: each turn binds an empty /tmp over the root")
@@ -86,7 +91,7 @@ next three fire times; a bad one is a problem (schedules/x.md:2: bad cron
 			}
 			validateRun(c, a)
 			printSchedules(c, scheds)
-			return nil
+			return validateMCP(c, a)
 		},
 	}
 }
@@ -116,9 +121,13 @@ func toolsCommand() *cli.Command {
 		Usage:     "list the tools july serves for an agent, with their JSON schemas",
 		ArgsUsage: "DIR",
 		Description: `Prints one JSON document: the agent, its tree, the tools july serves (the
-tools synthesized from the tree and, on the host default, Shell) with their
+tools synthesized from the tree, on the host default Shell, and the authored
+tools of tools/*.yaml) with their
 effect, input schema and accepted argument aliases, and the harness builtins
-the plan grants that belong to the agent loop.`,
+the plan grants that belong to the agent loop. The tools of agent.yaml's mcp:
+servers (mcp__<server>__<tool>, served by the agent loop) are listed too:
+july connects to each server, and mcpServers says what each one offers or
+why it could not be reached.`,
 		Action: func(c *cli.Context) error {
 			a, err := load(c)
 			if err != nil {
@@ -136,11 +145,19 @@ the plan grants that belong to the agent loop.`,
 				Harness    []string   `json:"harness"`
 				MCP        bool       `json:"mcp"`
 				ScratchTmp bool       `json:"scratchTmp"`
+				// MCPServers are agent.yaml's mcp: servers, connected to
+				// list their tools (which are in Tools).
+				MCPServers []mcpServerJSON `json:"mcpServers,omitempty"`
 			}{Agent: a.Config.Name, Tree: a.TreeDescription(), Tools: []toolJSON{}, Harness: a.Plan.Harness, MCP: a.Plan.MCP, ScratchTmp: a.Plan.ScratchTmp}
 			if out.Harness == nil {
 				out.Harness = []string{}
 			}
-			for _, t := range turn.Tools() {
+			mts, status, closeMCP := connectMCP(c, a)
+			defer closeMCP()
+			if status != nil {
+				out.MCPServers = mcpServersJSON(status)
+			}
+			for _, t := range append(turn.Tools(), mts...) {
 				tj := toolJSON{Name: t.Name, Description: t.Description, Effect: t.Effect, Destructive: t.Destructive,
 					OpenWorld: t.OpenWorld, InputSchema: t.Schema, Aliases: t.Aliases}
 				if t.OutputSchema != nil {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -17,9 +15,10 @@ import (
 
 	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/checkpoint"
+	"github.com/julyfs/julyfs/runner/cowsession"
+	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/vfs"
-	"github.com/julyfs/julyfs/vfs/cow"
 )
 
 // This file is july run --cow and the commands over a copy-on-write
@@ -27,118 +26,34 @@ import (
 
 var cowFlag = &cli.BoolFlag{Name: "cow", Usage: "run on a copy-on-write layer over the agent's tree (kept with the session; the tree is not written)"}
 
-// layerDir is the layer directory of the session in sessionDir.
-func layerDir(sessionDir string) string { return filepath.Join(sessionDir, checkpoint.LayerDir) }
-
-func hasLayer(sessionDir string) bool {
-	_, err := os.Stat(layerDir(sessionDir))
-	return err == nil
-}
-
 // cowLayer is july run's OpenOptions.Layer: a session made with --cow
-// (or continued, having a layer) runs on a copy-on-write layer over the
-// agent's tree in its directory, checkpointed at the end of every turn.
-// A continued session without a layer runs as it was made, on the tree
-// itself; asked for --cow, it is refused.
+// (or by an agent with cow: true), or a continued one that has a layer,
+// runs on a copy-on-write layer over the agent's tree, checkpointed at
+// the end of every turn. A continued session without a layer runs as it
+// was made, on the tree itself; asked for --cow, it is refused.
 func cowLayer(c *cli.Context, a *runner.Agent, stderr io.Writer) func(context.Context, *sessions.Log, *runner.SessionOptions, *runner.LoopOptions) (func(), error) {
-	return func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error) {
-		if c.String("session") != "" && !hasLayer(log.Dir()) {
-			if c.Bool("cow") {
-				return nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer", log.ID())
-			}
-			return nil, nil
-		}
-		base, closeBase, err := a.OpenBase(ctx, log.ID())
-		if err != nil {
-			return nil, err
-		}
-		layer, err := cow.Open(base, layerDir(log.Dir()))
-		if err != nil {
-			closeBase()
-			return nil, err
-		}
-		sopts.Root, sopts.NoIndex = layer.Tree(), true
-		lopts.Checkpoint = checkpointHook(layer, log, stderr)
-		return func() { layer.Close(); closeBase() }, nil
-	}
+	on := c.Bool("cow") || a.Cow
+	return cowsession.Hook(a, cowsession.HookOptions{New: on, Require: on, Warnf: func(format string, args ...any) {
+		fmt.Fprintf(stderr, "july: warning: "+format+"\n", args...)
+	}})
 }
 
-// checkpointHook takes each turn's checkpoint; a failure is recorded in
-// the event (the previous checkpoints stay valid) and printed.
-func checkpointHook(layer *cow.FS, log *sessions.Log, stderr io.Writer) func(context.Context, int, string) *sessions.Checkpoint {
-	prev := layer.Entries()
-	return func(_ context.Context, turn int, turnID string) *sessions.Checkpoint {
-		ref, es, err := checkpoint.Take(layer, log.Dir(), turn, turnID, prev)
-		if err != nil {
-			fmt.Fprintf(stderr, "july: warning: %v\n", err)
-			ref.Error = err.Error()
-			return &ref
-		}
-		prev = es
-		return &ref
-	}
-}
-
-// turnInfo is one turn of a log, numbered from 1.
-type turnInfo struct {
-	num      int
-	id       string
-	message  string
-	status   string // completed, failed, running
-	parent   int    // the turn the conversation was at when it started (0: none)
-	ancestry []int  // the turns of the conversation at its end, itself last
-}
-
-// turnsOf numbers a log's turns and follows its rewinds.
-func turnsOf(events []sessions.Event) ([]turnInfo, []int) {
-	var turns []turnInfo
-	byID := map[string]int{}
-	var active []int
-	msgs := map[string]string{}
-	for _, ev := range events {
-		switch ev.Type {
-		case sessions.TypeMessageReceived:
-			var d sessions.MessageReceived
-			json.Unmarshal(ev.Data, &d)
-			msgs[ev.TurnID] = d.Text
-		case sessions.TypeTurnStarted:
-			t := turnInfo{num: len(turns) + 1, id: ev.TurnID, message: msgs[ev.TurnID], status: "running"}
-			if len(active) > 0 {
-				t.parent = active[len(active)-1]
-			}
-			active = append(active[:len(active):len(active)], t.num)
-			t.ancestry = active
-			byID[ev.TurnID] = len(turns)
-			turns = append(turns, t)
-		case sessions.TypeTurnCompleted, sessions.TypeTurnFailed:
-			if i, ok := byID[ev.TurnID]; ok {
-				turns[i].status = strings.TrimPrefix(ev.Type, "turn.")
-			}
-		case sessions.TypeSessionRewound:
-			var d sessions.SessionRewound
-			if json.Unmarshal(ev.Data, &d) == nil {
-				if d.ToTurn == 0 {
-					active = nil
-				} else if d.ToTurn <= len(turns) {
-					active = turns[d.ToTurn-1].ancestry
-				}
-			}
+// serveLayer sets july serve's copy-on-write hook on the host of agent
+// a: with --cow or cow: true every new session runs on a layer, and a
+// session july run --cow made continues on its layer either way.
+func serveLayer(c *cli.Context, a *runner.Agent, o *host.Options) error {
+	on := c.Bool("cow") || a.Cow
+	if on {
+		if err := cowsession.Check(a); err != nil {
+			return err
 		}
 	}
-	return turns, active
+	o.Layer, o.NewLayer = cowsession.Hook(a, cowsession.HookOptions{New: on, Require: on, Warnf: o.Logf}), on
+	return nil
 }
 
-// cowTarget is a copy-on-write session read for diff and log.
-type cowTarget struct {
-	a      *runner.Agent
-	id     string
-	dir    string // the session directory
-	events []sessions.Event
-	turns  []turnInfo
-	active []int
-}
-
-func openTarget(c *cli.Context) (*cowTarget, error) {
+// openTarget reads the copy-on-write session the command names.
+func openTarget(c *cli.Context) (*cowsession.Session, error) {
 	if c.NArg() != 2 && !(c.Command.Name == "mount" && c.NArg() == 3) {
 		return nil, usagef(c, "want DIR SESSION, got %d arguments", c.NArg())
 	}
@@ -146,34 +61,7 @@ func openTarget(c *cli.Context) (*cowTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := sessions.New(stateRoot(c, a))
-	id := c.Args().Get(1)
-	_, events, _, err := st.Read(id)
-	if err != nil {
-		return nil, err
-	}
-	t := &cowTarget{a: a, id: id, dir: filepath.Join(st.Dir(), id), events: events}
-	if !hasLayer(t.dir) {
-		return nil, fmt.Errorf("session %s was made without --cow: its writes went to the tree directly, so it has no layer and no checkpoints", id)
-	}
-	t.turns, t.active = turnsOf(events)
-	return t, nil
-}
-
-// state returns the layer's entries at turn n (0: the base; -1: the
-// layer as it is now).
-func (t *cowTarget) state(n int) ([]cow.Entry, error) {
-	switch {
-	case n < 0:
-		return cow.ReadEntries(layerDir(t.dir))
-	case n > len(t.turns):
-		return nil, fmt.Errorf("session %s has no turn %d (it has %d)", t.id, n, len(t.turns))
-	}
-	m, err := checkpoint.Load(layerDir(t.dir), n)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", t.id, err)
-	}
-	return m.Entries, nil
+	return cowsession.Open(a, sessions.New(stateRoot(c, a)), c.Args().Get(1))
 }
 
 func diffCommand() *cli.Command {
@@ -200,14 +88,12 @@ checkpoints; 0 is the tree itself). --stat prints files and +/- lines,
 			if err != nil {
 				return err
 			}
-			from, to := c.Int("from"), c.Int("to")
-			if n := c.Int("turn"); c.IsSet("turn") {
-				if n < 1 || n > len(t.turns) {
-					return fmt.Errorf("session %s has no turn %d (it has %d)", t.id, n, len(t.turns))
-				}
-				from, to = t.turns[n-1].parent, n
+			var diffs []checkpoint.FileDiff
+			if c.IsSet("turn") {
+				diffs, err = t.TurnDiff(c.Context, c.Int("turn"))
+			} else {
+				diffs, err = t.Diff(c.Context, c.Int("from"), c.Int("to"))
 			}
-			diffs, err := t.diff(c.Context, from, to)
 			if err != nil {
 				return err
 			}
@@ -215,23 +101,6 @@ checkpoints; 0 is the tree itself). --stat prints files and +/- lines,
 			return printDiffs(c.App.Writer, diffs, c.Bool("stat"), c.Bool("name-only"), c.Bool("json"), colour)
 		},
 	}
-}
-
-func (t *cowTarget) diff(ctx context.Context, from, to int) ([]checkpoint.FileDiff, error) {
-	a, err := t.state(from)
-	if err != nil {
-		return nil, err
-	}
-	b, err := t.state(to)
-	if err != nil {
-		return nil, err
-	}
-	base, closeBase, err := t.a.OpenBase(ctx, t.id)
-	if err != nil {
-		return nil, err
-	}
-	defer closeBase()
-	return checkpoint.Diff(ctx, base, layerDir(t.dir), a, b)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -316,16 +185,12 @@ where they happened.`,
 			if err != nil {
 				return err
 			}
-			live := map[int]bool{}
-			for _, n := range t.active {
-				live[n] = true
-			}
 			w := c.App.Writer
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TURN\tID\tSTATUS\tFILES\t+/-\tMESSAGE")
-			for _, ti := range t.turns {
+			for _, ti := range t.Turns {
 				files, plus := "-", "-"
-				if diffs, err := t.diff(c.Context, ti.parent, ti.num); err == nil {
+				if diffs, err := t.TurnDiff(c.Context, ti.Num); err == nil {
 					a, r := 0, 0
 					for _, d := range diffs {
 						a, r = a+d.Added, r+d.Removed
@@ -334,55 +199,31 @@ where they happened.`,
 				} else if !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 					return err
 				}
-				status := ti.status
-				if !live[ti.num] {
+				status := ti.Status
+				if !t.Live(ti.Num) {
 					status += " (rewound)"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ti.num, ti.id, status, files, plus, oneLine(ti.message, 60))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ti.Num, ti.ID, status, files, plus, oneLine(ti.Message, 60))
 			}
 			return tw.Flush()
 		},
 	}
 }
 
-// lockTarget is a copy-on-write session held for a change: the log
-// (session in use when a turn runs), the base and the layer.
-type lockTarget struct {
-	*cowTarget
-	log   *sessions.Log
-	layer *cow.FS
-	close func()
-}
-
-func lockSession(c *cli.Context) (*lockTarget, error) {
-	t, err := openTarget(c)
+// lockSession holds the copy-on-write session the command names.
+func lockSession(c *cli.Context) (*cowsession.Held, error) {
+	if c.NArg() != 2 {
+		return nil, usagef(c, "want DIR SESSION, got %d arguments", c.NArg())
+	}
+	a, err := load(c)
 	if err != nil {
 		return nil, err
 	}
-	log, warns, err := sessions.New(stateRoot(c, t.a)).Resume(t.id)
-	if err != nil {
-		if errors.Is(err, sessions.ErrInUse) {
-			return nil, fmt.Errorf("%w: a turn is running (or another command holds it); try again when it ends", err)
-		}
-		return nil, err
-	}
+	h, warns, err := cowsession.Hold(c.Context, a, sessions.New(stateRoot(c, a)), c.Args().Get(1))
 	for _, w := range warns {
 		fmt.Fprintf(c.App.ErrWriter, "july: warning: %s\n", w)
 	}
-	t.events = log.Events()
-	t.turns, t.active = turnsOf(t.events)
-	base, closeBase, err := t.a.OpenBase(c.Context, t.id)
-	if err != nil {
-		log.Close()
-		return nil, err
-	}
-	layer, err := cow.Open(base, layerDir(t.dir))
-	if err != nil {
-		closeBase()
-		log.Close()
-		return nil, err
-	}
-	return &lockTarget{cowTarget: t, log: log, layer: layer, close: func() { layer.Close(); closeBase(); log.Close() }}, nil
+	return h, err
 }
 
 func rewindCommand() *cli.Command {
@@ -401,18 +242,12 @@ sees the conversation without the turns after N. A running turn refuses
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			n := c.Int("to")
-			if n < 0 || n > len(t.turns) {
-				return fmt.Errorf("session %s has no turn %d (it has %d)", t.id, n, len(t.turns))
-			}
-			if err := checkpoint.Rewind(t.layer, n); err != nil {
-				return fmt.Errorf("session %s: %w", t.id, err)
-			}
-			if _, err := t.log.Append(sessions.TypeSessionRewound, "", sessions.SessionRewound{ToTurn: n}); err != nil {
+			if err := t.Rewind(n); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.ErrWriter, "july: session %s rewound to the end of turn %d\n", t.id, n)
+			fmt.Fprintf(c.App.ErrWriter, "july: session %s rewound to the end of turn %d\n", t.ID, n)
 			return nil
 		},
 	}
@@ -433,99 +268,14 @@ names the parent (forkOf). Prints the new session's id.`,
 			if err != nil {
 				return err
 			}
-			n := c.Int("at")
-			if n < 1 || n > len(t.turns) {
-				return fmt.Errorf("session %s has no turn %d (it has %d)", t.id, n, len(t.turns))
-			}
-			src := layerDir(t.dir)
-			if _, err := checkpoint.Load(src, n); err != nil {
-				return fmt.Errorf("session %s: %w", t.id, err)
-			}
-			st := sessions.New(stateRoot(c, t.a))
-			meta, _, _, err := st.Read(t.id)
+			id, err := t.Fork(c.Int("at"))
 			if err != nil {
 				return err
 			}
-			log, err := st.Create(sessions.Meta{Agent: meta.Agent, Model: meta.Model, ForkOf: &sessions.Fork{Session: t.id, Turn: n}})
-			if err != nil {
-				return err
-			}
-			defer log.Close()
-			fail := func(err error) error {
-				return fmt.Errorf("fork of session %s (left half made as %s): %w", t.id, log.ID(), err)
-			}
-			keep := map[string]int{} // turn id -> its number in the fork
-			for i, num := range t.turns[n-1].ancestry {
-				keep[t.turns[num-1].id] = i + 1
-			}
-			for _, ev := range t.events {
-				if _, ok := keep[ev.TurnID]; !ok || ev.TurnID == "" {
-					continue
-				}
-				if _, err := log.Append(ev.Type, ev.TurnID, ev.Data); err != nil {
-					return fail(err)
-				}
-			}
-			dst := layerDir(log.Dir())
-			// The fork's own checkpoints of its turns, over linked blobs.
-			for _, num := range t.turns[n-1].ancestry {
-				tmp := dst + ".fork"
-				os.RemoveAll(tmp)
-				if err := checkpoint.Fork(src, num, tmp); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
-					return fail(err)
-				}
-				if err := mergeBlobs(tmp, dst); err != nil {
-					return fail(err)
-				}
-				os.RemoveAll(tmp)
-				m, err := checkpoint.Load(src, num)
-				if err != nil {
-					continue
-				}
-				m.Turn = keep[t.turns[num-1].id]
-				data, _ := json.Marshal(m)
-				p := checkpoint.ManifestPath(dst, m.Turn)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					return fail(err)
-				}
-				if err := cow.WriteFileAtomic(p, data); err != nil {
-					return fail(err)
-				}
-			}
-			m, err := checkpoint.Load(src, n)
-			if err != nil {
-				return fail(err)
-			}
-			if err := cow.InitLayer(dst, m.Entries); err != nil {
-				return fail(err)
-			}
-			fmt.Fprintln(c.App.Writer, log.ID())
+			fmt.Fprintln(c.App.Writer, id)
 			return nil
 		},
 	}
-}
-
-// mergeBlobs moves the blobs of layer directory from into to's (by
-// rename: both are the fork's).
-func mergeBlobs(from, to string) error {
-	root := filepath.Join(from, "blobs")
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		dst := filepath.Join(to, "blobs", rel)
-		if _, err := os.Stat(dst); err == nil {
-			return nil
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.Rename(p, dst)
-	})
 }
 
 func applyCommand() *cli.Command {
@@ -536,7 +286,8 @@ func applyCommand() *cli.Command {
 		Description: `Writes each change of the session's layer into the tree, compare-and-swap
 against what the tree had when the session first changed the path: a path
 changed behind the session's back since is a conflict, listed (with the
-three versions' diffs: july diff --from 0) and not written; the rest is
+three versions: the base's when the session first changed it, the tree's
+now, the session's) and not written; the rest is
 written and leaves the layer, so the session goes on over the new tree.
 --dry-run lists what would happen. A rerun after a crash completes the
 apply: a change the tree already holds counts as done. Exits 1 when there
@@ -547,8 +298,8 @@ were conflicts.`,
 			if err != nil {
 				return err
 			}
-			defer t.close()
-			acts, err := checkpoint.Apply(c.Context, t.layer, c.Bool("dry-run"))
+			defer t.Close()
+			acts, err := t.Apply(c.Context, c.Bool("dry-run"))
 			w := c.App.Writer
 			conflicts := 0
 			for _, a := range acts {
@@ -556,6 +307,7 @@ were conflicts.`,
 				case a.Conflict != "":
 					conflicts++
 					fmt.Fprintf(w, "conflict %s %s: %s\n", a.Op, vfs.DisplayPath(a.Path), a.Conflict)
+					printThreeWay(w, a.ThreeWay)
 				case a.Done:
 					fmt.Fprintf(w, "done     %s %s\n", a.Op, vfs.DisplayPath(a.Path))
 				case c.Bool("dry-run"):
@@ -565,7 +317,7 @@ were conflicts.`,
 				}
 			}
 			if err != nil {
-				return fmt.Errorf("apply of session %s: %w (rerun to complete it)", t.id, err)
+				return err
 			}
 			if conflicts > 0 {
 				fmt.Fprintf(c.App.ErrWriter, "july: %d conflicts: the tree changed there since the session first changed them; they stay in the session\n", conflicts)
@@ -573,6 +325,28 @@ were conflicts.`,
 			}
 			return nil
 		},
+	}
+}
+
+// printThreeWay prints a conflict's three versions, indented under it:
+// what the tree's change and the session's change each made of the
+// base's version.
+func printThreeWay(w io.Writer, tw *checkpoint.ThreeWay) {
+	if tw == nil {
+		return
+	}
+	if tw.Note != "" {
+		fmt.Fprintf(w, "    (%s)\n", tw.Note)
+	}
+	for _, part := range []struct{ title, text string }{{"the tree's change since", tw.Tree}, {"the session's change", tw.Session}} {
+		if part.text == "" {
+			continue
+		}
+		fmt.Fprintf(w, "    %s:\n", part.title)
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(part.text, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s", line)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

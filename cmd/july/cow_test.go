@@ -160,6 +160,8 @@ func TestCowSession(t *testing.T) {
 	out, _, code := julyRun(t, "apply", agent, forkID, "--dry-run", "--state-root", state)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "conflict write /a.txt")
+	assert.Contains(t, out, "    the tree's change since:\n    --- base\n    +++ tree\n    @@ -1 +1 @@\n    -hi\n    +edited on the host\n")
+	assert.Contains(t, out, "    the session's change:\n    --- base\n    +++ session\n    @@ -1 +1,2 @@\n     hi\n    +from turn 1\n")
 	assert.Equal(t, "edited on the host\n", tree(t, treeDir)["a.txt"])
 	_, ok := tree(t, treeDir)["b.txt"]
 	assert.False(t, ok, "a dry run writes nothing")

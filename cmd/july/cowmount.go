@@ -36,24 +36,26 @@ read-only, until Ctrl-C or SIGTERM.
 			if err != nil {
 				return err
 			}
-			es, err := t.state(c.Int("at"))
+			es, err := t.State(c.Int("at"))
 			if err != nil {
 				return err
 			}
-			base, closeBase, err := t.a.OpenBase(c.Context, t.id)
+			base, closeBase, err := t.Agent.OpenBase(c.Context, t.ID)
 			if err != nil {
 				return err
 			}
 			defer closeBase()
-			view := readonly.New(cow.View(base, layerDir(t.dir), es))
+			view := readonly.New(cow.View(base, t.LayerDir(), es))
+			// Signals are caught before the mount answers: one that came
+			// between would leave the mount without its server.
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sig)
 			srv, err := fusemount.Mount(mnt, view, fusemount.Options{ReadOnly: true, FsName: "july"})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.ErrWriter, "july: session %s mounted read-only on %s; Ctrl-C to unmount\n", t.id, srv.Dir())
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sig)
+			fmt.Fprintf(c.App.ErrWriter, "july: session %s mounted read-only on %s; Ctrl-C to unmount\n", t.ID, srv.Dir())
 			select {
 			case <-sig:
 			case <-c.Context.Done():

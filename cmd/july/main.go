@@ -69,7 +69,7 @@ the working directory) and may narrow its tools (tools:, an allowlist).
 A temp root lives as long as the process: each july call starts from the
 tree agent.yaml describes, so a second call does not see the first's edit.
 Use a local: root (or july mcp) to keep changes.`,
-		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand(), diffCommand(), logCommand(), rewindCommand(), forkCommand(), applyCommand(), mountCommand(), serveCommand(), remindersCommand()},
+		Commands:                  []*cli.Command{validateCommand(), toolsCommand(), callCommand(), mcpCommand(), runCommand(), sessionsCommand(), showCommand(), diffCommand(), logCommand(), rewindCommand(), forkCommand(), applyCommand(), mountCommand(), serveCommand(), remindersCommand(), evalCommand()},
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,

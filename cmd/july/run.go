@@ -58,6 +58,7 @@ func validateRun(c *cli.Context, a *runner.Agent) {
 	for _, n := range a.Notes {
 		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
+	printApprovals(c.App.Writer, a)
 	if a.Config.Model == "" {
 		fmt.Fprintln(c.App.Writer, "model: (none: july run needs --model)")
 		return
@@ -89,6 +90,10 @@ as message.appended lines (which have no index: they are not in the log). -v pri
 and the streamed text on stderr. --print-prompt prints the system prompt (and
 a new session's first-message preamble) without calling a model.
 
+Calls agent.yaml's approvals: asks for are asked on the terminal
+("Allow StrReplace on /src/x.go? [y/N/a(lways)]"); --approve=never|always
+decides them without asking; with no terminal they are denied.
+
 Ctrl-C ends the turn with turn.failed ("turn interrupted"); the session stays
 usable. A second Ctrl-C exits at once.`,
 		Flags: []cli.Flag{
@@ -107,6 +112,7 @@ usable. A second Ctrl-C exits at once.`,
 			indexFlag,
 			watchFlags[0], watchFlags[1],
 			cowFlag,
+			approveFlag,
 		},
 		Action: runAction,
 	}
@@ -185,6 +191,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	ask, err := approver(c, a)
+	if err != nil {
+		return err
+	}
 
 	// The first Ctrl-C cancels the turn; the second exits.
 	ctx, cancel := context.WithCancel(c.Context)
@@ -240,14 +250,15 @@ func runAction(c *cli.Context) error {
 	oopts := runner.OpenOptions{
 		Store:   st,
 		Resume:  c.String("session"),
-		Session: runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c)},
+		Session: runner.SessionOptions{DryRun: c.Bool("dry-run"), IndexDir: c.String("index"), Index: indexOptions(c), Approver: ask},
 		Loop:    opts,
 		Bound: func(s *runner.Session) (err error) {
 			unmount, err = mountWatch(c, s)
 			return err
 		},
 	}
-	if c.Bool("cow") || c.String("session") != "" {
+	oopts.Session.MCPWarn = func(m string) { fmt.Fprintf(stderr, "warning: %s\n", m) }
+	if c.Bool("cow") || a.Cow || c.String("session") != "" {
 		// A --cow session, or a continued one that may be.
 		oopts.Layer = cowLayer(c, a, stderr)
 	}
@@ -547,6 +558,8 @@ func transcript(w io.Writer, meta sessions.Meta, events []sessions.Event) error 
 			var d sessions.SessionRewound
 			json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(w, "-- rewound to the end of turn %d\n", d.ToTurn)
+		case sessions.TypeApprovalDecided:
+			printApproval(w, ev)
 		}
 	}
 	if todos != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/httpapi"
 	"github.com/julyfs/julyfs/runner/httpguard"
@@ -71,6 +72,8 @@ reminders to fire by hand.`,
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGTERM, how long running turns may go on before they are interrupted"},
 			&cli.DurationFlag{Name: "heartbeat", Value: httpapi.DefaultHeartbeat, Usage: "interval of the comment lines on an events stream"},
 			&cli.BoolFlag{Name: "json", Usage: "write an access log on stderr, one JSON object per request"},
+			approvalTimeoutFlag,
+			cowFlag,
 			&cli.Int64Flag{Name: "max-file-bytes", Value: httpapi.DefaultMaxFileBytes, Usage: "the largest file (`N` bytes) the tree's file route serves"},
 			&cli.IntFlag{Name: "max-tree-entries", Value: httpapi.DefaultMaxTreeEntries, Usage: "the most entries (`N`) the tree route lists for one directory"},
 		},
@@ -94,6 +97,9 @@ func serveAction(c *cli.Context) error {
 	}
 	if c.Int("queue-limit") < 1 {
 		return usagef(c, "--queue-limit must be at least 1")
+	}
+	if c.Duration("approval-timeout") <= 0 {
+		return usagef(c, "--approval-timeout must be positive")
 	}
 	stderr := c.App.ErrWriter
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "july serve: "+format+"\n", args...) }
@@ -155,8 +161,14 @@ func serveAction(c *cli.Context) error {
 			}
 		}
 		name := a.Config.Name
-		h, err := host.New(host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
-			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) }})
+		approvals := approval.NewQueue(c.Duration("approval-timeout"))
+		hopts := host.Options{Agent: a, Store: sessions.New(root), Model: m, MaxSteps: c.Int("max-steps"),
+			QueueLimit: c.Int("queue-limit"), Logf: func(f string, args ...any) { logf(name+": "+f, args...) },
+			Session: runner.SessionOptions{Approver: approvals, MCPWarn: func(m string) { logf("%s: warning: %s", name, m) }}}
+		if err := serveLayer(c, a, &hopts); err != nil {
+			return err
+		}
+		h, err := host.New(hopts)
 		if err != nil {
 			return err
 		}
@@ -189,7 +201,7 @@ func serveAction(c *cli.Context) error {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
 		all = append(all, srv)
-		apiAgents = append(apiAgents, httpapi.Agent{Host: h, Tools: tools, Scheduler: srv.sched, Reminders: srv.rems})
+		apiAgents = append(apiAgents, httpapi.Agent{Host: h, Tools: tools, Scheduler: srv.sched, Reminders: srv.rems, Approvals: approvals})
 	}
 	opts := httpapi.Options{Agents: apiAgents, Token: token, Dev: c.Bool("dev"), Heartbeat: c.Duration("heartbeat")}
 	if c.Bool("json") {

@@ -43,7 +43,9 @@ func mountWatch(c *cli.Context, s *runner.Session) (func(), error) {
 		mode = "read-write"
 	}
 	fmt.Fprintf(c.App.ErrWriter, "july: the session's tree is mounted on %s (%s) until july exits\n", srv.Dir(), mode)
+	s.SetTreeMount(srv.Dir())
 	return func() {
+		s.SetTreeMount("")
 		if err := srv.Unmount(); err != nil {
 			srv.UnmountLazy()
 		}

@@ -21,6 +21,9 @@ type Action struct {
 	Conflict string `json:"conflict,omitempty"`
 	// Done: the base already holds the change (a rerun after a crash).
 	Done bool `json:"done,omitempty"`
+	// ThreeWay is a conflicting file's three versions (nil for a
+	// directory or link).
+	ThreeWay *ThreeWay `json:"threeWay,omitempty"`
 }
 
 // Apply writes the layer c's changes into its base, each with
@@ -46,6 +49,11 @@ func Apply(ctx context.Context, c *cow.FS, dryRun bool) ([]Action, error) {
 		}
 		if a.Conflict != "" {
 			keep[e.Path] = true
+			if e.Type == cow.TypeFile || e.Type == cow.TypeWhiteout && e.BaseKind == "file" {
+				if a.ThreeWay, err = threeWay(ctx, c, e); err != nil {
+					return acts, err
+				}
+			}
 		}
 		acts = append(acts, a)
 	}

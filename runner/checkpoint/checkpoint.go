@@ -168,28 +168,46 @@ func Fork(src string, turn int, dst string) error {
 		return err
 	}
 	for _, e := range m.Entries {
-		if e.Type != cow.TypeFile {
-			continue
-		}
-		from, to := cow.BlobPath(src, e.Hash), cow.BlobPath(dst, e.Hash)
-		if _, err := os.Stat(to); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-		if err := os.Link(from, to); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("layer %s: blob %s of %s is missing", src, e.Hash, e.Path)
+		for _, h := range []string{e.Hash, e.BaseHash} {
+			if h == "" {
+				continue
 			}
-			data, rerr := os.ReadFile(from)
-			if rerr != nil {
-				return rerr
+			if h != e.Hash {
+				// A base side a damaged layer lost: its three-way diff
+				// says so; the fork goes on.
+				if _, err := os.Stat(cow.BlobPath(src, h)); err != nil {
+					continue
+				}
 			}
-			if err := os.WriteFile(to, data, 0o444); err != nil {
+			if err := linkBlob(src, dst, h, e.Path); err != nil {
 				return err
 			}
 		}
 	}
 	return cow.InitLayer(dst, m.Entries)
+}
+
+// linkBlob hard-links blob h (of path p) of layer directory src into
+// dst's, copying it where the host cannot link.
+func linkBlob(src, dst, h, p string) error {
+	from, to := cow.BlobPath(src, h), cow.BlobPath(dst, h)
+	if _, err := os.Stat(to); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(from, to); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("layer %s: blob %s of %s is missing", src, h, p)
+		}
+		data, rerr := os.ReadFile(from)
+		if rerr != nil {
+			return rerr
+		}
+		if err := os.WriteFile(to, data, 0o444); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -117,6 +117,12 @@ type Options struct {
 	// Logf, when set, reports what happens off any caller's path (a
 	// turn's log write failing, messages dropped at shutdown).
 	Logf func(format string, args ...any)
+
+	// Layer, when set, is the runner.OpenOptions.Layer of every resumed
+	// session, and of new ones with NewLayer (july serve's copy-on-write
+	// sessions, package runner/cowsession).
+	Layer    func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error)
+	NewLayer bool
 }
 
 // Message is one message to a session.
@@ -271,23 +277,11 @@ func (h *Host) Send(ctx context.Context, id string, msg Message) (Started, error
 		}
 		a := h.active[id]
 		if a != nil {
-			var wait chan struct{}
-			select {
-			case <-a.ready:
-				if a.closing {
-					wait = a.closed
+			if again, err := h.awaitSettled(ctx, a); again || err != nil {
+				if err != nil {
+					return Started{}, err
 				}
-			default:
-				wait = a.ready
-			}
-			if wait != nil {
-				h.mu.Unlock()
-				select {
-				case <-wait:
-					continue
-				case <-ctx.Done():
-					return Started{}, ctx.Err()
-				}
+				continue
 			}
 			if len(a.queue) >= h.limit {
 				h.mu.Unlock()
@@ -298,26 +292,10 @@ func (h *Host) Send(ctx context.Context, id string, msg Message) (Started, error
 			return Started{SessionID: id, TurnID: in.ID}, nil
 		}
 		// Not held: hold it. Others wait on ready meanwhile.
-		a = &active{id: id, ready: make(chan struct{}), closed: make(chan struct{})}
-		h.active[id] = a
-		h.mu.Unlock()
-		sl, err := h.openLoop(ctx, runner.OpenOptions{Resume: id}, a)
-		h.mu.Lock()
-		if err == nil && h.closed {
-			h.release(sl)
-			err = ErrClosed
-		}
+		a, err := h.hold(ctx, id)
 		if err != nil {
-			delete(h.active, id)
-			a.err = err
-			close(a.ready)
-			h.mu.Unlock()
 			return Started{}, err
 		}
-		for _, w := range sl.Warnings {
-			h.logf("%s", w)
-		}
-		a.sl = sl
 		a.queue = append(a.queue, in)
 		h.activate(a)
 		h.mu.Unlock()
@@ -336,6 +314,9 @@ func (h *Host) openLoop(ctx context.Context, oo runner.OpenOptions, a *active) (
 		}
 	}
 	oo.Store = h.opts.Store
+	if h.opts.Layer != nil && (oo.Resume != "" || h.opts.NewLayer) {
+		oo.Layer = h.opts.Layer
+	}
 	h.mu.Lock()
 	oo.Session = h.opts.Session
 	h.mu.Unlock()
@@ -652,4 +633,59 @@ func (h *Host) Tools(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// awaitSettled is called with h.mu held for a session's active entry a.
+// While a is still opening or is closing, it unlocks h.mu, waits for that
+// to end (or ctx), and reports again: the caller looks the session up
+// anew. Otherwise it returns at once with h.mu still held.
+func (h *Host) awaitSettled(ctx context.Context, a *active) (again bool, err error) {
+	var wait chan struct{}
+	select {
+	case <-a.ready:
+		if a.closing {
+			wait = a.closed
+		}
+	default:
+		wait = a.ready
+	}
+	if wait == nil {
+		return false, nil
+	}
+	h.mu.Unlock()
+	select {
+	case <-wait:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// hold is called with h.mu held for a session no one holds: it enters a
+// placeholder that others wait on (its ready), opens the session's loop
+// with h.mu released, and returns the entry with its loop set and h.mu
+// held again. On failure the placeholder is gone, its waiters see the
+// error, and h.mu is not held.
+func (h *Host) hold(ctx context.Context, id string) (*active, error) {
+	a := &active{id: id, ready: make(chan struct{}), closed: make(chan struct{})}
+	h.active[id] = a
+	h.mu.Unlock()
+	sl, err := h.openLoop(ctx, runner.OpenOptions{Resume: id}, a)
+	h.mu.Lock()
+	if err == nil && h.closed {
+		h.release(sl)
+		err = ErrClosed
+	}
+	if err != nil {
+		delete(h.active, id)
+		a.err = err
+		close(a.ready)
+		h.mu.Unlock()
+		return nil, err
+	}
+	for _, w := range sl.Warnings {
+		h.logf("%s", w)
+	}
+	a.sl = sl
+	return a, nil
 }

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 
-	"github.com/julyfs/julyfs/runner"
 	"github.com/julyfs/julyfs/runner/sessions"
 	"github.com/julyfs/julyfs/vfs"
 )
@@ -29,54 +28,29 @@ func (h *Host) View(ctx context.Context, id string, fn func(ctx context.Context,
 		}
 		a := h.active[id]
 		if a != nil {
-			var wait chan struct{}
-			select {
-			case <-a.ready:
-				if a.closing {
-					wait = a.closed
+			if again, err := h.awaitSettled(ctx, a); again || err != nil {
+				if err != nil {
+					return err
 				}
-			default:
-				wait = a.ready
-			}
-			if wait != nil {
-				h.mu.Unlock()
-				select {
-				case <-wait:
-					continue
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+				continue
 			}
 			a.views++
 			h.mu.Unlock()
 			defer h.endView(a)
 			return fn(ctx, a.sl.Session.FS())
 		}
-		a = &active{id: id, ready: make(chan struct{}), closed: make(chan struct{})}
-		h.active[id] = a
-		h.mu.Unlock()
-		sl, err := h.openLoop(ctx, runner.OpenOptions{Resume: id}, a)
-		h.mu.Lock()
-		if err == nil && h.closed {
-			h.release(sl)
-			err = ErrClosed
-		}
+		a, err := h.hold(ctx, id)
 		if err != nil {
-			delete(h.active, id)
-			a.err = err
-			close(a.ready)
-			h.mu.Unlock()
 			return err
 		}
-		a.sl = sl
 		a.views++
 		h.activate(a) // its worker waits for the view before releasing
 		h.mu.Unlock()
 		defer h.endView(a)
-		if err := sl.Restore(ctx); err != nil {
+		if err := a.sl.Restore(ctx); err != nil {
 			return err
 		}
-		return fn(ctx, sl.Session.FS())
+		return fn(ctx, a.sl.Session.FS())
 	}
 }
 

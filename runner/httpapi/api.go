@@ -10,12 +10,17 @@
 //	POST /<slug>/v1/sessions/{id}/messages        {"message"} → {"sessionId","turnId"} (queued behind a running turn)
 //	POST /<slug>/v1/sessions/{id}/cancel          the running turn ends as "turn interrupted"
 //	GET  /<slug>/v1/sessions/{id}/events          SSE: the log, then live (Last-Event-ID, ?after=N)
+//	GET  /<slug>/v1/sessions/{id}/approvals       the calls waiting for approval (approvals.go)
+//	POST /<slug>/v1/sessions/{id}/approvals/{callId} {"allow": bool} decides one: 404 unknown, 409 decided
 //	POST /<slug>/v1/sessions/{id}/reminders       {delay|every|cron, prompt, until?, purpose?}
 //	GET  /<slug>/v1/sessions/{id}/reminders       the session's reminders
 //	GET  /<slug>/v1/schedules                     the agent's schedules, next and last fire
 //	POST /<slug>/v1/dev/schedules/{id}            (--dev) fire a schedule → {"scheduleId","sessionIds"}
 //	GET  /<slug>/v1/dev/reminders                 (--dev) every reminder
 //	POST /<slug>/v1/dev/reminders/{id}            (--dev) fire a reminder
+//	GET  /<slug>/v1/sessions/{id}/checkpoints     a copy-on-write session's checkpoints (cow.go)
+//	GET  /<slug>/v1/sessions/{id}/diff            ?turn=N or ?from=A&to=B → {"files"}
+//	POST /<slug>/v1/sessions/{id}/rewind|fork|apply
 //	GET  /<slug>/v1/sessions/{id}/tree?path=/d    the directory's entries in the session's tree, with sizes
 //	GET  /<slug>/v1/sessions/{id}/file?path=/f    the file's bytes (bounded, sandboxed content type)
 //	GET  /v1/agents                               the agents served, and whether dev routes are
@@ -30,7 +35,7 @@
 // 401/403 from the access rules (package httpguard), 404 not_found (an
 // unknown or malformed session, reminder or schedule id, or route), 409
 // session_in_use (another process holds the session), not_running (a
-// cancel with no turn) or other_agent, 413 body_too_large (over
+// cancel with no turn), other_agent or already_decided (an approval), 413 body_too_large (over
 // MaxBodyBytes), 429 queue_full, 503 shutting_down, 500 internal.
 //
 // # Streams
@@ -62,6 +67,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/runner"
+	"github.com/julyfs/julyfs/runner/approval"
 	"github.com/julyfs/julyfs/runner/host"
 	"github.com/julyfs/julyfs/runner/httpguard"
 	"github.com/julyfs/julyfs/runner/schedule"
@@ -85,6 +91,9 @@ type Agent struct {
 	Scheduler *schedule.Scheduler
 	// Reminders serves the reminders (nil: reminder routes answer 404).
 	Reminders *schedule.Reminders
+	// Approvals is the queue the host's sessions ask in (the host's
+	// runner.SessionOptions.Approver); nil: nothing is waiting.
+	Approvals *approval.Queue
 }
 
 // Options configure a Server.
@@ -169,6 +178,7 @@ func New(opts Options) (*Server, error) {
 		seen[slug] = a.Dir
 		slugs = append(slugs, slug)
 		s.routes(mux, "/"+slug, &agentAPI{s: s, Agent: ag})
+		s.cowRoutes(mux, "/"+slug, &agentAPI{s: s, Agent: ag})
 	}
 	mux.HandleFunc("GET /v1/agents", s.agents)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -213,6 +223,7 @@ func (s *Server) routes(mux *http.ServeMux, base string, a *agentAPI) {
 	mux.HandleFunc("POST "+base+"/v1/dev/schedules/{id}", a.dev(a.dispatch))
 	mux.HandleFunc("GET "+base+"/v1/dev/reminders", a.dev(a.allReminders))
 	mux.HandleFunc("POST "+base+"/v1/dev/reminders/{id}", a.dev(a.fireReminder))
+	a.approvalRoutes(mux, base)
 	mux.HandleFunc("GET "+base+"/v1/sessions/{id}/tree", a.tree)
 	mux.HandleFunc("GET "+base+"/v1/sessions/{id}/file", a.file)
 }

@@ -30,6 +30,7 @@ func nodeClient(t testing.TB) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
+		require.Empty(t, os.Getenv("CI"), "node is not installed, and CI must run the MCP tests: scripts/test expects node and npm on the machine")
 		t.Skip("node is not installed: the MCP test with the npm client (@modelcontextprotocol/sdk) needs node and npm; scripts/test installs the client")
 	}
 	_, err = os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))

@@ -125,15 +125,75 @@ const MessageInterrupted = "turn interrupted"
 // dataTypes is the shape of each known type's data: an event whose data
 // does not decode into it is corrupt.
 var dataTypes = map[string]func() any{
-	TypeMessageReceived:  func() any { return new(MessageReceived) },
-	TypeTurnStarted:      func() any { return new(TurnStarted) },
-	TypeMessageCompleted: func() any { return new(MessageCompleted) },
-	TypeActionsRequested: func() any { return new(ActionsRequested) },
-	TypeActionResult:     func() any { return new(ActionResult) },
-	TypeTurnCompleted:    func() any { return new(TurnCompleted) },
-	TypeTurnFailed:       func() any { return new(TurnFailed) },
-	TypeSessionRewound:   func() any { return new(SessionRewound) },
+	TypeMessageReceived:   func() any { return new(MessageReceived) },
+	TypeTurnStarted:       func() any { return new(TurnStarted) },
+	TypeMessageCompleted:  func() any { return new(MessageCompleted) },
+	TypeActionsRequested:  func() any { return new(ActionsRequested) },
+	TypeActionResult:      func() any { return new(ActionResult) },
+	TypeTurnCompleted:     func() any { return new(TurnCompleted) },
+	TypeTurnFailed:        func() any { return new(TurnFailed) },
+	TypeSessionRewound:    func() any { return new(SessionRewound) },
+	TypeApprovalRequested: func() any { return new(ApprovalRequested) },
+	TypeApprovalDecided:   func() any { return new(ApprovalDecided) },
 }
 
 // Known reports whether typ is an event type this version knows.
 func Known(typ string) bool { return dataTypes[typ] != nil }
+
+// The approval events (package runner/approval): a tool call agent.yaml's
+// approvals: asks for waits for a person's answer.
+const (
+	// TypeApprovalRequested is a call waiting for a person's answer
+	// ([ApprovalRequested]).
+	TypeApprovalRequested = "approval.requested"
+	// TypeApprovalDecided is the decision on a call approvals: asks for
+	// or denies ([ApprovalDecided]).
+	TypeApprovalDecided = "approval.decided"
+)
+
+// ApprovalRequested is approval.requested's data.
+type ApprovalRequested struct {
+	CallID   string `json:"callId"`
+	ToolName string `json:"toolName"`
+	// Args are the call's arguments after alias mapping.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Summary is the question as a person reads it ("StrReplace on
+	// /src/x.go"), control characters escaped.
+	Summary string `json:"summary,omitempty"`
+	// Rule is the approvals: entry that asks ("edit: ask").
+	Rule string `json:"rule,omitempty"`
+}
+
+// The values of ApprovalDecided.Decision and ApprovalDecided.By.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+
+	// DecidedByPolicy: approvals: denies the tool outright.
+	DecidedByPolicy = "policy"
+	// DecidedByUser: a person answered (on the terminal, over HTTP), or
+	// answered "always" earlier in the session.
+	DecidedByUser = "user"
+	// DecidedByFlag: july run --approve=never|always, or no terminal to
+	// ask on (as --approve=never).
+	DecidedByFlag = "flag"
+	// DecidedByTimeout: no answer came in time (july serve
+	// --approval-timeout); the call is denied.
+	DecidedByTimeout = "timeout"
+)
+
+// ApprovalDecided is approval.decided's data.
+type ApprovalDecided struct {
+	CallID   string `json:"callId"`
+	ToolName string `json:"toolName"`
+	// Decision is DecisionAllow or DecisionDeny.
+	Decision string `json:"decision"`
+	// By is DecidedByPolicy, DecidedByUser, DecidedByFlag or
+	// DecidedByTimeout.
+	By string `json:"by"`
+	// Always reports an "always" answer: the tool is allowed without
+	// asking for the rest of the session.
+	Always bool `json:"always,omitempty"`
+	// Rule is the approvals: entry that applied ("edit: ask").
+	Rule string `json:"rule,omitempty"`
+}

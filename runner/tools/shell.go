@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -58,13 +57,13 @@ func runShell(ctx context.Context, dir, command string, timeout time.Duration, m
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.WaitDelay = 2 * time.Second
-	out := &capped{max: maxOut}
+	out := &Capped{Max: maxOut}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(string(out.buf), "\n"))
-	if out.total > len(out.buf) {
-		cutNotice(&b, fmt.Sprintf("Output cut: showing the first %d of %d bytes.", len(out.buf), out.total))
+	b.WriteString(strings.TrimRight(string(out.Buf), "\n"))
+	if out.Total > len(out.Buf) {
+		cutNotice(&b, fmt.Sprintf("Output cut: showing the first %d of %d bytes.", len(out.Buf), out.Total))
 	}
 	var exit *exec.ExitError
 	switch {
@@ -85,22 +84,4 @@ func runShell(ctx context.Context, dir, command string, timeout time.Duration, m
 	r := Text(b.String())
 	r.IsError = true
 	return r
-}
-
-// capped keeps the first max bytes written to it and counts the rest.
-type capped struct {
-	mu    sync.Mutex
-	max   int
-	buf   []byte
-	total int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total += len(p)
-	if room := c.max - len(c.buf); room > 0 {
-		c.buf = append(c.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }

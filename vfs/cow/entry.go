@@ -53,6 +53,9 @@ type Entry struct {
 	// against.
 	BaseKind string `json:"baseKind,omitempty"`
 	BaseETag string `json:"baseETag,omitempty"`
+	// BaseHash names the blob of the base file's contents then (files up
+	// to MaxBaseCopy bytes): the base side of a three-way diff.
+	BaseHash string `json:"baseHash,omitempty"`
 }
 
 // ETag is the etag the layer gives a file entry: vfs.ContentETag of its
@@ -65,8 +68,8 @@ func (e Entry) ETag() string {
 }
 
 // SameContent reports whether a and b describe the same path the same
-// way, ignoring the origin fields (BaseKind, BaseETag) and, for
-// directories, the time.
+// way, ignoring the origin fields (BaseKind, BaseETag, BaseHash) and,
+// for directories, the time.
 func SameContent(a, b Entry) bool {
 	a.BaseKind, a.BaseETag, b.BaseKind, b.BaseETag = "", "", "", ""
 	if a.Type == TypeDir && b.Type == TypeDir {
@@ -88,6 +91,8 @@ func validEntry(e Entry) string {
 		return "path " + e.Path + " is not a clean path below /"
 	case e.Type == TypeFile && !validHash(e.Hash):
 		return "file " + e.Path + " has no valid hash"
+	case e.BaseHash != "" && !validHash(e.BaseHash):
+		return "path " + e.Path + " has an invalid baseHash"
 	case e.Type == TypeLink && e.Target == "":
 		return "link " + e.Path + " has no target"
 	case e.Type != TypeFile && e.Type != TypeDir && e.Type != TypeLink && e.Type != TypeWhiteout:

@@ -122,9 +122,9 @@ func (c *FS) Rename(ctx context.Context, from, to string) error {
 		}
 	}
 	if tok {
-		moved.BaseKind, moved.BaseETag = te.BaseKind, te.BaseETag
+		keepOrigin(&moved, te)
 	} else {
-		origin(&moved, tst)
+		c.origin(ctx, &moved, tr, tst)
 	}
 	var ops []op
 	if fdir {
@@ -144,9 +144,10 @@ func (c *FS) Rename(ctx context.Context, from, to string) error {
 	}
 	switch {
 	case fhas:
-		w := Entry{Type: TypeWhiteout, BaseKind: fe.BaseKind, BaseETag: fe.BaseETag}
+		w := Entry{Type: TypeWhiteout}
+		keepOrigin(&w, fe)
 		if !fok {
-			origin(&w, fst)
+			c.origin(ctx, &w, fr, fst)
 		}
 		ops = append(ops, c.set(fr, w))
 	case !fdir:

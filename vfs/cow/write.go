@@ -24,8 +24,35 @@ func linkTarget(dir, target string) string {
 	return vfs.Clean(target)
 }
 
+// MaxBaseCopy bounds the base files whose contents the layer keeps when
+// it first shadows them (Entry.BaseHash): a larger one is compared by
+// its etag only, and a three-way diff of it has no base side.
+const MaxBaseCopy = 1 << 20
+
+// origin fills e's BaseKind, BaseETag and BaseHash from the base's info
+// st of clean path t: what the base had when the layer first shadowed
+// it. A base file up to MaxBaseCopy bytes is kept as a blob; one that
+// cannot be read is compared by its etag only.
+func (c *FS) origin(ctx context.Context, e *Entry, t string, st vfs.FileInfo) {
+	origin(e, st)
+	if e.BaseKind != "file" || st.Size > MaxBaseCopy {
+		return
+	}
+	if data, err := c.base.Read(ctx, t); err == nil && len(data) <= MaxBaseCopy {
+		if h, err := c.blobs.put(data); err == nil {
+			e.BaseHash = h
+		}
+	}
+}
+
+// keepOrigin gives e the origin fields of prev, the entry it replaces.
+func keepOrigin(e *Entry, prev Entry) {
+	e.BaseKind, e.BaseETag, e.BaseHash = prev.BaseKind, prev.BaseETag, prev.BaseHash
+}
+
 // origin fills e's BaseKind and BaseETag from the base's info st.
 func origin(e *Entry, st vfs.FileInfo) {
+	e.BaseHash = ""
 	switch {
 	case st.Link:
 		e.BaseKind, e.BaseETag = "link", ""
@@ -87,7 +114,8 @@ func (c *FS) ensureDir(ctx context.Context, d string, hops int) (string, error) 
 	case ok && e.Type == TypeFile:
 		return "", vfs.WriteFailed(t, syscall.ENOTDIR)
 	case ok: // a whiteout: the base's directory stays hidden
-		own.Opaque, own.BaseKind, own.BaseETag = true, e.BaseKind, e.BaseETag
+		own.Opaque = true
+		keepOrigin(&own, e)
 		return t, c.commit(c.set(t, own))
 	case !vis:
 		return t, c.commit(c.set(t, own))
@@ -149,7 +177,7 @@ func (c *FS) writeLocked(ctx context.Context, p string, content func() (string, 
 	case ok && isDir:
 		return vfs.IsDir(p)
 	case ok:
-		ne.BaseKind, ne.BaseETag = prev.BaseKind, prev.BaseETag
+		keepOrigin(&ne, prev)
 		if prev.Type == TypeFile {
 			ne.Mode = prev.Mode
 		}
@@ -161,7 +189,7 @@ func (c *FS) writeLocked(ctx context.Context, p string, content func() (string, 
 		if st.Kind == vfs.KindDir && !st.Link {
 			return vfs.IsDir(p)
 		}
-		origin(&ne, st)
+		c.origin(ctx, &ne, t, st)
 		if st.Kind == vfs.KindFile && !st.Link && st.HasMode {
 			ne.Mode = vfs.ModeBits(st.Mode)
 		}
@@ -268,7 +296,9 @@ func (c *FS) Delete(ctx context.Context, path string) error {
 		}
 		o = op{Op: "rm", Path: t}
 		if has {
-			o = c.set(t, Entry{Type: TypeWhiteout, BaseKind: e.BaseKind, BaseETag: e.BaseETag})
+			w := Entry{Type: TypeWhiteout}
+			keepOrigin(&w, e)
+			o = c.set(t, w)
 		}
 	case !vis:
 		return vfs.NotFound(p)
@@ -283,7 +313,7 @@ func (c *FS) Delete(ctx context.Context, path string) error {
 			return vfs.IsDir(p)
 		}
 		w := Entry{Type: TypeWhiteout}
-		origin(&w, st)
+		c.origin(ctx, &w, t, st)
 		o = c.set(t, w)
 	}
 	if err := c.commit(o); err != nil {
@@ -380,7 +410,7 @@ func (c *FS) Symlink(ctx context.Context, target, path string) error {
 	case ok && e.Type != TypeWhiteout:
 		return vfs.WriteFailed(p, syscall.EEXIST)
 	case ok:
-		l.BaseKind, l.BaseETag = e.BaseKind, e.BaseETag
+		keepOrigin(&l, e)
 	case vis:
 		has, _, err := c.baseHas(ctx, t)
 		if err != nil {
@@ -441,6 +471,9 @@ func (c *FS) copyUp(ctx context.Context, t string, st vfs.FileInfo) (Entry, erro
 		e.Mode = vfs.ModeBits(st.Mode)
 	}
 	origin(&e, st)
+	if e.BaseKind == "file" && len(data) <= MaxBaseCopy {
+		e.BaseHash = h
+	}
 	return e, nil
 }
 

@@ -44,7 +44,7 @@ func mount(c *cli.Context, dir string) error {
 		Logger:          logger,
 		EntryTimeout:    cacheTimeout(c, "entry-timeout"),
 		AttrTimeout:     cacheTimeout(c, "attr-timeout"),
-		NegativeTimeout: c.Duration("negative-timeout"),
+		NegativeTimeout: cacheTimeout(c, "negative-timeout"),
 		AllowOther:      c.Bool("allow-other"),
 		Passthrough:     c.Bool("passthrough"),
 		WriteInPlace:    c.Bool("write-in-place"),

@@ -1,7 +1,6 @@
-package main
+package cowsession
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,11 +23,11 @@ func TestCheckpointFailureRecorded(t *testing.T) {
 	log, err := sessions.New(t.TempDir()).Create(sessions.Meta{Agent: "a"})
 	require.NoError(t, err)
 	defer log.Close()
-	layer, err := cow.Open(temp.Empty(), layerDir(log.Dir()))
+	layer, err := cow.Open(temp.Empty(), LayerDir(log.Dir()))
 	require.NoError(t, err)
 	defer layer.Close()
-	hook := checkpointHook(layer, log, io.Discard)
-	blocker := filepath.Join(layerDir(log.Dir()), "checkpoints")
+	hook := CheckpointHook(layer, log, nil)
+	blocker := filepath.Join(LayerDir(log.Dir()), "checkpoints")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
 	require.NoError(t, layer.Write(ctx, "/a.txt", []byte("a")))
 	ref := hook(ctx, 1, "t1")
@@ -39,7 +38,7 @@ func TestCheckpointFailureRecorded(t *testing.T) {
 	ref = hook(ctx, 2, "t2")
 	assert.Empty(t, ref.Error)
 	assert.Equal(t, 2, ref.Changed, "turn 2's changes count from the last checkpoint that was written")
-	m, err := checkpoint.Load(layerDir(log.Dir()), 2)
+	m, err := checkpoint.Load(LayerDir(log.Dir()), 2)
 	require.NoError(t, err)
 	assert.Len(t, m.Entries, 2)
 }
