@@ -92,6 +92,9 @@ type Status struct {
 	// Refused are its tools that are not offered because a model
 	// provider would reject them, each with why.
 	Refused []string
+	// Listed are the names of all the tools the server lists, as the
+	// server names them, before narrowing and refusals.
+	Listed []string
 	// Missing are tools the allowlist names that the server does not
 	// list.
 	Missing []string
@@ -149,6 +152,7 @@ func (s *Set) Tools(ctx context.Context) ([]*tools.Tool, []Status) {
 				s.tools = append(s.tools, t)
 				st.Tools = append(st.Tools, t.Name)
 			}
+			st.Listed = offered
 			st.Missing = s.opts.Allow.Missing(sv.name, offered)
 		}
 	})
