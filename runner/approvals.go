@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/julyfs/julyfs/runner/approval"
+	"github.com/julyfs/julyfs/runner/mcpclient"
 	"github.com/julyfs/julyfs/runner/model"
 	"github.com/julyfs/julyfs/runner/schedule"
 	"github.com/julyfs/julyfs/runner/tools"
@@ -36,6 +37,12 @@ func (a *Agent) approvalProblems() []Problem {
 			out = append(out, Problem{Field: field, Message: err.Error()})
 			continue
 		}
+		if mcpclient.IsAllowEntry(k) {
+			if _, _, err := mcpclient.CheckEntry(k, a.Config.MCP, true); err != nil {
+				out = append(out, Problem{Field: field, Message: err.Error()})
+			}
+			continue
+		}
 		if !approval.IsPattern(k) && !a.knownToolName(k) {
 			out = append(out, Problem{Field: field, Message: fmt.Sprintf("%q names no tool: give a name as tools: has it (%s), a tool's name (StrReplace), mcp:SERVER/TOOL, an authored tool (tools/NAME.yaml), or a pattern such as mcp:github/*", k, strings.Join(AllowlistNames(), ", "))})
 		}
@@ -49,16 +56,12 @@ var approvalToolNames = append(tools.FileToolNames(), tools.NameShell, web.NameW
 	NameUpdateTodos, NameReadTodos, NameTask, schedule.NameCreateReminder, schedule.NameListReminders, schedule.NameCancelReminder)
 
 // knownToolName reports whether an exact approvals: key names a tool:
-// an allowlist name, a tool july makes, an MCP tool (mcp:SERVER/TOOL;
-// which servers and tools exist is checked where they connect), or an
-// authored tool of the agent's directory.
+// an allowlist name, a tool july makes, or an authored tool of the
+// agent's directory. (mcp:SERVER/TOOL keys are checked against mcp: by
+// mcpclient.CheckEntry, and their tools by MCPApprovalProblems.)
 func (a *Agent) knownToolName(k string) bool {
 	if slices.Contains(allowlistNames, k) || slices.Contains(approvalToolNames, k) {
 		return true
-	}
-	if rest, ok := strings.CutPrefix(k, "mcp:"); ok {
-		server, tool, ok := strings.Cut(rest, "/")
-		return ok && server != "" && tool != ""
 	}
 	for _, ext := range []string{".yaml", ".yml"} {
 		if fi, err := os.Stat(filepath.Join(a.Dir, "tools", k+ext)); err == nil && fi.Mode().IsRegular() {
@@ -66,6 +69,29 @@ func (a *Agent) knownToolName(k string) bool {
 		}
 	}
 	return false
+}
+
+// MCPApprovalProblems returns the approvals: keys mcp:SERVER/TOOL (an
+// exact tool name) whose server started, as status says, but does not
+// list the tool: what july validate, which connects, adds to the checks
+// of agent.yaml (a misspelled tool must not leave the real one unguarded).
+func (a *Agent) MCPApprovalProblems(status []mcpclient.Status) []Problem {
+	var out []Problem
+	for _, k := range slices.Sorted(maps.Keys(a.Config.Approvals)) {
+		if !mcpclient.IsAllowEntry(k) {
+			continue
+		}
+		server, tool, err := mcpclient.CheckEntry(k, a.Config.MCP, true)
+		if err != nil || approval.IsPattern(tool) {
+			continue
+		}
+		for _, st := range status {
+			if st.Server == server && st.Err == nil && !slices.Contains(st.Listed, tool) {
+				out = append(out, Problem{Field: "approvals." + k, Message: fmt.Sprintf("mcp server %s does not list the tool %q (it lists %s)", server, tool, strings.Join(st.Listed, ", "))})
+			}
+		}
+	}
+	return out
 }
 
 // approvalNames returns every name the tool called name answers to in
@@ -92,21 +118,10 @@ func approvalNames(name string) []string {
 	case schedule.NameCreateReminder, schedule.NameListReminders, schedule.NameCancelReminder:
 		out = append(out, AllowReminders)
 	}
-	if server, tool, ok := mcpToolName(name); ok {
+	if server, tool, ok := mcpclient.ParseMCPToolName(name); ok {
 		out = append(out, "mcp:"+server+"/"+tool)
 	}
 	return out
-}
-
-// mcpToolName splits the model-facing name of an MCP server's tool,
-// mcp__SERVER__TOOL, into its server and tool.
-func mcpToolName(name string) (server, tool string, ok bool) {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
-		return "", "", false
-	}
-	server, tool, ok = strings.Cut(rest, "__")
-	return server, tool, ok && server != "" && tool != ""
 }
 
 // ApprovalRules returns agent.yaml's approvals: as parsed, exact names

@@ -17,6 +17,8 @@ func TestApprovalsValidation(t *testing.T) {
 	_, err := Load(agentDir(t, `-- agent.yaml --
 name: x
 root: {/: {temp: {}}}
+mcp:
+  github: {command: [github-mcp-server, stdio]}
 approvals:
   edit: maybe
   edt: ask
@@ -25,6 +27,10 @@ approvals:
   "mcp:github/*": ask
   "mcp:github/create_issue": deny
   "mcp:github": ask
+  "mcp:gitlab/*": ask
+  "mcp:gitlab/create_issue": deny
+  "mcp:git*/delete_repo": deny
+  "mcp:nope*/x": deny
   mine: ask
   theirs: ask
 -- tools/mine.yaml --
@@ -34,12 +40,20 @@ command: [cat]
 effect: read
 `))
 	ps := problemsOf(t, err)
-	require.Len(t, ps, 5, "%q", ps)
+	require.Len(t, ps, 8, "%q", ps)
 	assert.Equal(t, `approvals.[x: "[x" is not a valid pattern (path.Match syntax: *, ?, [a-z])`, ps[0])
 	assert.Equal(t, `approvals.edit: unknown value "maybe": want ask, allow or deny`, ps[1])
 	assert.Contains(t, ps[2], `approvals.edt: "edt" names no tool: give a name as tools: has it (read, ls, grep`)
-	assert.Contains(t, ps[3], `approvals.mcp:github: "mcp:github" names no tool`)
-	assert.Contains(t, ps[4], `approvals.theirs: "theirs" names no tool`, "tools/theirs.yaml does not exist")
+	assert.Equal(t, `approvals.mcp:github: "mcp:github": write mcp:SERVER/TOOL or mcp:SERVER/*`, ps[3])
+	// An MCP key naming a server mcp: does not configure fails closed.
+	assert.Equal(t, `approvals.mcp:gitlab/*: "mcp:gitlab/*" names the MCP server "gitlab", which mcp: does not configure (it configures github)`, ps[4])
+	assert.Equal(t, `approvals.mcp:gitlab/create_issue: "mcp:gitlab/create_issue" names the MCP server "gitlab", which mcp: does not configure (it configures github)`, ps[5])
+	assert.Equal(t, `approvals.mcp:nope*/x: "mcp:nope*/x": the pattern "nope*" matches no MCP server mcp: configures (it configures github)`, ps[6])
+	assert.Contains(t, ps[7], `approvals.theirs: "theirs" names no tool`, "tools/theirs.yaml does not exist")
+
+	// Without mcp:, every MCP key fails.
+	_, err = Load(agentDir(t, "-- agent.yaml --\nname: x\nroot: {/: {temp: {}}}\napprovals: {\"mcp:github/*\": ask}\n"))
+	assert.Equal(t, []string{`approvals.mcp:github/*: "mcp:github/*" names the MCP server "github", which mcp: does not configure (it configures none)`}, problemsOf(t, err))
 }
 
 func TestApprovalNames(t *testing.T) {

@@ -85,7 +85,7 @@ func (s *Session) mcpTools(turn *Turn) ([]*tools.Tool, error) {
 			return
 		}
 		for _, err := range mcpclient.Problems(status) {
-			s.opts.MCPWarn(fmt.Sprintf("%v; its tools are not offered this session", err))
+			s.opts.MCPWarn(fmt.Sprintf("%v; its tools are offered once a later turn starts it", err))
 		}
 		for _, st := range status {
 			for _, r := range st.Refused {

@@ -141,7 +141,48 @@ func TestLoopMCPServerNotInstalledWarns(t *testing.T) {
 	require.NoError(t, err, "a server that cannot start does not fail the turn")
 	assert.Equal(t, "fine", res.Text)
 	require.Len(t, warnings, 1)
-	assert.Contains(t, warnings[0], "mcp server gone: starting /nonexistent/server: no such file or directory; its tools are not offered this session")
+	assert.Contains(t, warnings[0], "mcp server gone: starting /nonexistent/server: no such file or directory; its tools are offered once a later turn starts it")
+}
+
+// TestLoopMCPServerBackOnLaterTurn: a server that fails its first start
+// offers no tools on that turn; the next turn starts it again and its
+// tools are offered.
+func TestLoopMCPServerBackOnLaterTurn(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started-once")
+	script := `if [ -e "$MARKER" ]; then exec "$EVERY" stdio; fi; touch "$MARKER"; echo failing my first start >&2; exit 3`
+	var warnings []string
+	f := newLoopFixture(t, fmt.Sprintf("-- agent.yaml --\nname: x\nroot:\n  /:\n    temp: {}\nmcp:\n  flaky: {command: [sh, -c, %q], env: {MARKER: %q, EVERY: %q}}\n", script, marker, everythingBin(t)),
+		SessionOptions{MCPWarn: func(m string) { warnings = append(warnings, m) }})
+	l := f.loop(t, `
+turns:
+  - message: {contains: first}
+    replies:
+      - calls:
+          - {tool: mcp__flaky__echo, args: {message: "too early"}}
+      - expect:
+          - {tool: mcp__flaky__echo, error: true, contains: "unknown tool"}
+        text: not yet
+  - message: {contains: second}
+    replies:
+      - calls:
+          - {tool: mcp__flaky__echo, args: {message: "back again"}}
+      - expect:
+          - {tool: mcp__flaky__echo, contains: "back again", error: false}
+        text: it is back
+`, LoopOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := l.Run(ctx, "first")
+	require.NoError(t, err)
+	assert.Equal(t, "not yet", res.Text)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "mcp server flaky:")
+	assert.Contains(t, warnings[0], "failing my first start")
+	assert.Contains(t, warnings[0], "its tools are offered once a later turn starts it")
+	res, err = l.Run(ctx, "second")
+	require.NoError(t, err)
+	assert.Equal(t, "it is back", res.Text)
+	require.NotZero(t, f.sess.MCPPids()["flaky"])
 }
 
 // TestLoopMCPWithProvider runs a turn through the OpenAI adapter against a

@@ -58,7 +58,8 @@ type SessionOptions struct {
 	NoIndex bool
 
 	// MCPWarn, when set, is told once per session of each MCP server that
-	// could not be started (its tools are then not offered) and of each
+	// could not be started on its first turn (its tools are then offered
+	// from the turn that starts it, tried again with backoff) and of each
 	// tool refused for its schema or name.
 	MCPWarn func(msg string)
 	// Approver decides the agent loop's calls that agent.yaml's

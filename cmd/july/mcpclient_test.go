@@ -97,4 +97,13 @@ turns:
 	_, errOut, code = run("validate", agent)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "mcp server notes: the allowlist names tool Nope, which the server does not list")
+
+	// An approvals: key naming a tool the server does not list: july
+	// validate connects and says so (agent.yaml alone cannot tell).
+	write("agent.yaml", "name: caller\nroot:\n  /:\n    temp: {}\nmcp:\n  notes: {url: \"${NOTES_URL}\"}\napprovals: {\"mcp:notes/Wrte\": ask, \"mcp:notes/Write\": ask, \"mcp:notes/*\": ask}\n")
+	_, errOut, code = run("validate", agent)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `approvals.mcp:notes/Wrte: mcp server notes does not list the tool "Wrte" (it lists `)
+	assert.NotContains(t, errOut, "approvals.mcp:notes/Write")
+	assert.NotContains(t, errOut, "approvals.mcp:notes/*")
 }

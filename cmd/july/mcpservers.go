@@ -44,8 +44,8 @@ func mcpServersJSON(status []mcpclient.Status) []mcpServerJSON {
 }
 
 // validateMCP connects to the agent's MCP servers and prints each one's
-// tools; a server it cannot reach, or an allowlisted tool a server does
-// not list, is a problem (exit 1).
+// tools; a server it cannot reach, or an allowlisted tool or an approvals:
+// key's tool a server does not list, is a problem (exit 1).
 func validateMCP(c *cli.Context, a *runner.Agent) error {
 	_, status, closeFn := connectMCP(c, a)
 	defer closeFn()
@@ -59,13 +59,13 @@ func validateMCP(c *cli.Context, a *runner.Agent) error {
 			fmt.Fprintf(c.App.ErrWriter, "warning: mcp server %s: %s; it is not offered\n", st.Server, r)
 		}
 	}
-	errs := mcpclient.Problems(status)
-	if len(errs) == 0 {
-		return nil
-	}
 	var ps []runner.Problem
-	for _, err := range errs {
+	for _, err := range mcpclient.Problems(status) {
 		ps = append(ps, runner.Problem{Field: "mcp", Message: err.Error()})
+	}
+	ps = append(ps, a.MCPApprovalProblems(status)...)
+	if len(ps) == 0 {
+		return nil
 	}
 	fmt.Fprintln(c.App.ErrWriter, (&runner.ValidationError{Dir: c.Args().First(), Problems: ps}).Error())
 	return errReported

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 )
@@ -30,21 +31,16 @@ func ParseAllow(list []string, servers map[string]ServerConfig) (Allow, []string
 	var a Allow
 	var problems []string
 	for _, e := range list {
-		rest, ok := strings.CutPrefix(e, AllowPrefix)
-		if !ok {
+		if !IsAllowEntry(e) {
 			continue
 		}
 		a.narrow = true
 		if a.servers == nil {
 			a.servers = map[string][]string{}
 		}
-		server, tool, ok := strings.Cut(rest, "/")
-		if !ok || server == "" || tool == "" || strings.Contains(tool, "/") {
-			problems = append(problems, fmt.Sprintf("%q: write mcp:SERVER/TOOL or mcp:SERVER/*", e))
-			continue
-		}
-		if _, ok := servers[server]; !ok {
-			problems = append(problems, fmt.Sprintf("%q names the MCP server %q, which mcp: does not configure%s", e, server, configured(servers)))
+		server, tool, err := CheckEntry(e, servers, false)
+		if err != nil {
+			problems = append(problems, err.Error())
 			continue
 		}
 		switch cur, seen := a.servers[server]; {
@@ -58,6 +54,32 @@ func ParseAllow(list []string, servers map[string]ServerConfig) (Allow, []string
 		}
 	}
 	return a, problems
+}
+
+// CheckEntry splits an entry naming MCP tools, mcp:SERVER/TOOL or
+// mcp:SERVER/*, into its server and tool, and checks that servers
+// configures the server. With patterns, the server may be a path.Match
+// pattern (approvals: mcp:*/delete_*), and then at least one configured
+// server must match it. Which tools a server has is known only once it
+// runs: the tool is not checked here.
+func CheckEntry(entry string, servers map[string]ServerConfig, patterns bool) (server, tool string, err error) {
+	rest, _ := strings.CutPrefix(entry, AllowPrefix)
+	server, tool, ok := strings.Cut(rest, "/")
+	if !ok || server == "" || tool == "" || strings.Contains(tool, "/") {
+		return "", "", fmt.Errorf("%q: write mcp:SERVER/TOOL or mcp:SERVER/*", entry)
+	}
+	if patterns && strings.ContainsAny(server, "*?[") {
+		for name := range servers {
+			if ok, _ := path.Match(server, name); ok {
+				return server, tool, nil
+			}
+		}
+		return "", "", fmt.Errorf("%q: the pattern %q matches no MCP server mcp: configures%s", entry, server, configured(servers))
+	}
+	if _, ok := servers[server]; !ok {
+		return "", "", fmt.Errorf("%q names the MCP server %q, which mcp: does not configure%s", entry, server, configured(servers))
+	}
+	return server, tool, nil
 }
 
 func configured(servers map[string]ServerConfig) string {

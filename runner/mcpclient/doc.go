@@ -13,7 +13,9 @@
 // A [Set] is one session's connections. Its servers start on the first
 // call to [Set.Tools], all in parallel, each bounded by its startTimeout,
 // and stop with [Set.Close]. A server that fails to start offers no tools
-// (its [Status] says why) and the others serve. A server that dies
+// (its [Status] says why) and the others serve; each later call to
+// [Set.Tools] (a session makes one per turn) starts it again once its
+// backoff has passed, and its tools join from then on. A server that dies
 // mid-session fails the call that saw it, with the end of its stderr; the
 // next call restarts it at once, and after further failures in a row
 // restarts wait a backoff that doubles up to [MaxBackoff].

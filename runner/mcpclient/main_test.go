@@ -32,6 +32,13 @@ type sizeIn struct {
 }
 
 func serveTest(mode string) {
+	if f := os.Getenv("TEST_STARTS_FILE"); f != "" {
+		// One line per start, for tests that count restarts.
+		if w, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(w, "start")
+			w.Close()
+		}
+	}
 	switch mode {
 	case "hang":
 		time.Sleep(time.Hour)
@@ -44,6 +51,18 @@ func serveTest(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "exit server: giving up")
 		os.Exit(3)
+	case "fail-first":
+		// The first start (no TEST_MARKER_FILE yet) fails; later ones serve.
+		marker := os.Getenv("TEST_MARKER_FILE")
+		if _, err := os.Stat(marker); err != nil {
+			os.WriteFile(marker, []byte("started once\n"), 0o644)
+			fmt.Fprintln(os.Stderr, "fail-first server: failing my first start")
+			os.Exit(4)
+		}
+	}
+	if d, err := time.ParseDuration(os.Getenv("TEST_START_SLEEP")); err == nil {
+		// A start that takes a fixed time without using the CPU.
+		time.Sleep(d)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},

@@ -200,6 +200,21 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, *expander, er
 	return s.cs, s.exp, nil
 }
 
+// due reports whether a restart may be tried now: the server is up, or
+// its backoff has passed.
+func (s *server) due() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cs != nil || !time.Now().Before(s.retryAt)
+}
+
+// tools returns the tools of the server's first successful start.
+func (s *server) tools() []*mcp.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed
+}
+
 // call calls the server's tool; a failure of the connection marks the
 // server down, to be restarted by a later call.
 func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {

@@ -72,14 +72,16 @@ func (o Options) inline() int {
 
 // Set is one session's connections to its agent's MCP servers. The
 // servers start on the first call to Tools, all at once, and stop with
-// Close. A Set is safe for concurrent use.
+// Close; a server that failed to start is tried again by a later call to
+// Tools once its backoff has passed. A Set is safe for concurrent use.
 type Set struct {
 	opts    Options
 	servers []*server // by name
 
-	once   sync.Once
-	tools  []*tools.Tool
-	status []Status
+	mu      sync.Mutex // held while Tools starts servers
+	started bool
+	tools   [][]*tools.Tool // by server, as s.servers
+	status  []Status
 }
 
 // Status is what starting one server found.
@@ -92,6 +94,9 @@ type Status struct {
 	// Refused are its tools that are not offered because a model
 	// provider would reject them, each with why.
 	Refused []string
+	// Listed are the names of all the tools the server lists, as the
+	// server names them, before narrowing and refusals.
+	Listed []string
 	// Missing are tools the allowlist names that the server does not
 	// list.
 	Missing []string
@@ -111,48 +116,68 @@ func NewSet(servers map[string]ServerConfig, opts Options) *Set {
 	return s
 }
 
-// Tools starts every server in parallel (once per Set; later calls return
-// the same answer) and returns their tools, by server and then tool name,
-// with what starting each server found. A server that cannot be started
-// offers no tools and has its Status.Err set; the others serve.
+// Tools starts every server in parallel and returns their tools, by
+// server and then tool name, with what starting each server found. A
+// server that cannot be started offers no tools and has its Status.Err
+// set; the others serve. The first call starts every server; a later
+// call starts again, in parallel, each server that failed to start and
+// whose backoff has passed (one failure: at once), so its tools join
+// once it comes up. The servers that started are not touched: one that
+// dies later keeps its tools, and its next call restarts it.
 func (s *Set) Tools(ctx context.Context) ([]*tools.Tool, []Status) {
-	s.once.Do(func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var todo []int
+	if !s.started {
+		s.started = true
+		s.tools = make([][]*tools.Tool, len(s.servers))
 		s.status = make([]Status, len(s.servers))
-		var wg sync.WaitGroup
-		for i, sv := range s.servers {
-			wg.Go(func() {
-				_, _, err := sv.session(ctx)
-				st := Status{Server: sv.name}
-				if err != nil {
-					st.Err = &ServerError{Server: sv.name, Err: sv.redact(sv.exp, err)}
-				}
-				s.status[i] = st
-			})
+		for i := range s.servers {
+			todo = append(todo, i)
 		}
-		wg.Wait()
+	} else {
 		for i, sv := range s.servers {
-			st := &s.status[i]
-			if st.Err != nil {
-				continue
+			if s.status[i].Err != nil && sv.due() {
+				todo = append(todo, i)
 			}
-			var offered []string
-			for _, mt := range sv.listed {
-				offered = append(offered, mt.Name)
-				if !s.opts.Allow.Permits(sv.name, mt.Name) {
-					continue
-				}
-				t, err := s.tool(sv, mt)
-				if err != nil {
-					st.Refused = append(st.Refused, err.Error())
-					continue
-				}
-				s.tools = append(s.tools, t)
-				st.Tools = append(st.Tools, t.Name)
-			}
-			st.Missing = s.opts.Allow.Missing(sv.name, offered)
 		}
-	})
-	return s.tools, s.status
+	}
+	var wg sync.WaitGroup
+	for _, i := range todo {
+		wg.Go(func() { s.tools[i], s.status[i] = s.start(ctx, s.servers[i]) })
+	}
+	wg.Wait()
+	var out []*tools.Tool
+	for _, ts := range s.tools {
+		out = append(out, ts...)
+	}
+	return out, slices.Clone(s.status)
+}
+
+// start starts sv (or finds it running) and returns the tools it offers
+// and what starting it found.
+func (s *Set) start(ctx context.Context, sv *server) ([]*tools.Tool, Status) {
+	st := Status{Server: sv.name}
+	if _, _, err := sv.session(ctx); err != nil {
+		st.Err = &ServerError{Server: sv.name, Err: sv.redact(sv.exp, err)}
+		return nil, st
+	}
+	var ts []*tools.Tool
+	for _, mt := range sv.tools() {
+		st.Listed = append(st.Listed, mt.Name)
+		if !s.opts.Allow.Permits(sv.name, mt.Name) {
+			continue
+		}
+		t, err := s.tool(sv, mt)
+		if err != nil {
+			st.Refused = append(st.Refused, err.Error())
+			continue
+		}
+		ts = append(ts, t)
+		st.Tools = append(st.Tools, t.Name)
+	}
+	st.Missing = s.opts.Allow.Missing(sv.name, st.Listed)
+	return ts, st
 }
 
 // Pids returns the process ids of the stdio servers running now, by

@@ -285,6 +285,55 @@ func TestDiesMidSessionRestarts(t *testing.T) {
 	assert.NotEqual(t, pid, s.Pids()["t"])
 }
 
+func TestFailedFirstStartComesBack(t *testing.T) {
+	cfg := selfServer(t, "fail-first")
+	cfg.Env["TEST_MARKER_FILE"] = filepath.Join(t.TempDir(), "marker")
+	s := newSet(t, map[string]ServerConfig{"flaky": cfg, "ok": selfServer(t, "serve")}, Options{})
+	ts, status := s.Tools(ctxT(t))
+	require.Error(t, status[0].Err)
+	assert.Contains(t, status[0].Err.Error(), "fail-first server: failing my first start")
+	assert.Nil(t, find(ts, "mcp__flaky__echo"), "a server that failed offers no tools")
+	require.NotNil(t, find(ts, "mcp__ok__echo"))
+	okPid := s.Pids()["ok"]
+
+	// The next call (the next turn) starts it again: after one failure,
+	// at once. Its tools join; the server that was up is not restarted.
+	ts, status = s.Tools(ctxT(t))
+	require.NoError(t, status[0].Err)
+	assert.Contains(t, status[0].Tools, "mcp__flaky__echo")
+	r := call(t, find(ts, "mcp__flaky__echo"), `{"text":"back"}`)
+	assert.False(t, r.IsError, r.String())
+	assert.Contains(t, r.String(), "echo: back")
+	assert.Equal(t, okPid, s.Pids()["ok"])
+	assert.Equal(t, ts, func() []*tools.Tool { ts2, _ := s.Tools(ctxT(t)); return ts2 }(), "a later call offers the same tools")
+}
+
+func TestFailedStartWaitsItsBackoff(t *testing.T) {
+	cfg := selfServer(t, "exit")
+	starts := filepath.Join(t.TempDir(), "starts")
+	cfg.Env["TEST_STARTS_FILE"] = starts
+	count := func() int {
+		b, err := os.ReadFile(starts)
+		require.NoError(t, err)
+		return strings.Count(string(b), "start\n")
+	}
+	s := newSet(t, map[string]ServerConfig{"quit": cfg}, Options{Backoff: time.Hour})
+	_, status := s.Tools(ctxT(t))
+	require.Error(t, status[0].Err)
+	first := status[0].Err.Error()
+	assert.Equal(t, 1, count())
+	// One failure: tried again at once; it fails again.
+	_, status = s.Tools(ctxT(t))
+	require.Error(t, status[0].Err)
+	assert.Equal(t, 2, count())
+	// Two failures: the next try waits the backoff (an hour here), so
+	// this call does not start it and reports the last failure.
+	_, status = s.Tools(ctxT(t))
+	require.Error(t, status[0].Err)
+	assert.Equal(t, first, status[0].Err.Error())
+	assert.Equal(t, 2, count(), "no start before the backoff has passed")
+}
+
 func TestBackoff(t *testing.T) {
 	o := Options{Backoff: time.Second}
 	assert.Equal(t, time.Duration(0), o.backoff(1))
