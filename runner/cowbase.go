@@ -7,6 +7,7 @@ import (
 
 	"github.com/julyfs/julyfs/rootspec"
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/index"
 )
 
 // OpenBase binds the agent's tree as Open does (its authored root, a live
@@ -39,4 +40,20 @@ func (a *Agent) OpenBase(ctx context.Context, sessionID string) (vfs.FileSystem,
 		close = func() error { return nil }
 	}
 	return fsys, close, nil
+}
+
+// OpenBaseIndex wraps base (from OpenBase) in the index a session on the
+// tree would use (agent.yaml's index, or override as
+// SessionOptions.IndexDir gives it), built or brought up to date; nil when
+// the agent has none.
+func (a *Agent) OpenBaseIndex(ctx context.Context, base vfs.FileSystem, override string, opts index.Options) (*index.FS, error) {
+	dir, err := a.resolveIndexDir(override)
+	if err != nil || dir == "" {
+		return nil, err
+	}
+	idx, err := openIndex(ctx, base, dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.Config.Name, err)
+	}
+	return idx, nil
 }

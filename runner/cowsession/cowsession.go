@@ -92,7 +92,7 @@ type HookOptions struct {
 // checkpointed at the end of every turn. When the agent has a search
 // index, it serves the Search of the files the layer leaves as the tree
 // has them, and a small index of the layer's own files in the session's
-// directory ([IndexDir]) the rest ([OpenSearch]). Other sessions run on
+// directory ([IndexDir]) the rest ([Search]). Other sessions run on
 // the tree itself.
 func Hook(a *runner.Agent, opts HookOptions) func(context.Context, *sessions.Log, *runner.SessionOptions, *runner.LoopOptions) (func(), error) {
 	return func(ctx context.Context, log *sessions.Log, sopts *runner.SessionOptions, lopts *runner.LoopOptions) (func(), error) {
@@ -107,20 +107,17 @@ func Hook(a *runner.Agent, opts HookOptions) func(context.Context, *sessions.Log
 		if err != nil {
 			return nil, err
 		}
-		idxDir := a.IndexDir
-		if sopts.IndexDir != "" {
-			if idxDir, err = filepath.Abs(sopts.IndexDir); err != nil {
+		var search *Search
+		if !sopts.NoIndex {
+			idx, err := a.OpenBaseIndex(ctx, base, sopts.IndexDir, sopts.Index)
+			if err != nil {
 				closeBase()
 				return nil, err
 			}
-		}
-		var search *Search
-		if idxDir != "" && !sopts.NoIndex {
-			if search, err = OpenSearch(ctx, base, idxDir, IndexDir(log.Dir()), sopts.Index); err != nil {
-				closeBase()
-				return nil, fmt.Errorf("agent %s: %w", a.Config.Name, err)
+			if idx != nil {
+				search = NewSearch(idx, IndexDir(log.Dir()), sopts.Index)
+				base = idx
 			}
-			base = search.Base()
 		}
 		layer, err := cow.Open(base, LayerDir(log.Dir()))
 		if err != nil {

@@ -36,21 +36,13 @@ type Search struct {
 	upper *index.FS
 }
 
-// OpenSearch opens the index at baseDir over base (built or brought up to
-// date, as a session on the tree does) for a layer whose own files are
-// indexed in upperDir. Attach the layer before the first search.
-func OpenSearch(ctx context.Context, base vfs.FileSystem, baseDir, upperDir string, opts index.Options) (*Search, error) {
-	idx, err := index.Open(ctx, base, baseDir, opts)
-	switch {
-	case errors.Is(err, index.ErrInUse):
-		return nil, fmt.Errorf("index %s: %w (one july or julyfs at a time may open an index): wait for it to end, or use another index directory", baseDir, err)
-	case errors.Is(err, index.ErrCorrupt):
-		return nil, fmt.Errorf("%w\n(july: remove %s and run again to rebuild it)", err, baseDir)
-	case err != nil:
-		return nil, err
-	}
+// NewSearch is the search of a layer over base, the tree wrapped in its
+// index (runner.Agent.OpenBaseIndex), whose own files are indexed in
+// upperDir with opts' file policy. Attach the layer before the first
+// search; Close closes base too.
+func NewSearch(base *index.FS, upperDir string, opts index.Options) *Search {
 	up := index.Options{MaxFileSize: opts.MaxFileSize, SkipDir: opts.SkipDir, Log: opts.Log, Direct: true}
-	return &Search{base: idx, upperDir: upperDir, opts: up}, nil
+	return &Search{base: base, upperDir: upperDir, opts: up}
 }
 
 // Base is the tree wrapped in its index: the layer's base.
