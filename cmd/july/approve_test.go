@@ -296,15 +296,40 @@ func post(t *testing.T, url, body string) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
+// serveApprovalAgent writes an agent whose approvals: asks for edit and
+// its script, for july serve; it returns the agent's directory and the
+// model spec.
+func serveApprovalAgent(t *testing.T, scriptText string) (dir, modelSpec string) {
+	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scriptText), 0o644))
+	return dir, "script:" + filepath.Join(dir, "s.yaml")
+}
+
+// serveDecisions returns the approval.decided events of session id of
+// the agent in dir.
+func serveDecisions(t *testing.T, dir, id string) []sessions.ApprovalDecided {
+	t.Helper()
+	_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
+	require.NoError(t, err)
+	var out []sessions.ApprovalDecided
+	for _, ev := range evs {
+		if ev.Type == sessions.TypeApprovalDecided {
+			var d sessions.ApprovalDecided
+			require.NoError(t, json.Unmarshal(ev.Data, &d))
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // TestServeApprovals: over july serve an asked call waits: its
 // approval.requested event is on the stream, GET …/approvals lists it, a
 // POST decides it (a wrong callId is 404, a second POST 409). A server
 // whose --approval-timeout passes denies the call by timeout.
 func TestServeApprovals(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
-	spec := "script:" + filepath.Join(dir, "s.yaml")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(`
+	dir, spec := serveApprovalAgent(t, `
 turns:
   - replies:
       - calls: [{tool: Write, args: {path: /b.txt, contents: b}}]
@@ -314,7 +339,7 @@ turns:
       - calls: [{tool: Write, args: {path: /c.txt, contents: c}}]
       - expect: [{tool: Write, error: true, contains: "nobody approved it within 1s"}]
         text: timed out
-`), 0o644))
+`)
 	s := startServe(t, dir, "--model", spec)
 	_, m := post(t, s.url+"/sessions", `{"message":"one"}`)
 	id := m["sessionId"].(string)
@@ -362,15 +387,9 @@ turns:
 	require.Equal(t, sessions.TypeTurnCompleted, typ)
 	assert.Equal(t, "timed out", d["result"])
 
-	_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
-	require.NoError(t, err)
 	var decided []string
-	for _, ev := range evs {
-		if ev.Type == sessions.TypeApprovalDecided {
-			var d sessions.ApprovalDecided
-			require.NoError(t, json.Unmarshal(ev.Data, &d))
-			decided = append(decided, d.ToolName+" "+d.Decision+" "+d.By)
-		}
+	for _, d := range serveDecisions(t, dir, id) {
+		decided = append(decided, d.ToolName+" "+d.Decision+" "+d.By)
 	}
 	assert.Equal(t, []string{"Write allow user", "Write deny timeout"}, decided)
 }
@@ -398,10 +417,7 @@ func TestRunApprovalInterrupted(t *testing.T) {
 // denied by interrupt, saying the server is stopping. Either way the
 // session then serves its next message.
 func TestServeApprovalAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
-	spec := "script:" + filepath.Join(dir, "s.yaml")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(`
+	dir, spec := serveApprovalAgent(t, `
 turns:
   - message: {contains: kill}
     replies:
@@ -414,21 +430,7 @@ turns:
   - message: {contains: again}
     replies:
       - text: serving again
-`), 0o644))
-	decisions := func(id string) []sessions.ApprovalDecided {
-		_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
-		require.NoError(t, err)
-		var out []sessions.ApprovalDecided
-		for _, ev := range evs {
-			if ev.Type == sessions.TypeApprovalDecided {
-				var d sessions.ApprovalDecided
-				require.NoError(t, json.Unmarshal(ev.Data, &d))
-				out = append(out, d)
-			}
-		}
-		return out
-	}
-
+`)
 	s := startServe(t, dir, "--model", spec)
 	_, m := post(t, s.url+"/sessions", `{"message":"kill"}`)
 	id := m["sessionId"].(string)
@@ -445,7 +447,7 @@ turns:
 	assert.Equal(t, sessions.TypeTurnFailed, typ)
 	assert.Equal(t, sessions.MessageInterrupted, d["message"])
 	assert.Contains(t, s.log(), "denied by restart the call(s) waiting for approval: "+req.CallID+" (Write)")
-	assert.Equal(t, []sessions.ApprovalDecided{{CallID: req.CallID, ToolName: "Write", Decision: "deny", By: "restart", Rule: "edit: ask", Reason: sessions.ReasonRestart}}, decisions(id))
+	assert.Equal(t, []sessions.ApprovalDecided{{CallID: req.CallID, ToolName: "Write", Decision: "deny", By: "restart", Rule: "edit: ask", Reason: sessions.ReasonRestart}}, serveDecisions(t, dir, id))
 	code, m := post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": true}`)
 	assert.Equal(t, http.StatusNotFound, code, "%v", m)
 
@@ -462,7 +464,7 @@ turns:
 	typ, d = lastEvent(t, dir, id)
 	assert.Equal(t, sessions.TypeTurnFailed, typ)
 	assert.Equal(t, sessions.MessageInterrupted, d["message"])
-	got := decisions(id)
+	got := serveDecisions(t, dir, id)
 	require.Len(t, got, 2)
 	assert.Equal(t, "deny", got[1].Decision)
 	assert.Equal(t, "interrupt", got[1].By)
