@@ -98,11 +98,11 @@ func TestLoopApprovals(t *testing.T) {
 	}{
 		{"allowed", approval.Flag{Allow: true}, "false", []sessions.ApprovalDecided{
 			{CallID: "call_1_1_1", ToolName: "Write", Decision: "allow", By: "flag", Rule: "edit: ask"},
-			{CallID: "call_1_1_2", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "delete: deny"},
+			{CallID: "call_1_1_2", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "delete: deny", Reason: "the approval policy denies it"},
 		}},
 		{"denied", nil, "true", []sessions.ApprovalDecided{
-			{CallID: "call_1_1_1", ToolName: "Write", Decision: "deny", By: "flag", Rule: "edit: ask"},
-			{CallID: "call_1_1_2", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "delete: deny"},
+			{CallID: "call_1_1_1", ToolName: "Write", Decision: "deny", By: "flag", Rule: "edit: ask", Reason: "nobody can be asked in this run"},
+			{CallID: "call_1_1_2", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "delete: deny", Reason: "the approval policy denies it"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

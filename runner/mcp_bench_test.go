@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"testing"
 
@@ -46,30 +45,4 @@ func BenchmarkMCPCall(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkMCPStart starts server-everything once, and three of them as
-// one session does (in parallel), up to their tool lists.
-func BenchmarkMCPStart(b *testing.B) {
-	bin := everythingBin(&testing.T{})
-	for _, n := range []int{1, 3} {
-		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
-			servers := map[string]mcpclient.ServerConfig{}
-			for i := range n {
-				servers[fmt.Sprint("s", i)] = mcpclient.ServerConfig{Command: []string{bin, "stdio"}}
-			}
-			for b.Loop() {
-				set := mcpclient.NewSet(servers, mcpclient.Options{})
-				_, status := set.Tools(context.Background())
-				for _, st := range status {
-					if st.Err != nil {
-						b.Fatal(st.Err)
-					}
-				}
-				b.StopTimer()
-				set.Close()
-				b.StartTimer()
-			}
-		})
-	}
 }

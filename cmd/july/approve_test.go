@@ -296,15 +296,40 @@ func post(t *testing.T, url, body string) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
+// serveApprovalAgent writes an agent whose approvals: asks for edit and
+// its script, for july serve; it returns the agent's directory and the
+// model spec.
+func serveApprovalAgent(t *testing.T, scriptText string) (dir, modelSpec string) {
+	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scriptText), 0o644))
+	return dir, "script:" + filepath.Join(dir, "s.yaml")
+}
+
+// serveDecisions returns the approval.decided events of session id of
+// the agent in dir.
+func serveDecisions(t *testing.T, dir, id string) []sessions.ApprovalDecided {
+	t.Helper()
+	_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
+	require.NoError(t, err)
+	var out []sessions.ApprovalDecided
+	for _, ev := range evs {
+		if ev.Type == sessions.TypeApprovalDecided {
+			var d sessions.ApprovalDecided
+			require.NoError(t, json.Unmarshal(ev.Data, &d))
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // TestServeApprovals: over july serve an asked call waits: its
 // approval.requested event is on the stream, GET …/approvals lists it, a
 // POST decides it (a wrong callId is 404, a second POST 409). A server
 // whose --approval-timeout passes denies the call by timeout.
 func TestServeApprovals(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: srv\nroot:\n  /:\n    temp: {}\napprovals: {edit: ask}\n"), 0o644))
-	spec := "script:" + filepath.Join(dir, "s.yaml")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(`
+	dir, spec := serveApprovalAgent(t, `
 turns:
   - replies:
       - calls: [{tool: Write, args: {path: /b.txt, contents: b}}]
@@ -314,7 +339,7 @@ turns:
       - calls: [{tool: Write, args: {path: /c.txt, contents: c}}]
       - expect: [{tool: Write, error: true, contains: "nobody approved it within 1s"}]
         text: timed out
-`), 0o644))
+`)
 	s := startServe(t, dir, "--model", spec)
 	_, m := post(t, s.url+"/sessions", `{"message":"one"}`)
 	id := m["sessionId"].(string)
@@ -362,21 +387,16 @@ turns:
 	require.Equal(t, sessions.TypeTurnCompleted, typ)
 	assert.Equal(t, "timed out", d["result"])
 
-	_, evs, _, err := sessions.New(filepath.Join(dir, ".july")).Read(id)
-	require.NoError(t, err)
 	var decided []string
-	for _, ev := range evs {
-		if ev.Type == sessions.TypeApprovalDecided {
-			var d sessions.ApprovalDecided
-			require.NoError(t, json.Unmarshal(ev.Data, &d))
-			decided = append(decided, d.ToolName+" "+d.Decision+" "+d.By)
-		}
+	for _, d := range serveDecisions(t, dir, id) {
+		decided = append(decided, d.ToolName+" "+d.Decision+" "+d.By)
 	}
 	assert.Equal(t, []string{"Write allow user", "Write deny timeout"}, decided)
 }
 
 // TestRunApprovalInterrupted: Ctrl-C while a question waits ends the turn
-// as interrupted; the call did not run and no decision is recorded.
+// as interrupted; the call did not run and is recorded as denied by
+// interrupt.
 func TestRunApprovalInterrupted(t *testing.T) {
 	agent, state := approveAgent(t, fourWrites)
 	o := runOnTerminal(t, "run", agent, "--state-root", state, "-m", "go")
@@ -386,5 +406,75 @@ func TestRunApprovalInterrupted(t *testing.T) {
 	assert.Equal(t, 1, ee.ExitCode())
 	assert.Contains(t, o.text(), "turn interrupted")
 	assert.NoFileExists(t, filepath.Join(agent, "tree", "b.txt"))
-	assert.Equal(t, []string{"requested Write Write on /b.txt"}, approvalEvents(t, state))
+	assert.Equal(t, []string{"requested Write Write on /b.txt", "decided Write deny interrupt"}, approvalEvents(t, state))
+}
+
+// TestServeApprovalAcrossRestart: pending approvals live in the server's
+// memory. A server killed (SIGKILL) while a call waits leaves the turn
+// open; the next server closes it as interrupted and records the call as
+// denied by restart, with the reason; the call id is no longer waiting.
+// A server stopped (SIGTERM) past its drain timeout records the call as
+// denied by interrupt, saying the server is stopping. Either way the
+// session then serves its next message.
+func TestServeApprovalAcrossRestart(t *testing.T) {
+	dir, spec := serveApprovalAgent(t, `
+turns:
+  - message: {contains: kill}
+    replies:
+      - calls: [{tool: Write, args: {path: /b.txt, contents: b}}]
+      - text: never reached
+  - message: {contains: term}
+    replies:
+      - calls: [{tool: Write, args: {path: /c.txt, contents: c}}]
+      - text: never reached
+  - message: {contains: again}
+    replies:
+      - text: serving again
+`)
+	s := startServe(t, dir, "--model", spec)
+	_, m := post(t, s.url+"/sessions", `{"message":"kill"}`)
+	id := m["sessionId"].(string)
+	ev := streamEvent(t, s.url+"/sessions/"+id+"/events", sessions.TypeApprovalRequested)
+	var req sessions.ApprovalRequested
+	require.NoError(t, json.Unmarshal(ev.Data, &req))
+	require.NoError(t, s.cmd.Process.Kill())
+	s.wait(t)
+	typ, _ := lastEvent(t, dir, id)
+	require.Equal(t, sessions.TypeApprovalRequested, typ, "killed while the call waits")
+
+	s = startServe(t, dir, "--model", spec)
+	typ, d := lastEvent(t, dir, id)
+	assert.Equal(t, sessions.TypeTurnFailed, typ)
+	assert.Equal(t, sessions.MessageInterrupted, d["message"])
+	assert.Contains(t, s.log(), "denied by restart the call(s) waiting for approval: "+req.CallID+" (Write)")
+	assert.Equal(t, []sessions.ApprovalDecided{{CallID: req.CallID, ToolName: "Write", Decision: "deny", By: "restart", Rule: "edit: ask", Reason: sessions.ReasonRestart}}, serveDecisions(t, dir, id))
+	code, m := post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": true}`)
+	assert.Equal(t, http.StatusNotFound, code, "%v", m)
+
+	// SIGTERM past the drain timeout: the waiting call is denied by
+	// interrupt, and the turn recorded as interrupted.
+	require.NoError(t, s.cmd.Process.Kill())
+	s.wait(t)
+	s = startServe(t, dir, "--model", spec, "--drain-timeout", "300ms")
+	code, m = post(t, s.url+"/sessions/"+id+"/messages", `{"message":"term"}`)
+	require.Equal(t, http.StatusAccepted, code, "%v", m)
+	streamEvent(t, s.url+"/sessions/"+id+"/events?after="+strconv.FormatInt(ev.Index, 10), sessions.TypeApprovalRequested)
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, s.wait(t), s.log())
+	typ, d = lastEvent(t, dir, id)
+	assert.Equal(t, sessions.TypeTurnFailed, typ)
+	assert.Equal(t, sessions.MessageInterrupted, d["message"])
+	got := serveDecisions(t, dir, id)
+	require.Len(t, got, 2)
+	assert.Equal(t, "deny", got[1].Decision)
+	assert.Equal(t, "interrupt", got[1].By)
+	assert.Equal(t, "the turn was interrupted before anyone answered (the server is stopping)", got[1].Reason)
+
+	s = startServe(t, dir, "--model", spec)
+	code, m = post(t, s.url+"/sessions/"+id+"/messages", `{"message":"again"}`)
+	require.Equal(t, http.StatusAccepted, code, "%v", m)
+	waitStreamEvent(t, s.url+"/sessions/"+id+"/events", sessions.TypeTurnCompleted)
+	typ, d = lastEvent(t, dir, id)
+	require.Equal(t, sessions.TypeTurnCompleted, typ)
+	assert.Equal(t, "serving again", d["result"])
 }

@@ -136,7 +136,7 @@ func TestGateDenyByPolicy(t *testing.T) {
 	assert.True(t, r.IsError)
 	assert.Equal(t, "Delete was not run: the approval policy denies it (agent.yaml approvals: Delete: deny)", r.String())
 	assert.Zero(t, runs)
-	assert.Equal(t, []sessions.ApprovalDecided{{CallID: "c1", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "Delete: deny"}}, rec.decided(t))
+	assert.Equal(t, []sessions.ApprovalDecided{{CallID: "c1", ToolName: "Delete", Decision: "deny", By: "policy", Rule: "Delete: deny", Reason: "the approval policy denies it"}}, rec.decided(t))
 	assert.Equal(t, []string{sessions.TypeApprovalDecided}, rec.types(), "a policy decision asks nobody")
 }
 
@@ -152,7 +152,7 @@ func TestGateFlag(t *testing.T) {
 			assert.Equal(t, 1, runs)
 			assert.False(t, r.IsError)
 		} else {
-			want.Decision = "deny"
+			want.Decision, want.Reason = "deny", "approvals are denied in this run (--approve=never)"
 			assert.Zero(t, runs)
 			assert.Equal(t, "Write was not run: approvals are denied in this run (--approve=never) (agent.yaml approvals: *: ask)", r.String())
 		}
@@ -296,6 +296,42 @@ func TestQueueTimeoutAndCancel(t *testing.T) {
 	_, err = q.Ask(ctx, Request{SessionID: "s", CallID: "c2"})
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Empty(t, q.Pending(""))
+}
+
+// TestGateInterrupted: a turn ending while its call waits for an answer
+// fails the call with the context's error, and records the call as
+// denied by interrupt, with the cancellation's cause as the reason.
+func TestGateInterrupted(t *testing.T) {
+	rules, _ := NewRules(map[string]string{"edit": "ask"})
+	for _, tc := range []struct {
+		cause error
+		want  string
+	}{
+		{nil, "the turn was interrupted before anyone answered"},
+		{errors.New("the server is stopping"), "the turn was interrupted before anyone answered (the server is stopping)"},
+	} {
+		runs := 0
+		q := NewQueue(time.Hour)
+		tl := NewGate(rules, q, func(string) []string { return []string{"Write", "edit"} }).Wrap([]*tools.Tool{counted("Write", &runs)})[0]
+		rec := &recorder{}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := tl.Run(WithCall(ctx, rec.call("c1")), json.RawMessage(`{"path":"/x"}`))
+			done <- err
+		}()
+		require.Eventually(t, func() bool { return len(q.Pending("")) == 1 }, 10*time.Second, time.Millisecond)
+		cancel(tc.cause)
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.Canceled)
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "the call did not end within 10s of its cancellation")
+		}
+		assert.Zero(t, runs)
+		assert.Equal(t, []string{sessions.TypeApprovalRequested, sessions.TypeApprovalDecided}, rec.types())
+		assert.Equal(t, []sessions.ApprovalDecided{{CallID: "c1", ToolName: "Write", Decision: "deny", By: "interrupt", Rule: "edit: ask", Reason: tc.want}}, rec.decided(t))
+	}
 }
 
 func TestSummary(t *testing.T) {

@@ -26,6 +26,11 @@ type Request struct {
 	Summary string
 	// Rule is the approvals: entry that asks.
 	Rule Rule
+	// Waiting, when set, is called by an Asker that puts the call to a
+	// person once the call waits and before it can be answered (the Gate
+	// records approval.requested in it, so a client that sees the event
+	// finds the call waiting); an error from it ends Ask with that error.
+	Waiting func() error
 }
 
 // Answer is an Asker's decision.
@@ -43,7 +48,8 @@ type Answer struct {
 }
 
 // Asker decides the calls a Rules asks for. Ask returns an error only
-// when ctx ends; the call then fails with it.
+// when ctx ends (or Request.Waiting fails); the call then fails with it.
+// An Asker that asks a person calls Request.Waiting first.
 type Asker interface {
 	Ask(ctx context.Context, req Request) (Answer, error)
 }
@@ -176,8 +182,8 @@ func (g *Gate) decide(ctx context.Context, tool string, rule Rule, args json.Raw
 	}
 	decided := sessions.ApprovalDecided{CallID: call.CallID, ToolName: tool, Rule: rule.String()}
 	if rule.Policy == Deny {
-		decided.Decision, decided.By = sessions.DecisionDeny, sessions.DecidedByPolicy
-		return false, "the approval policy denies it", emit(sessions.TypeApprovalDecided, decided)
+		decided.Decision, decided.By, decided.Reason = sessions.DecisionDeny, sessions.DecidedByPolicy, "the approval policy denies it"
+		return false, decided.Reason, emit(sessions.TypeApprovalDecided, decided)
 	}
 	g.mu.Lock()
 	always := g.always[tool]
@@ -187,16 +193,30 @@ func (g *Gate) decide(ctx context.Context, tool string, rule Rule, args json.Raw
 		return true, "", emit(sessions.TypeApprovalDecided, decided)
 	}
 	req := Request{SessionID: call.SessionID, CallID: call.CallID, ToolName: tool, Args: args, Summary: Summary(tool, args), Rule: rule}
-	if _, flag := g.asker.(Flag); !flag {
-		if err := emit(sessions.TypeApprovalRequested, sessions.ApprovalRequested{CallID: call.CallID, ToolName: tool, Args: args, Summary: req.Summary, Rule: rule.String()}); err != nil {
-			return false, "", err
-		}
+	requested := false
+	req.Waiting = func() error {
+		requested = true
+		return emit(sessions.TypeApprovalRequested, sessions.ApprovalRequested{CallID: call.CallID, ToolName: tool, Args: args, Summary: req.Summary, Rule: rule.String()})
 	}
 	ans, err := g.asker.Ask(ctx, req)
 	if err != nil {
+		if requested && ctx.Err() != nil {
+			// The turn ends before an answer: the call is denied, and the
+			// log says so (the turn is recorded as interrupted).
+			decided.Decision, decided.By, decided.Reason = sessions.DecisionDeny, sessions.DecidedByInterrupt, interruptReason(ctx)
+			if eerr := emit(sessions.TypeApprovalDecided, decided); eerr != nil {
+				return false, "", eerr
+			}
+		}
 		return false, "", err
 	}
 	decided.Decision, decided.By, decided.Always = sessions.DecisionDeny, ans.By, false
+	if !ans.Allow {
+		decided.Reason = ans.Reason
+		if decided.Reason == "" {
+			decided.Reason = "approval was denied"
+		}
+	}
 	if ans.Allow {
 		decided.Decision, decided.Always = sessions.DecisionAllow, ans.Always
 		if ans.Always {
@@ -208,11 +228,18 @@ func (g *Gate) decide(ctx context.Context, tool string, rule Rule, args json.Raw
 	if err := emit(sessions.TypeApprovalDecided, decided); err != nil {
 		return false, "", err
 	}
-	why := ans.Reason
-	if why == "" {
-		why = "approval was denied"
+	return ans.Allow, decided.Reason, nil
+}
+
+// interruptReason says why a call waiting for an answer was denied when
+// its turn's ctx ended: the context's cause when it has one beyond the
+// plain cancellation ("the server is stopping").
+func interruptReason(ctx context.Context) string {
+	const why = "the turn was interrupted before anyone answered"
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return why + " (" + cause.Error() + ")"
 	}
-	return ans.Allow, why, nil
+	return why
 }
 
 // MaxSummary bounds a Summary's argument text, in bytes.

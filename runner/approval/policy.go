@@ -29,8 +29,12 @@
 // [sessions.ApprovalDecided]) with who decided: "policy" (deny),
 // "user" (an answer on the terminal or over HTTP, or an earlier
 // "always"), "flag" (--approve=never|always, or no terminal), "timeout"
-// (no answer in time). A call put to a person is first an
-// approval.requested event. A denied call returns to the model as a tool
+// (no answer in time), "interrupt" (the turn's context ended while the
+// call waited; the reason carries the context's cause, such as "the
+// server is stopping"). A call put to a person is first an
+// approval.requested event. (A call still waiting when its process died
+// is denied by "restart" when the session is next opened: package
+// sessions' Resume records it.) A denied call returns to the model as a tool
 // error naming the rule, so it can adapt; the turn goes on.
 //
 // # Askers

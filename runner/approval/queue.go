@@ -74,7 +74,8 @@ func NewQueue(timeout time.Duration) *Queue {
 // Timeout returns how long a call waits.
 func (q *Queue) Timeout() time.Duration { return q.timeout }
 
-// Ask parks req until it is decided.
+// Ask parks req until it is decided. It calls req.Waiting once the call
+// is listed by Pending and can be decided.
 func (q *Queue) Ask(ctx context.Context, req Request) (Answer, error) {
 	k := key{req.SessionID, req.CallID}
 	now := q.now()
@@ -84,6 +85,14 @@ func (q *Queue) Ask(ctx context.Context, req Request) (Answer, error) {
 	q.pending[k] = w
 	delete(q.decided, k)
 	q.mu.Unlock()
+	if req.Waiting != nil {
+		if err := req.Waiting(); err != nil {
+			if q.settle(k, w) {
+				return Answer{}, err
+			}
+			return <-w.ans, nil
+		}
+	}
 	timer := time.NewTimer(q.timeout)
 	defer timer.Stop()
 	select {

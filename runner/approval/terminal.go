@@ -70,6 +70,11 @@ func (t *Terminal) Ask(ctx context.Context, req Request) (Answer, error) {
 		t.lines = make(chan string)
 		go t.read()
 	})
+	if req.Waiting != nil {
+		if err := req.Waiting(); err != nil {
+			return Answer{}, err
+		}
+	}
 	fmt.Fprintf(t.out, "Allow %s? [y/N/a(lways)] ", req.Summary)
 	for {
 		select {

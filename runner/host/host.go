@@ -193,6 +193,10 @@ type active struct {
 	closed  chan struct{}      // closed once released
 	views   int                // Views under way (view.go)
 	viewed  chan struct{}      // closed when views drops to 0, if waited on
+
+	// stop cancels the running turn saying why (Cancel, Shutdown), for a
+	// call waiting for approval to record.
+	stop context.CancelCauseFunc
 }
 
 // New returns a host for opts.
@@ -392,13 +396,13 @@ func (h *Host) worker(a *active) {
 		}
 		in := a.queue[0]
 		a.queue = slices.Delete(a.queue, 0, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		a.running, a.cancel = in.ID, cancel
+		ctx, cancel := context.WithCancelCause(context.Background())
+		a.running, a.cancel, a.stop = in.ID, func() { cancel(nil) }, cancel
 		h.mu.Unlock()
 		_, err := a.sl.RunTurn(ctx, in)
-		cancel()
+		cancel(nil)
 		h.mu.Lock()
-		a.running, a.cancel = "", nil
+		a.running, a.cancel, a.stop = "", nil, nil
 		h.mu.Unlock()
 		var te *runner.TurnError
 		if err != nil && !errors.As(err, &te) {
@@ -407,13 +411,20 @@ func (h *Host) worker(a *active) {
 	}
 }
 
+// The causes of a running turn's cancellation, which a call waiting for
+// approval records as the reason it was denied.
+var (
+	errCancelled = errors.New("the turn was cancelled")
+	errStopping  = errors.New("the server is stopping")
+)
+
 // Cancel ends the running turn of session id as interrupted, and returns
 // its id. Queued messages run after it.
 func (h *Host) Cancel(id string) (string, error) {
 	h.mu.Lock()
 	a := h.active[id]
 	if a != nil && a.cancel != nil {
-		a.cancel()
+		a.stop(errCancelled)
 		turn := a.running
 		h.mu.Unlock()
 		return turn, nil
@@ -532,7 +543,7 @@ func (h *Host) Shutdown(ctx context.Context, grace time.Duration) error {
 			}
 			a.queue = nil
 			if a.cancel != nil {
-				a.cancel()
+				a.stop(errStopping)
 			}
 		}
 		h.mu.Unlock()

@@ -102,6 +102,9 @@ type Status struct {
 	Missing []string
 	// Err is why it could not be started (a *ServerError), or nil.
 	Err error
+	// Took is how long this start took, up to its tool list (or its
+	// failure); 0 for a server that was already up.
+	Took time.Duration
 }
 
 // NewSet returns the connections to servers, none started yet. Servers
@@ -158,7 +161,10 @@ func (s *Set) Tools(ctx context.Context) ([]*tools.Tool, []Status) {
 // and what starting it found.
 func (s *Set) start(ctx context.Context, sv *server) ([]*tools.Tool, Status) {
 	st := Status{Server: sv.name}
-	if _, _, err := sv.session(ctx); err != nil {
+	began := time.Now()
+	_, _, err := sv.session(ctx)
+	st.Took = time.Since(began)
+	if err != nil {
 		st.Err = &ServerError{Server: sv.name, Err: sv.redact(sv.exp, err)}
 		return nil, st
 	}

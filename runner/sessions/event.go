@@ -180,6 +180,14 @@ const (
 	// DecidedByTimeout: no answer came in time (july serve
 	// --approval-timeout); the call is denied.
 	DecidedByTimeout = "timeout"
+	// DecidedByInterrupt: the turn was cut short (Ctrl-C, a cancel, a
+	// server stopping) while the call waited for an answer; it did not
+	// run.
+	DecidedByInterrupt = "interrupt"
+	// DecidedByRestart: the process running the turn stopped (killed,
+	// crashed) while the call waited; the next process to open the
+	// session records the denial as it closes the turn as interrupted.
+	DecidedByRestart = "restart"
 )
 
 // ApprovalDecided is approval.decided's data.
@@ -188,12 +196,15 @@ type ApprovalDecided struct {
 	ToolName string `json:"toolName"`
 	// Decision is DecisionAllow or DecisionDeny.
 	Decision string `json:"decision"`
-	// By is DecidedByPolicy, DecidedByUser, DecidedByFlag or
-	// DecidedByTimeout.
+	// By is DecidedByPolicy, DecidedByUser, DecidedByFlag,
+	// DecidedByTimeout, DecidedByInterrupt or DecidedByRestart.
 	By string `json:"by"`
 	// Always reports an "always" answer: the tool is allowed without
 	// asking for the rest of the session.
 	Always bool `json:"always,omitempty"`
 	// Rule is the approvals: entry that applied ("edit: ask").
 	Rule string `json:"rule,omitempty"`
+	// Reason says why a call was denied, as the model was told ("the
+	// user denied it"); empty for an allowed call.
+	Reason string `json:"reason,omitempty"`
 }

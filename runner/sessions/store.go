@@ -22,7 +22,10 @@
 //
 // A turn whose process died before it ended has turn.started but no
 // turn.completed or turn.failed; Resume closes it with turn.failed
-// {"message": "turn interrupted"} so the log stays well formed.
+// {"message": "turn interrupted"} so the log stays well formed, first
+// recording each of its calls still waiting for approval as denied
+// (approval.decided by "restart": the answer could only have reached the
+// process that stopped).
 //
 // # Event types and forward compatibility
 //
@@ -287,11 +290,15 @@ func (st *Store) Resume(id string) (*Log, []Warning, error) {
 		}
 	}
 	if turn := openTurn(events); turn != "" {
-		if _, err := l.Append(TypeTurnFailed, turn, TurnFailed{Message: MessageInterrupted}); err != nil {
+		denied, err := l.denyWaiting(turn)
+		if err == nil {
+			_, err = l.Append(TypeTurnFailed, turn, TurnFailed{Message: MessageInterrupted})
+		}
+		if err != nil {
 			l.Close()
 			return nil, nil, err
 		}
-		warns = append(warns, Warning{fmt.Sprintf("session %s: turn %s had not ended (the process stopped mid-turn): recorded it as interrupted", id, turn)})
+		warns = append(warns, Warning{fmt.Sprintf("session %s: turn %s had not ended (the process stopped mid-turn): recorded it as interrupted%s", id, turn, denied)})
 	}
 	return l, warns, nil
 }
