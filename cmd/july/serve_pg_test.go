@@ -97,6 +97,9 @@ func TestServeTwoServersOneDatabase(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	assert.Contains(t, ids, id, "the other server lists the session")
+	status, body = do(t, "GET", bs.url+"/sessions/"+id, "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Contains(t, string(body), `"state":"running"`, "the other server sees the turn running")
 
 	status, body = do(t, "POST", bs.url+"/sessions/"+id+"/messages", `{"message":"more"}`)
 	require.Equal(t, http.StatusConflict, status, "%s", body)
