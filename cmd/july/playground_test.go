@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -541,6 +542,8 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 	require.GreaterOrEqual(t, events, 1000)
 	logSize := fileSize(t, filepath.Join(dir, ".july", "sessions", id, "events.ndjson"))
 
+	streamAlone := timeStream(t, base, events)
+
 	b.open(origin + "/") // the page's files are cached no-cache: count them fresh below
 	_, err := chromedp.Call(b.ctx, network.ClearBrowserCache, cdp.Empty{})
 	require.NoError(t, err)
@@ -553,6 +556,12 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 	wall := time.Since(start)
 	inPage := evalJS[float64](b, `performance.now()`)
 	rendered := evalJS[int](b, `document.querySelectorAll('#transcript details.call').length`)
+	phases := evalJS[string](b, `(() => {
+		const nav = performance.getEntriesByType('navigation')[0];
+		const mark = (n) => (performance.getEntriesByName(n)[0] || {}).startTime;
+		const f = (x) => Math.round(x) + ' ms';
+		return 'document ' + f(nav.responseEnd) + ', DOMContentLoaded ' + f(nav.domContentLoadedEventEnd) + ', event stream open ' + f(mark('july:events-open')) + ', first events ' + f(mark('july:events-first'));
+	})()`)
 	assert.Equal(t, turns*callsPerTurn, rendered)
 
 	b.mu.Lock()
@@ -563,8 +572,8 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("  %8d B %s", n, b.urls[rid]))
 	}
 	b.mu.Unlock()
-	t.Logf("playground: %d events (log %d B) rendered %v after navigation (Go wall), performance.now() %.0f ms at detection; %d B transferred by the page:\n%s\npage weight (playground.Size) %d B",
-		events, logSize, wall.Round(time.Millisecond), inPage, total, strings.Join(lines, "\n"), playground.Size())
+	t.Logf("playground: %d events (log %d B) rendered %v after navigation (Go wall), performance.now() %.0f ms at detection (%s; the event stream alone, read by a Go client: %v); %d B transferred by the page:\n%s\npage weight (playground.Size) %d B",
+		events, logSize, wall.Round(time.Millisecond), inPage, phases, streamAlone.Round(time.Millisecond), total, strings.Join(lines, "\n"), playground.Size())
 }
 
 // waitIdle polls the session until it has turns turns and is idle.
@@ -587,6 +596,30 @@ func waitIdle(t *testing.T, base string, turns int) {
 		require.True(t, time.Now().Before(deadline), "session not idle after %d turns within %v: %s", turns, pageWait, data)
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// timeStream times reading the session's first n events from its event
+// stream, for comparison with the page.
+func timeStream(t *testing.T, base string, n int) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pageWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?after=-1", nil)
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	seen := 0
+	for seen < n && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data:") {
+			seen++
+		}
+	}
+	require.Equal(t, n, seen, "events read from the stream: %v", sc.Err())
+	return time.Since(start)
 }
 
 // countEvents counts the session's events in its log.
