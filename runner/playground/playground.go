@@ -4,7 +4,7 @@
 // message or cancel a turn, the session's tree read-only, and, where the
 // API has them, checkpoints with their diffs, rewind and fork, pending
 // approvals, and in dev mode the schedules and reminders to fire by hand.
-// docs/serve.md describes it for users.
+// docs/playground.md describes it for users.
 //
 // The page is static: index.html, app.css and app.js (an ES module with
 // no dependency), embedded with embed and served under
