@@ -636,3 +636,28 @@ func fileSize(t *testing.T, p string) int64 {
 	require.NoError(t, err)
 	return fi.Size()
 }
+
+// TestPlaygroundToken: with --token-file the page asks for the token once
+// (after the API's 401), keeps it in sessionStorage only, sends it as a
+// bearer header, and sets no cookie; a reload in the tab does not ask
+// again.
+func TestPlaygroundToken(t *testing.T) {
+	b := newBrowser(t)
+	dir, model := playAgent(t, "", playChatScript)
+	tok := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tok, []byte("s3cret-token\n"), 0o600))
+	origin := startPlay(t, dir, "--model", model, "--token-file", tok)
+
+	b.do("open the page", chromedp.Navigate(origin+"/"))
+	b.until("the token dialog", `document.querySelector('#token-dialog').open`)
+	b.typeIn("#token-input", "s3cret-token")
+	b.click("Use token", `document.querySelector('#token-form button[type=submit]')`)
+	b.until("the agents after the token", `[...document.querySelectorAll('.cards a')].some((a) => a.textContent === 'notes') && document.body.dataset.ready === 'true'`)
+	assert.Equal(t, "s3cret-token", evalJS[string](b, `sessionStorage.getItem('july.playground.token')`))
+	assert.Empty(t, evalJS[string](b, `localStorage.length ? 'localStorage used' : document.cookie`), "no cookie, no localStorage")
+
+	b.open(origin + "/notes/")
+	assert.False(t, evalJS[bool](b, `document.querySelector('#token-dialog').open`), "asked again in the same tab")
+	b.until("the agent page", `document.querySelector('#message')`)
+	assert.Empty(t, b.dialogList())
+}
