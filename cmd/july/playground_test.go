@@ -338,9 +338,9 @@ const playChatScript = `turns:
 // calls folded, the written file opened from the tree view, and (in
 // --dev) a schedule fired by hand into a session of its own.
 func TestPlaygroundChat(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", playChatScript)
 	origin := startPlay(t, dir, "--dev", "--model", model)
+	b := newBrowser(t) // after the server, so a failure's screenshot is taken while it still serves
 
 	b.open(origin + "/")
 	b.until("the notes agent on the home page", `[...document.querySelectorAll('.cards a')].some((a) => a.textContent === 'notes')`)
@@ -359,6 +359,12 @@ func TestPlaygroundChat(t *testing.T) {
 	b.click("unfold the Read call", `document.querySelector('#transcript details.call summary')`)
 	b.until("the Read result shown", `document.querySelector('#transcript details.call').open && document.querySelector('#transcript details.call .output').textContent.includes('hi')`)
 	assert.Contains(t, b.text("#transcript .entry.done .usage"), "tokens")
+
+	// Keyboard: j (or ArrowDown) moves the focus to the next entry.
+	b.typeIn("#transcript .entry.user", "j")
+	assert.Equal(t, "entry tool", evalJS[string](b, `document.activeElement.className`), "j from the first entry")
+	b.typeIn("#transcript .entry.tool", "jjj")
+	assert.Equal(t, "entry assistant", evalJS[string](b, `document.activeElement.className`), "three j later")
 
 	// The tree view, refreshed after the turn, opens the file.
 	b.click("summary.md in the tree", `document.querySelector('#tree button[data-path="/summary.md"]')`)
@@ -380,9 +386,9 @@ func TestPlaygroundChat(t *testing.T) {
 // TestPlaygroundCancel: a turn that would run for ten minutes is
 // cancelled with the page's Cancel button.
 func TestPlaygroundCancel(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", "turns:\n  - replies:\n      - sleep: 10m\n        text: never\n")
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "take your time")
 	b.until("the running turn", `document.querySelector('#state').textContent === 'running' && !document.querySelector('#cancel').disabled`)
 	b.click("Cancel turn", `document.querySelector('#cancel')`)
@@ -408,9 +414,9 @@ const playCowScript = `turns:
 // 1 (confirming the dialog), after which turn 2's file is gone from the
 // tree.
 func TestPlaygroundDiffRewind(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", playCowScript)
 	origin := startPlay(t, dir, "--cow", "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "write a summary")
 	b.waitTurnDone(1)
 	b.typeIn("#message", "now b")
@@ -433,10 +439,10 @@ func TestPlaygroundDiffRewind(t *testing.T) {
 // TestPlaygroundApproval: with approvals: {edit: ask} the Write waits for
 // the Approve button, then runs.
 func TestPlaygroundApproval(t *testing.T) {
-	b := newBrowser(t)
 	script := "turns:\n  - replies:\n      - calls:\n          - {tool: Write, args: {path: /ok.md, contents: \"ok\\n\"}}\n      - expect:\n          - {tool: Write, error: false}\n        text: written after approval\n"
 	dir, model := playAgent(t, "approvals:\n  edit: ask\n", script)
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "write ok.md")
 	b.until("the approval card", `document.querySelector('#transcript .entry.approval button.approve')`)
 	assert.Contains(t, b.text("#transcript .entry.approval"), "Write")
@@ -455,7 +461,6 @@ const xssName = "<img src=x onerror=alert(1)>.md"
 // result and a reply holding a script tag are shown as text, and no
 // script of theirs runs: no alert, no window flag set.
 func TestPlaygroundXSS(t *testing.T) {
-	b := newBrowser(t)
 	payload := `<script>window.pwned=1</script> <img src=x onerror="window.pwnedImg=1">`
 	script := fmt.Sprintf(`turns:
   - replies:
@@ -469,6 +474,7 @@ func TestPlaygroundXSS(t *testing.T) {
 `, jsString("/"+xssName), jsString(payload+"\n"), jsString("Done: "+payload))
 	dir, model := playAgent(t, "", script)
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, payload)
 	b.waitTurnDone(1)
 
@@ -525,9 +531,9 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 		}
 		sc.WriteString("      - text: \"read it **98** times\"\n")
 	}
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", sc.String())
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 
 	// The session is made through the API: the page then opens it cold.
 	created := postJSON(t, origin+"/notes/v1/sessions", `{"message":"turn 1"}`)
@@ -642,11 +648,11 @@ func fileSize(t *testing.T, p string) int64 {
 // bearer header, and sets no cookie; a reload in the tab does not ask
 // again.
 func TestPlaygroundToken(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", playChatScript)
 	tok := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(tok, []byte("s3cret-token\n"), 0o600))
 	origin := startPlay(t, dir, "--model", model, "--token-file", tok)
+	b := newBrowser(t)
 
 	b.do("open the page", chromedp.Navigate(origin+"/"))
 	b.until("the token dialog", `document.querySelector('#token-dialog').open`)
