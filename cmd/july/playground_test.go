@@ -372,6 +372,11 @@ func TestPlaygroundChat(t *testing.T) {
 	assert.Equal(t, "Summary", b.text("#viewer .md h3"))
 	assert.Contains(t, b.text("#viewer"), "/a.txt says hi.")
 
+	// A phone-width window: one column, nothing wider than the window.
+	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
+	b.until("one column at 390 px", `document.documentElement.scrollWidth <= window.innerWidth && document.querySelector('.side').getBoundingClientRect().top > document.querySelector('#transcript').getBoundingClientRect().top`)
+	b.do("back to 1280 px", chromedp.EmulateViewport(1280, 900))
+
 	// Dev mode: the heartbeat schedule fired by hand starts a session.
 	b.open(origin + "/notes/")
 	b.click("Fire now on the heartbeat schedule", `document.querySelector('button.fire[data-schedule="heartbeat"]')`)
@@ -380,6 +385,12 @@ func TestPlaygroundChat(t *testing.T) {
 	b.until("the fired session's page", `location.pathname.includes('/sessions/') && document.querySelector('#transcript .entry.user')`)
 	b.waitTurnDone(1)
 	assert.Contains(t, b.text("#transcript .entry.user"), "Read /a.txt and reply with one line")
+
+	// The agent page, its two sessions and the schedule, at phone width.
+	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
+	b.open(origin + "/notes/")
+	b.until("two sessions listed", `document.querySelectorAll('table.sessions tbody tr').length === 2`)
+	b.until("nothing wider than 390 px", `document.documentElement.scrollWidth <= window.innerWidth`)
 	assert.Empty(t, b.dialogList())
 }
 
@@ -471,7 +482,7 @@ func TestPlaygroundXSS(t *testing.T) {
       - expect:
           - {tool: Read, contains: "<script>"}
         text: %[3]s
-`, jsString("/"+xssName), jsString(payload+"\n"), jsString("Done: "+payload))
+`, jsString("/"+xssName), jsString(payload+"\n"+strings.Repeat("long line\n", 300)), jsString("Done: "+payload))
 	dir, model := playAgent(t, "", script)
 	origin := startPlay(t, dir, "--model", model)
 	b := newBrowser(t)
@@ -482,6 +493,10 @@ func TestPlaygroundXSS(t *testing.T) {
 	b.until("the hostile file in the viewer", `!document.querySelector('#viewer').hidden && document.querySelector('#viewer').textContent.includes('window.pwned=1')`)
 	b.click("unfold the Read call", `[...document.querySelectorAll('#transcript details.call summary')][1]`)
 	b.until("the Read result shown", `[...document.querySelectorAll('#transcript details.call')][1].open`)
+	// The result, over 2,000 characters, is cut with a Show all button.
+	assert.Equal(t, 2000, evalJS[int](b, `[...document.querySelectorAll('#transcript details.call .output')][1].textContent.length`))
+	b.click("Show all", `[...document.querySelectorAll('#transcript details.call')][1].querySelector('.show-all')`)
+	b.until("the whole result", `[...document.querySelectorAll('#transcript details.call .output')][1].textContent.length > 3000`)
 	// Give an injected image time to fail and fire its handler.
 	b.do("wait", chromedp.Sleep(500*time.Millisecond))
 
