@@ -12,7 +12,10 @@
 // (asked for once after a 401, kept in sessionStorage, sent as a bearer
 // header; no cookies). It follows a session's events with fetch and
 // reads the Server-Sent Events itself, so the token can be sent and a
-// reconnect resumes with ?after=N: the log is read once.
+// reconnect resumes with ?after=N: the log is read once. Events are
+// rendered at most once a frame and turns off screen are not laid out
+// (content-visibility), so a long transcript opens fast; the performance
+// marks july:events-open and july:events-first time the first stream.
 //
 // # Safety
 //
