@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -337,9 +338,9 @@ const playChatScript = `turns:
 // calls folded, the written file opened from the tree view, and (in
 // --dev) a schedule fired by hand into a session of its own.
 func TestPlaygroundChat(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", playChatScript)
 	origin := startPlay(t, dir, "--dev", "--model", model)
+	b := newBrowser(t) // after the server, so a failure's screenshot is taken while it still serves
 
 	b.open(origin + "/")
 	b.until("the notes agent on the home page", `[...document.querySelectorAll('.cards a')].some((a) => a.textContent === 'notes')`)
@@ -359,11 +360,22 @@ func TestPlaygroundChat(t *testing.T) {
 	b.until("the Read result shown", `document.querySelector('#transcript details.call').open && document.querySelector('#transcript details.call .output').textContent.includes('hi')`)
 	assert.Contains(t, b.text("#transcript .entry.done .usage"), "tokens")
 
+	// Keyboard: j (or ArrowDown) moves the focus to the next entry.
+	b.typeIn("#transcript .entry.user", "j")
+	assert.Equal(t, "entry tool", evalJS[string](b, `document.activeElement.className`), "j from the first entry")
+	b.typeIn("#transcript .entry.tool", "jjj")
+	assert.Equal(t, "entry assistant", evalJS[string](b, `document.activeElement.className`), "three j later")
+
 	// The tree view, refreshed after the turn, opens the file.
 	b.click("summary.md in the tree", `document.querySelector('#tree button[data-path="/summary.md"]')`)
 	b.until("the file viewer", `!document.querySelector('#viewer').hidden && document.querySelector('#viewer .md h3')`)
 	assert.Equal(t, "Summary", b.text("#viewer .md h3"))
 	assert.Contains(t, b.text("#viewer"), "/a.txt says hi.")
+
+	// A phone-width window: one column, nothing wider than the window.
+	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
+	b.until("one column at 390 px", `document.documentElement.scrollWidth <= window.innerWidth && document.querySelector('.side').getBoundingClientRect().top > document.querySelector('#transcript').getBoundingClientRect().top`)
+	b.do("back to 1280 px", chromedp.EmulateViewport(1280, 900))
 
 	// Dev mode: the heartbeat schedule fired by hand starts a session.
 	b.open(origin + "/notes/")
@@ -373,15 +385,21 @@ func TestPlaygroundChat(t *testing.T) {
 	b.until("the fired session's page", `location.pathname.includes('/sessions/') && document.querySelector('#transcript .entry.user')`)
 	b.waitTurnDone(1)
 	assert.Contains(t, b.text("#transcript .entry.user"), "Read /a.txt and reply with one line")
+
+	// The agent page, its two sessions and the schedule, at phone width.
+	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
+	b.open(origin + "/notes/")
+	b.until("two sessions listed", `document.querySelectorAll('table.sessions tbody tr').length === 2`)
+	b.until("nothing wider than 390 px", `document.documentElement.scrollWidth <= window.innerWidth`)
 	assert.Empty(t, b.dialogList())
 }
 
 // TestPlaygroundCancel: a turn that would run for ten minutes is
 // cancelled with the page's Cancel button.
 func TestPlaygroundCancel(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", "turns:\n  - replies:\n      - sleep: 10m\n        text: never\n")
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "take your time")
 	b.until("the running turn", `document.querySelector('#state').textContent === 'running' && !document.querySelector('#cancel').disabled`)
 	b.click("Cancel turn", `document.querySelector('#cancel')`)
@@ -407,9 +425,9 @@ const playCowScript = `turns:
 // 1 (confirming the dialog), after which turn 2's file is gone from the
 // tree.
 func TestPlaygroundDiffRewind(t *testing.T) {
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", playCowScript)
 	origin := startPlay(t, dir, "--cow", "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "write a summary")
 	b.waitTurnDone(1)
 	b.typeIn("#message", "now b")
@@ -432,10 +450,10 @@ func TestPlaygroundDiffRewind(t *testing.T) {
 // TestPlaygroundApproval: with approvals: {edit: ask} the Write waits for
 // the Approve button, then runs.
 func TestPlaygroundApproval(t *testing.T) {
-	b := newBrowser(t)
 	script := "turns:\n  - replies:\n      - calls:\n          - {tool: Write, args: {path: /ok.md, contents: \"ok\\n\"}}\n      - expect:\n          - {tool: Write, error: false}\n        text: written after approval\n"
 	dir, model := playAgent(t, "approvals:\n  edit: ask\n", script)
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, "write ok.md")
 	b.until("the approval card", `document.querySelector('#transcript .entry.approval button.approve')`)
 	assert.Contains(t, b.text("#transcript .entry.approval"), "Write")
@@ -454,7 +472,6 @@ const xssName = "<img src=x onerror=alert(1)>.md"
 // result and a reply holding a script tag are shown as text, and no
 // script of theirs runs: no alert, no window flag set.
 func TestPlaygroundXSS(t *testing.T) {
-	b := newBrowser(t)
 	payload := `<script>window.pwned=1</script> <img src=x onerror="window.pwnedImg=1">`
 	script := fmt.Sprintf(`turns:
   - replies:
@@ -465,9 +482,10 @@ func TestPlaygroundXSS(t *testing.T) {
       - expect:
           - {tool: Read, contains: "<script>"}
         text: %[3]s
-`, jsString("/"+xssName), jsString(payload+"\n"), jsString("Done: "+payload))
+`, jsString("/"+xssName), jsString(payload+"\n"+strings.Repeat("long line\n", 300)), jsString("Done: "+payload))
 	dir, model := playAgent(t, "", script)
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 	b.startSession(origin, payload)
 	b.waitTurnDone(1)
 
@@ -475,6 +493,10 @@ func TestPlaygroundXSS(t *testing.T) {
 	b.until("the hostile file in the viewer", `!document.querySelector('#viewer').hidden && document.querySelector('#viewer').textContent.includes('window.pwned=1')`)
 	b.click("unfold the Read call", `[...document.querySelectorAll('#transcript details.call summary')][1]`)
 	b.until("the Read result shown", `[...document.querySelectorAll('#transcript details.call')][1].open`)
+	// The result, over 2,000 characters, is cut with a Show all button.
+	assert.Equal(t, 2000, evalJS[int](b, `[...document.querySelectorAll('#transcript details.call .output')][1].textContent.length`))
+	b.click("Show all", `[...document.querySelectorAll('#transcript details.call')][1].querySelector('.show-all')`)
+	b.until("the whole result", `[...document.querySelectorAll('#transcript details.call .output')][1].textContent.length > 3000`)
 	// Give an injected image time to fail and fire its handler.
 	b.do("wait", chromedp.Sleep(500*time.Millisecond))
 
@@ -524,9 +546,9 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 		}
 		sc.WriteString("      - text: \"read it **98** times\"\n")
 	}
-	b := newBrowser(t)
 	dir, model := playAgent(t, "", sc.String())
 	origin := startPlay(t, dir, "--model", model)
+	b := newBrowser(t)
 
 	// The session is made through the API: the page then opens it cold.
 	created := postJSON(t, origin+"/notes/v1/sessions", `{"message":"turn 1"}`)
@@ -541,6 +563,8 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 	require.GreaterOrEqual(t, events, 1000)
 	logSize := fileSize(t, filepath.Join(dir, ".july", "sessions", id, "events.ndjson"))
 
+	streamAlone := timeStream(t, base, events)
+
 	b.open(origin + "/") // the page's files are cached no-cache: count them fresh below
 	_, err := chromedp.Call(b.ctx, network.ClearBrowserCache, cdp.Empty{})
 	require.NoError(t, err)
@@ -553,6 +577,12 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 	wall := time.Since(start)
 	inPage := evalJS[float64](b, `performance.now()`)
 	rendered := evalJS[int](b, `document.querySelectorAll('#transcript details.call').length`)
+	phases := evalJS[string](b, `(() => {
+		const nav = performance.getEntriesByType('navigation')[0];
+		const mark = (n) => (performance.getEntriesByName(n)[0] || {}).startTime;
+		const f = (x) => Math.round(x) + ' ms';
+		return 'document ' + f(nav.responseEnd) + ', DOMContentLoaded ' + f(nav.domContentLoadedEventEnd) + ', event stream open ' + f(mark('july:events-open')) + ', first events ' + f(mark('july:events-first'));
+	})()`)
 	assert.Equal(t, turns*callsPerTurn, rendered)
 
 	b.mu.Lock()
@@ -563,8 +593,8 @@ func TestPlaygroundLargeTranscript(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("  %8d B %s", n, b.urls[rid]))
 	}
 	b.mu.Unlock()
-	t.Logf("playground: %d events (log %d B) rendered %v after navigation (Go wall), performance.now() %.0f ms at detection; %d B transferred by the page:\n%s\npage weight (playground.Size) %d B",
-		events, logSize, wall.Round(time.Millisecond), inPage, total, strings.Join(lines, "\n"), playground.Size())
+	t.Logf("playground: %d events (log %d B) rendered %v after navigation (Go wall), performance.now() %.0f ms at detection (%s; the event stream alone, read by a Go client: %v); %d B transferred by the page:\n%s\npage weight (playground.Size) %d B",
+		events, logSize, wall.Round(time.Millisecond), inPage, phases, streamAlone.Round(time.Millisecond), total, strings.Join(lines, "\n"), playground.Size())
 }
 
 // waitIdle polls the session until it has turns turns and is idle.
@@ -589,6 +619,30 @@ func waitIdle(t *testing.T, base string, turns int) {
 	}
 }
 
+// timeStream times reading the session's first n events from its event
+// stream, for comparison with the page.
+func timeStream(t *testing.T, base string, n int) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pageWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?after=-1", nil)
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	seen := 0
+	for seen < n && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data:") {
+			seen++
+		}
+	}
+	require.Equal(t, n, seen, "events read from the stream: %v", sc.Err())
+	return time.Since(start)
+}
+
 // countEvents counts the session's events in its log.
 func countEvents(t *testing.T, dir, id string) int {
 	t.Helper()
@@ -602,4 +656,29 @@ func fileSize(t *testing.T, p string) int64 {
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
 	return fi.Size()
+}
+
+// TestPlaygroundToken: with --token-file the page asks for the token once
+// (after the API's 401), keeps it in sessionStorage only, sends it as a
+// bearer header, and sets no cookie; a reload in the tab does not ask
+// again.
+func TestPlaygroundToken(t *testing.T) {
+	dir, model := playAgent(t, "", playChatScript)
+	tok := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tok, []byte("s3cret-token\n"), 0o600))
+	origin := startPlay(t, dir, "--model", model, "--token-file", tok)
+	b := newBrowser(t)
+
+	b.do("open the page", chromedp.Navigate(origin+"/"))
+	b.until("the token dialog", `document.querySelector('#token-dialog').open`)
+	b.typeIn("#token-input", "s3cret-token")
+	b.click("Use token", `document.querySelector('#token-form button[type=submit]')`)
+	b.until("the agents after the token", `[...document.querySelectorAll('.cards a')].some((a) => a.textContent === 'notes') && document.body.dataset.ready === 'true'`)
+	assert.Equal(t, "s3cret-token", evalJS[string](b, `sessionStorage.getItem('july.playground.token')`))
+	assert.Empty(t, evalJS[string](b, `localStorage.length ? 'localStorage used' : document.cookie`), "no cookie, no localStorage")
+
+	b.open(origin + "/notes/")
+	assert.False(t, evalJS[bool](b, `document.querySelector('#token-dialog').open`), "asked again in the same tab")
+	b.until("the agent page", `document.querySelector('#message')`)
+	assert.Empty(t, b.dialogList())
 }

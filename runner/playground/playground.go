@@ -4,7 +4,7 @@
 // message or cancel a turn, the session's tree read-only, and, where the
 // API has them, checkpoints with their diffs, rewind and fork, pending
 // approvals, and in dev mode the schedules and reminders to fire by hand.
-// docs/serve.md describes it for users.
+// docs/playground.md describes it for users.
 //
 // The page is static: index.html, app.css and app.js (an ES module with
 // no dependency), embedded with embed and served under
@@ -12,7 +12,10 @@
 // (asked for once after a 401, kept in sessionStorage, sent as a bearer
 // header; no cookies). It follows a session's events with fetch and
 // reads the Server-Sent Events itself, so the token can be sent and a
-// reconnect resumes with ?after=N: the log is read once.
+// reconnect resumes with ?after=N: the log is read once. Events are
+// rendered at most once a frame and turns off screen are not laid out
+// (content-visibility), so a long transcript opens fast; the performance
+// marks july:events-open and july:events-first time the first stream.
 //
 // # Safety
 //

@@ -159,6 +159,8 @@ async function follow(base, after, onBatch, signal) {
       if (resp.status === 401) { sessionStorage.removeItem(TOKEN_KEY); await askToken(); continue; }
       if (!resp.ok) throw new APIError(resp.status, 'http_' + resp.status, `the event stream answered ${resp.status}`);
       delay = 500;
+      // Marks for measuring (docs/perf.md): the first stream and batch.
+      if (!performance.getEntriesByName('july:events-open').length) performance.mark('july:events-open');
       const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = '';
       for (;;) {
@@ -181,7 +183,10 @@ async function follow(base, after, onBatch, signal) {
             if (typeof ev.index === 'number' && ev.index > last) { last = ev.index; batch.push(ev); }
           } catch (_) { /* a frame that is not JSON is skipped */ }
         }
-        if (batch.length) onBatch(batch);
+        if (batch.length) {
+          if (!performance.getEntriesByName('july:events-first').length) performance.mark('july:events-first');
+          onBatch(batch);
+        }
       }
     } catch (e) {
       if (signal.aborted) return;
@@ -678,7 +683,16 @@ async function session(main, slug, id) {
   const abort = new AbortController();
   window.addEventListener('pagehide', () => abort.abort(), { once: true });
   let refresh = null;
-  follow(base, -1, (batch) => {
+  // Events are rendered at most once a frame (or every 100 ms in a hidden
+  // tab): a stream delivers many small chunks, and each render reads the
+  // layout to keep the view at the bottom.
+  let pending = [];
+  let scheduled = false;
+  const render = () => {
+    scheduled = false;
+    const batch = pending;
+    pending = [];
+    if (!batch.length) return;
     const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
     tr.add(batch);
     const running = tr.openTurn !== '';
@@ -695,6 +709,13 @@ async function session(main, slug, id) {
       }, 200);
     }
     setStatus('');
+  };
+  follow(base, -1, (batch) => {
+    for (const ev of batch) pending.push(ev);
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(render);
+    setTimeout(render, 100);
   }, abort.signal);
 }
 
