@@ -34,8 +34,14 @@
 // CreateInPlace) has no older version to protect and is not staged: it
 // is created on the host and written there in place, by the daemon
 // through the descriptor the create opened, or by the kernel with
-// passthrough (see below); each flush checks that the name still holds
-// it (EIO otherwise) and reports the writes to the tree's watchers. O_TRUNC (negotiated as atomic with the kernel) and a
+// passthrough (see below); so is an existing file that holds no data
+// (empty, or only holes and space reserved with fallocate:
+// OpenDatalessInPlace, fio's laid-out file) that a writer opens without
+// O_TRUNC while the mount has no other handle on it. Each flush checks
+// that the name still holds it (EIO otherwise) and reports the writes to
+// the tree's watchers; the host watch tells the daemon's own writes to
+// such a file from another program's by the size and time each left
+// (node.ownWrite), and leaves the kernel's pages of its own. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.
 // The commit is a compare-and-swap (the staging's own CommitIf where it is
 // a vfs.ConditionalCommitter, as on local:, else vfs.WriteIf) on the tree's
@@ -79,13 +85,8 @@
 // through to a read-only descriptor of the host file (smaller ones are
 // read whole and kept in the kernel's pages), a writer to the file's staging, made at
 // open; commits stay renames with the compare-and-swap at flush, fsync
-// and release. A file the mount creates in place is written by the
-// kernel through its host descriptor; so is
-// an existing file that holds no data (empty, or only holes and space
-// reserved with fallocate: OpenDatalessInPlace) that a writer opens
-// without O_TRUNC while the mount has no other handle on it; a
-// flush checks that the name still holds it (EIO otherwise) and reports
-// the writes to the tree's watchers. The kernel allows one backing file per inode and no mix
+// and release. A file the mount writes in place (created, or holding no
+// data) is written by the kernel through its host descriptor. The kernel allows one backing file per inode and no mix
 // with cached opens, so a node is in one mode at a time: an open that
 // cannot share the node's backing waits up to five seconds for its
 // handles' release, then fails with ETXTBSY. The mount probes the kernel
@@ -95,6 +96,18 @@
 // and a writer on a nearly full disk never passes through,
 // since the daemon does not see a write the kernel failed. See
 // passthrough.go and docs/mount.md.
+//
+// # Request sizes and writeback
+//
+// Reads and writes go in requests of up to DefaultMaxIO (1 MiB: go-fuse's
+// MaxWrite, which also sets the kernel's max_pages). The kernel starts a
+// FUSE mount's readahead at 128 KiB whatever INIT asks, so Mount raises
+// it to DefaultMaxIO (the mount's /sys/class/bdi read_ahead_kb, as root;
+// left as it is otherwise): a sequential reader's READs are then 1 MiB,
+// not 128 to 256 KiB. Writeback cache (-o writeback_cache) is off: the
+// kernel would own a file's size and times between writebacks and report
+// the tree's failed writes at close, not at write (docs/mount.md, "Data
+// safety").
 //
 // # Caching
 //

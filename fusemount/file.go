@@ -218,6 +218,13 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 	case pt == -1 && (write || trunc): // the node's first handle: a staging
 		o.ptFd, h.pt = n.ptFirst(p, created, fi.Size)
 	case pt == -1: // a reader of a staged file: the daemon serves it
+	case pt == ptNone && write && !trunc && created == "":
+		// Without passthrough, a writer of a file that holds no data
+		// (fio's layout) writes it in place through the daemon, as a
+		// file the mount creates: no copy into a staging.
+		if _, ok := n.ptDatalessSetup(p, false); ok {
+			o.keepCache, n.version = false, fileVersion{}
+		}
 	case pt == ptRead:
 		fd, _ := vfs.Fd(n.ptFile)
 		o.ptFd, h.pt = int(fd), true
@@ -259,7 +266,7 @@ func (n *node) ptFirst(p, created string, size int64) (int, bool) {
 		// its writes checked and reported, with or without the
 		// opt-in of Options.WriteInPlace, which writes any file in
 		// place unchecked.
-		if fd, ok := n.ptDatalessSetup(p); ok {
+		if fd, ok := n.ptDatalessSetup(p, true); ok {
 			return fd, true
 		}
 		if fd, ok := n.ptInPlaceSetup(p); ok {
@@ -446,6 +453,7 @@ func (n *node) discard(errno syscall.Errno) {
 // from the handle's whole copy, else by range through the handle's reader.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n := h.n
+	n.m.fileReads.Add(1)
 	n.mu.Lock()
 	if fd, ok := n.ptInPlaceFd(); ok {
 		// Written in place through the daemon: the host file is the
@@ -581,10 +589,43 @@ func (n *node) writeInPlace(fd int, data []byte, off int64, append bool) (uint32
 		return 0, syscall.EFBIG
 	}
 	k, err := unix.Pwrite(fd, data, off)
+	n.ptOwn = stampOf(fd)
 	if err != nil {
 		return uint32(max(k, 0)), n.m.errno("write", n.path(), err)
 	}
 	return uint32(k), 0
+}
+
+// hostStamp is the size and modification time of a host file, as fstat
+// gave them; the zero value matches nothing.
+type hostStamp struct {
+	size, mtime int64
+	ok          bool
+}
+
+// stampOf is the stamp of the open host file fd.
+func stampOf(fd int) hostStamp {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return hostStamp{}
+	}
+	return hostStamp{size: st.Size, mtime: st.Mtim.Nano(), ok: true}
+}
+
+// ownWrite reports whether fi, what the host has at n's path now, is the
+// file the daemon is writing in place with its last write, stamped
+// after it (writeInPlace): the host watch hears every such write
+// (inotify IN_MODIFY), and dropping the kernel's pages of the file then
+// would throw away what the daemon just wrote through them (the kernel
+// writes through its pages in cached mode), and cost an invalidation
+// per write of a sequential writer. Any other stamp (another program's
+// write, even one racing with the daemon's) drops them as before.
+// Callers hold n.mu.
+func (n *node) ownWrite(fi vfs.FileInfo) bool {
+	if _, ok := n.ptInPlaceFd(); !ok || n.ptLive > 0 || !n.ptOwn.ok || fi.Kind != vfs.KindFile {
+		return false
+	}
+	return fi.Size == n.ptOwn.size && fi.ModTime.UnixNano() == n.ptOwn.mtime
 }
 
 // touch marks n's staging changed. Callers hold n.mu.

@@ -21,10 +21,24 @@ import (
 )
 
 // The tests of existing files that hold no data written in place
-// (passthrough.go, ptDatalessSetup): with passthrough on a local: tree
-// mounted alone, a writer opening a file that is empty or only reserved
-// space (fio's layout) without O_TRUNC writes the host file itself, as
-// for a new file; a file with data is still staged.
+// (passthrough.go, ptDatalessSetup): on a local: tree mounted alone, with
+// passthrough or without, a writer opening a file that is empty or only
+// reserved space (fio's layout) without O_TRUNC writes the host file
+// itself (by the kernel, or by the daemon), as for a new file; a file
+// with data is still staged.
+
+// inPlaceModes are the mounts that write dataless files in place: with
+// passthrough (skipped where the kernel cannot) and the default.
+var inPlaceModes = map[string]Options{"passthrough": {Passthrough: true}, "default": {}}
+
+// skipNoPassthrough skips the test when opts asks for passthrough and the
+// mount s could not get it.
+func skipNoPassthrough(t *testing.T, s *Server, opts Options) {
+	t.Helper()
+	if opts.Passthrough && !s.m.pt.Load() {
+		t.Skip("passthrough unavailable here: " + fuseReason())
+	}
+}
 
 // layOut makes a file of size bytes at host path that holds no data: its
 // space reserved with fallocate, as fio lays out its files. It skips the
@@ -80,7 +94,7 @@ func waitReleased(t *testing.T, s *Server, name string) {
 }
 
 // TestDatalessWrittenInPlace: a file laid out with fallocate and then
-// opened O_RDWR through a local: mount with passthrough (fio's pattern)
+// opened O_RDWR through a local: mount, with passthrough and without (fio's pattern)
 // is written in place: the host sees the writes before the close, the
 // host inode stays, the writes are reported at the close and read back
 // byte-exact. A file with data opened the same way is still staged: the
@@ -89,10 +103,14 @@ func waitReleased(t *testing.T, s *Server, name string) {
 // once it holds data, the next append is staged.
 func TestDatalessWrittenInPlace(t *testing.T) {
 	requireFUSE(t)
-	root, s := localMount(t, map[string]string{"data.txt": "old\n", "empty": ""}, Options{Passthrough: true})
-	if !s.m.pt.Load() {
-		t.Skip("passthrough unavailable here: " + fuseReason())
+	for mode, opts := range inPlaceModes {
+		t.Run(mode, func(t *testing.T) { testDatalessWrittenInPlace(t, opts) })
 	}
+}
+
+func testDatalessWrittenInPlace(t *testing.T, opts Options) {
+	root, s := localMount(t, map[string]string{"data.txt": "old\n", "empty": ""}, opts)
+	skipNoPassthrough(t, s, opts)
 	const size = 1 << 20
 	laid := filepath.Join(root, "laid.dat")
 	layOut(t, laid, size)
@@ -178,10 +196,14 @@ func TestDatalessWrittenInPlace(t *testing.T) {
 // the close fails with EIO, as a lost compare-and-swap does.
 func TestDatalessReplacedFails(t *testing.T) {
 	requireFUSE(t)
-	root, s := localMount(t, map[string]string{"f": ""}, Options{Passthrough: true})
-	if !s.m.pt.Load() {
-		t.Skip("passthrough unavailable here: " + fuseReason())
+	for mode, opts := range inPlaceModes {
+		t.Run(mode, func(t *testing.T) { testDatalessReplacedFails(t, opts) })
 	}
+}
+
+func testDatalessReplacedFails(t *testing.T, opts Options) {
+	root, s := localMount(t, map[string]string{"f": ""}, opts)
+	skipNoPassthrough(t, s, opts)
 	f, err := os.OpenFile(filepath.Join(s.Dir(), "f"), os.O_RDWR, 0)
 	require.NoError(t, err)
 	writeAt(t, f, "mine\n", 0)
@@ -194,19 +216,12 @@ func TestDatalessReplacedFails(t *testing.T) {
 	assert.Equal(t, "theirs\n", string(hostRead(t, filepath.Join(root, "f"))), "the other writer's version stays")
 }
 
-// TestDatalessStagedElsewhere: without passthrough, and on a union (even
-// with passthrough), a laid-out file opened O_RDWR is staged: the host
-// keeps the file as it was until the close, which renames a new file into
-// place.
+// TestDatalessStagedElsewhere: on a union (even with passthrough), a
+// laid-out file opened O_RDWR is staged: the host keeps the file as it was
+// until the close, which renames a new file into place.
 func TestDatalessStagedElsewhere(t *testing.T) {
 	requireFUSE(t)
 	mounts := map[string]func(t *testing.T, root string) *Server{
-		"no-passthrough": func(t *testing.T, root string) *Server {
-			fsys, err := local.New(root)
-			require.NoError(t, err)
-			t.Cleanup(func() { fsys.Close() })
-			return mountT(t, fsys, Options{})
-		},
 		"union": func(t *testing.T, root string) *Server {
 			fsys, err := local.New(root)
 			require.NoError(t, err)
@@ -244,10 +259,14 @@ func TestDatalessStagedElsewhere(t *testing.T) {
 func TestDatalessFioVerify(t *testing.T) {
 	requireFUSE(t)
 	requireTool(t, "fio")
-	root, s := localMount(t, nil, Options{Passthrough: true})
-	if !s.m.pt.Load() {
-		t.Skip("passthrough unavailable here: " + fuseReason())
+	for mode, opts := range inPlaceModes {
+		t.Run(mode, func(t *testing.T) { testDatalessFioVerify(t, opts) })
 	}
+}
+
+func testDatalessFioVerify(t *testing.T, opts Options) {
+	root, s := localMount(t, nil, opts)
+	skipNoPassthrough(t, s, opts)
 	layOut(t, filepath.Join(root, "probe"), 4096) // the host keeps reserved space as holes
 	env := "M=" + s.Dir()
 	for _, rw := range []string{"write", "randwrite"} {
@@ -267,14 +286,14 @@ func TestDatalessFioVerify(t *testing.T) {
 	}
 }
 
-// TestDatalessSurvivesKill: the server (with passthrough) is killed while
+// TestDatalessSurvivesKill: the server (with passthrough where the kernel
+// has it; the daemon writes in place without it) is killed while
 // one program writes an existing empty file (O_WRONLY, no O_TRUNC) and
 // another an existing file with data the same way: the empty file holds
 // what was written to it before the kill (written in place: it had no
 // older contents), the file with data keeps its old content (its writes
 // staged), and no temporary file is left.
 func TestDatalessSurvivesKill(t *testing.T) {
-	inPlace := ptAvailable(t)
 	root := t.TempDir()
 	old := filepath.Join(root, "old.dat")
 	require.NoError(t, os.WriteFile(old, oldContent(), 0o644))
@@ -292,10 +311,6 @@ func TestDatalessSurvivesKill(t *testing.T) {
 
 	assert.True(t, bytes.Equal(hostRead(t, old), oldContent()), "the file with data after the kill: want the old 1 MiB")
 	got := hostRead(t, empty)
-	if inPlace {
-		assert.True(t, bytes.Equal(got, bytes.Repeat([]byte("N"), 64<<10)), "the empty file after the kill: %d bytes, want the 64 KiB written in place", len(got))
-	} else {
-		assert.Empty(t, got, "the empty file after the kill (staged writes)")
-	}
+	assert.True(t, bytes.Equal(got, bytes.Repeat([]byte("N"), 64<<10)), "the empty file after the kill: %d bytes, want the 64 KiB written in place", len(got))
 	assert.Equal(t, []string{"empty.dat", "old.dat"}, namesIn(t, root), "no temporary file left")
 }

@@ -469,6 +469,9 @@ func (iv *invalidator) unchanged(in *fs.Inode, fi vfs.FileInfo) bool {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.ownWrite(fi) {
+		return true // the daemon's own write in place: the kernel has it
+	}
 	old := n.statFI
 	return !n.statAt.IsZero() && n.statGen == n.changes.Load() && n.stage == nil &&
 		fi.Kind == old.Kind && fi.Link == old.Link && fi.ETag == old.ETag && fi.Size == old.Size &&

@@ -50,6 +50,7 @@ type node struct {
 	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
 	ptChecked   bool           // ptInPlace: a file created in place or one that held no data, its writes checked and reported at each flush (see createInPlace)
 	ptPub       vfs.FileInfo   // ptChecked: the file as its writes were last reported (its size and time)
+	ptOwn       hostStamp      // ptInPlace through the daemon: the host file after the daemon's last write (see ownWrite)
 	ptNoReader  bool           // in a tree of several mounts: the file's readers have no host descriptor
 	ptNoStage   bool           // in a tree of several mounts: the file's stagings have no host descriptor
 

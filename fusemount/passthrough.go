@@ -286,10 +286,12 @@ func (n *node) ptInPlaceSetup(p string) (int, bool) {
 // ptDatalessSetup makes n's backing the host file at p opened for writing
 // in place when it holds no data (see "New files written in place"
 // below), for a writer opening it without O_TRUNC while no other handle
-// has it open. ok false means the writer stages as usual: the file holds
-// data, the tree cannot (not local: mounted alone), the disk is nearly
-// full, or the open failed (the staging reports why). Callers hold n.mu.
-func (n *node) ptDatalessSetup(p string) (int, bool) {
+// has it open: written by the kernel (kernel: the handle passes through)
+// or by the daemon. ok false means the writer stages as usual: the file
+// holds data, the tree cannot (not local: mounted alone), the disk is
+// nearly full (kernel only: the daemon sees its own writes fail), or the
+// open failed (the staging reports why). Callers hold n.mu.
+func (n *node) ptDatalessSetup(p string, kernel bool) (int, bool) {
 	c, ok := n.m.fsys.(inPlaceCreator)
 	if !ok || n.stage != nil || n.opens > 0 || n.deleted || n.ptNoFd(true) {
 		return 0, false
@@ -299,7 +301,7 @@ func (n *node) ptDatalessSetup(p string) (int, bool) {
 		return 0, false
 	}
 	fd := int(f.Fd())
-	if lowDisk(fd) {
+	if kernel && lowDisk(fd) {
 		f.Close() // a disk nearly full: the daemon must see the writes
 		return 0, false
 	}
@@ -399,6 +401,7 @@ func (n *node) ptDrop() {
 		n.ptFile = nil
 	}
 	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked = ptNone, nil, false, false, false
+	n.ptOwn = hostStamp{}
 }
 
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
@@ -495,7 +498,10 @@ type ptState struct {
 	ptMixed                   atomic.Bool
 	// ptDataless counts the existing files opened for writing in place
 	// because they held no data (ptDatalessSetup).
-	ptDataless  atomic.Int64
+	ptDataless atomic.Int64
+	// fileReads counts the reads served by the daemon through a handle
+	// (the ones the kernel's pages did not answer).
+	fileReads   atomic.Int64
 	ptMu        sync.Mutex
 	ptReleasing map[<-chan struct{}]*node // by RELEASE request: see rawFS
 }

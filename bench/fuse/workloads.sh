@@ -38,6 +38,16 @@
 #   make      make -j2 of a generated C project (300 .c files, a header
 #             each includes, one program linked from them)
 #
+# and, only when WORKLOADS names them (they need fio and 1 GiB of the
+# tmpfs per target):
+#
+#   seqwrite  fio's sequential write of 1 GiB (1 MiB blocks) into a file
+#             it lays out first (fallocate), with an fsync at the end
+#   seqread   fio's sequential read of that file (fio drops its pages
+#             first: every byte comes through the FUSE target)
+#   ddwrite   dd of 1 GiB to a new file (1 MiB blocks, conv=fsync)
+#   ddrewrite dd of 1 GiB over that file in place (conv=notrunc)
+#
 # -quick is a smoke run: 1 round, 1,000 files (300 changed), GOROOT/src/net
 # as the tar, 40 .c files, and a one-file Go module (fmt); npm installs
 # the whole project all the same (WORKLOADS without npm drops it).
@@ -60,7 +70,10 @@ fi
 WORKLOADS=${WORKLOADS:-clone checkout tar rm npm gobuild-cold gobuild-warm make}
 NPM_CACHE=${NPM_CACHE:-/var/tmp/julyfs-bench-npm-cache}
 export npm_config_update_notifier=false
-for tool in git tar make gcc npm python3; do
+# wants W...: whether WORKLOADS names one of W (its fixture is made only
+# then).
+wants() { for w in "$@"; do [[ " $WORKLOADS " == *" $w "* ]] && return 0; done; return 1; }
+for tool in git tar make gcc python3 $(wants npm && echo npm) $(wants seqwrite seqread && echo fio); do
   command -v $tool >/dev/null || { echo "bench/fuse/workloads.sh: needs $tool" >&2; exit 1; }
 done
 # The module cache and versions the Go workload copies from, asked before
@@ -144,6 +157,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 # --- fixtures, on the tmpfs, outside any target ---
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@b GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@b GIT_CONFIG_NOSYSTEM=1 HOME=$W
 SRC=$T/fixture/repo
+if wants clone checkout; then
 python3 bench/fuse/mkrepo.py "$SRC" "$NFILES"
 git -C "$SRC" init -q -b main && git -C "$SRC" add -A && git -C "$SRC" -c gc.auto=0 commit -qm files
 git -C "$SRC" checkout -q -b other
@@ -159,15 +173,18 @@ for j, i in enumerate(range(0, n, step)):
 PY
 git -C "$SRC" -c gc.auto=0 commit -qam changes && git -C "$SRC" checkout -q main
 git -C "$SRC" -c gc.autoDetach=false gc -q
-tar -cf "$T/fixture/src.tar" -C "$(dirname "$TARSRC")" "$(basename "$TARSRC")"
+fi
+wants tar rm && tar -cf "$T/fixture/src.tar" -C "$(dirname "$TARSRC")" "$(basename "$TARSRC")"
 
 # The npm project and its cache, warmed once (the registry is asked only
 # for what the cache lacks).
 cp bench/fuse/npm/package.json bench/fuse/npm/package-lock.json "$T/fixture/"
+if wants npm; then
 mkdir -p "$NPM_CACHE" "$T/fixture/npmwarm"
 cp "$T/fixture/package.json" "$T/fixture/package-lock.json" "$T/fixture/npmwarm/"
 (cd "$T/fixture/npmwarm" && npm ci --cache "$NPM_CACHE" --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm -rf "$T/fixture/npmwarm"
+fi
 
 # The Go module: go-fuse's source from the module cache, go.mod cut to
 # what its packages import (the module cache holds those versions).
@@ -242,6 +259,20 @@ setup_gobuild-warm() { [ -d "$1/go/gocache" ] || { setup_gobuild-cold "$1"; run_
 run_gobuild-warm() { (cd "$1/go/src" && goenv "$1/go" go build ./...); }
 setup_make() { rm -rf "$1/cproj"; cp -r "$CSRC" "$1/cproj"; }
 run_make() { make -s -j2 -C "$1/cproj" >/dev/null; }
+# Sequential I/O of 1 GiB in 1 MiB blocks (not in the default set): fio's
+# write of a file it lays out first (fallocate, then the job reopens it
+# O_RDWR), fio's read of that file (fio drops the file's pages before it
+# reads: every byte comes through the daemon, or the kernel with
+# passthrough), dd to a new file, and dd over that file in place
+# (conv=notrunc: a rewrite of a file with data), each with an fsync.
+setup_seqwrite() { rm -f "$1/seq.dat"; sync; }
+run_seqwrite() { fio --name=seq --directory="$1" --filename=seq.dat --rw=write --bs=1M --size=1G --fallocate=native --end_fsync=1 --output-format=terse >/dev/null; }
+setup_seqread() { [ -f "$1/seq.dat" ] || run_seqwrite "$1"; }
+run_seqread() { fio --name=seq --directory="$1" --filename=seq.dat --rw=read --bs=1M --size=1G --output-format=terse >/dev/null; }
+setup_ddwrite() { rm -f "$1/dd.dat"; sync; }
+run_ddwrite() { dd if=/dev/zero of="$1/dd.dat" bs=1M count=1024 conv=fsync status=none; }
+setup_ddrewrite() { [ -f "$1/dd.dat" ] || run_ddwrite "$1"; }
+run_ddrewrite() { dd if=/dev/zero of="$1/dd.dat" bs=1M count=1024 conv=fsync,notrunc status=none; }
 
 declare -A T_ S_ C_
 for wl in $WORKLOADS; do
