@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/fnv"
 	iofs "io/fs"
 	"log"
@@ -48,6 +49,12 @@ type mount struct {
 	// live files never share an st_ino (mv and cp -r would take them for
 	// one file).
 	displaced map[uint64]bool
+	// hostDev is the host device whose inode numbers the mount shows as
+	// they are (the first it met; see hostIno).
+	hostDev atomic.Uint64
+	// hostNodes holds, by inode number, the live nodes of host files with
+	// several names (see hostChild), so every name of one is one node.
+	hostNodes map[uint64]*fs.Inode
 
 	ptState
 	hostState
@@ -63,6 +70,7 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 		start:     time.Now(),
 		dirty:     map[*node]bool{},
 		displaced: map[uint64]bool{},
+		hostNodes: map[uint64]*fs.Inode{},
 		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}, ptDecided: make(chan struct{})},
 	}
 }
@@ -111,9 +119,9 @@ func (m *mount) observed(fi vfs.FileInfo, gen uint64) bool {
 // dropLinkedAttrs has the kernel drop the attributes of every node whose
 // file has several names, before the unlink of one of those names
 // returns: the others' Nlink moved, and the kernel rounds even a
-// nanosecond's attribute timeout up to a clock tick. Two names of a file
-// are two nodes (inode numbers are per path), so the mount cannot tell
-// which; such files are few.
+// nanosecond's attribute timeout up to a clock tick. Names of one file
+// may be two nodes (on a tree without host inode numbers, or a link made
+// behind the mount), so the mount drops them all; such files are few.
 func (m *mount) dropLinkedAttrs() {
 	m.linkedNodes.Range(func(k, _ any) bool {
 		k.(*node).NotifyContent(0, 0)
@@ -149,6 +157,67 @@ func specialType(fi vfs.FileInfo) uint32 {
 		return syscall.S_IFBLK
 	}
 	return 0
+}
+
+// hostIno is the inode number the mount shows for what fi describes when
+// the tree gives the host's (vfs.FileInfo.Ino, LinkIno for a link: a
+// local: tree): that number, so two names of one host file are one inode
+// and a rename keeps it, as ls -i, find -samefile, du, tar and git expect.
+// A host file on a device other than the first one met (a union of
+// local: mounts on two filesystems) gets a hash of its device and number
+// instead, as does a number go-fuse keeps for itself, so two host files
+// never share one. ok is false when the tree gives none.
+func (m *mount) hostIno(fi vfs.FileInfo) (ino uint64, ok bool) {
+	dev, ino := fi.Dev, fi.Ino
+	if fi.Link {
+		dev, ino = fi.LinkDev, fi.LinkIno
+	}
+	if ino == 0 {
+		return 0, false
+	}
+	m.hostDev.CompareAndSwap(0, dev+1)
+	if m.hostDev.Load() == dev+1 && ino > fuse.FUSE_ROOT_ID && ino < 1<<63 {
+		return ino, true
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], dev)
+	binary.LittleEndian.PutUint64(b[8:], ino)
+	h := fnv.New64a()
+	h.Write(b[:])
+	ino = h.Sum64() &^ (1 << 63)
+	if ino <= fuse.FUSE_ROOT_ID {
+		ino += 2
+	}
+	return ino, true
+}
+
+// hostNode returns the live node of the host file numbered ino with
+// several names, of type mode, when the kernel knows one (nil if not).
+func (m *mount) hostNode(ino uint64, mode uint32) *fs.Inode {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if in := m.hostNodes[ino]; in != nil && in.StableAttr().Mode == mode {
+		return in
+	}
+	return nil
+}
+
+// setHostNode records in as the node of the host file numbered ino.
+func (m *mount) setHostNode(ino uint64, in *fs.Inode) {
+	m.mu.Lock()
+	m.hostNodes[ino] = in
+	m.mu.Unlock()
+}
+
+// dropHostNode forgets in as a host file's node (it is forgotten, or
+// its name is gone).
+func (m *mount) dropHostNode(in *fs.Inode) {
+	ino := in.StableAttr().Ino
+	m.mu.Lock()
+	if m.hostNodes[ino] == in {
+		delete(m.hostNodes, ino)
+	}
+	m.mu.Unlock()
 }
 
 // inoFor is the inode number of a new node at path p: inoOf(p) unless a
@@ -289,22 +358,25 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
 		}
 	}
-	if md := m.getMeta(fi.Path); md != (meta{}) && !fi.Link {
-		if md.mode != 0 {
+	if md := m.getMeta(fi.Path); md != (meta{}) {
+		if md.mode != 0 && !fi.Link {
 			out.Mode = out.Mode&syscall.S_IFMT | md.mode&0o7777
 		}
-		if md.hasOwner {
+		if md.hasOwner && !fi.Link {
 			out.Uid, out.Gid = md.uid, md.gid
 		}
 		if !md.atime.IsZero() {
-			at = md.atime
+			at = md.atime // a link's own, set on the link (lutimes)
 		}
 	}
 	if m.opts.ReadOnly {
 		out.Mode &^= 0o222
 	}
 	ct := mt
-	if !fi.ChangeTime.IsZero() && !fi.Link {
+	switch {
+	case fi.Link && !fi.LinkChangeTime.IsZero():
+		ct = fi.LinkChangeTime // the link's own (lchown moves it)
+	case !fi.ChangeTime.IsZero() && !fi.Link:
 		ct = fi.ChangeTime // the host's ctime on local:
 	}
 	if (fi.Kind == vfs.KindFile || fi.Special != 0) && fi.Nlink > 1 && !fi.Link {

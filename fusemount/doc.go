@@ -15,11 +15,18 @@
 // trees; Options.ReadDirPlus, Options.PlainReadDir); open and read from Read, or, for files above
 // Options.WholeFileLimit, range by range through a reader each handle opens
 // once (vfs.OpenFile: one host descriptor for a local: tree), so reading a
-// large file holds only a request's worth of it. Inode numbers are a hash
-// of the path, so they are stable per path and distinct across the mounts
-// of a union; a file or directory the kernel knows keeps its number across
-// a rename; two hard links of one file are two paths and so show two
-// numbers. Files have Nlink 1, or the tree's FileInfo.Nlink where it has
+// large file holds only a request's worth of it. Inode numbers are the
+// host's where the tree gives them (vfs.FileInfo.Ino: a local: tree), so
+// ls -i, find -samefile, du, tar and git see the truth: two names of one
+// host file (hard links) are one node with one number, and a rename keeps
+// it (a host file on another device than the first met, in a union of
+// local: mounts, gets a hash of its device and number). Elsewhere they are
+// a hash of the path, stable per path and distinct across the mounts of a
+// union; a file or directory the kernel knows keeps its number across a
+// rename. A file rewritten through the mount (the staging commit renames
+// a new host file over the name) keeps the node and number it had while
+// the kernel holds it open or cached, and shows the new host number once
+// nothing is open on it and it is looked up again. Files have Nlink 1, or the tree's FileInfo.Nlink where it has
 // hard links (0 once unlinked while open); directories 2 plus their
 // subdirectories. ctime is the tree's FileInfo.ChangeTime where it has
 // one (the host's on local:), else the modification time.

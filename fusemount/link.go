@@ -15,9 +15,10 @@ import (
 // through the tree (vfs.Linker: a confined linkat on local:); EXDEV
 // across the mounts of a union, ENOTSUP where the tree has no hard links,
 // EROFS on a read-only mount. Writes staged on target are committed
-// first, so the new name shows them. The new name is a node of its own
-// with its own inode number (numbers are per path); both show the
-// host's Nlink: the kernel is made to drop the attributes of every file
+// first, so the new name shows them. On a tree with host inode numbers
+// (local:) the new name is the target's node, with its number (see
+// child); elsewhere a node of its own. Every name shows the host's
+// Nlink: the kernel is made to drop the attributes of every file
 // with several names at each link and unlink of one of them, so the
 // count shows at once through every name.
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {

@@ -59,6 +59,8 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 		AttrTimeout:     &attr,
 		NegativeTimeout: &neg,
 		RootStableAttr:  &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID},
+		// A mode of 0000 is shown as it is (every reply sets its bits).
+		NullPermissions: true,
 		UID:             m.uid,
 		GID:             m.gid,
 		MountOptions: fuse.MountOptions{

@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,16 +164,41 @@ func (n *node) markDeleted() {
 	}
 }
 
-// preserve stages the child name of n, if it is open and not staged yet,
-// before its path is deleted or replaced: its open handles keep reading and
-// writing that private copy, as a file unlinked while open on disk.
-func (n *node) preserve(name string) {
+// nameGone records that the child name of n no longer names its file
+// (unlinked, or replaced by a rename): a node of a host file with other
+// names (see child) lives on through them, any other is deleted (see
+// markDeleted). The other names' Nlink moved.
+func (n *node) nameGone(name string) {
 	ch := n.GetChild(name)
 	if ch == nil {
 		return
 	}
 	cn, ok := ch.Operations().(*node)
 	if !ok {
+		return
+	}
+	if cn.hostLinked() {
+		cn.changes.Add(1)
+		n.m.dropLinkedAttrs()
+		return
+	}
+	cn.markDeleted()
+	if _, was := n.m.linkedNodes.LoadAndDelete(cn); was {
+		n.m.dropLinkedAttrs()
+	}
+}
+
+// preserve stages the child name of n, if it is open and not staged yet,
+// before its path is deleted or replaced: its open handles keep reading and
+// writing that private copy, as a file unlinked while open on disk. A
+// node of a host file with other names needs none: the file lives on.
+func (n *node) preserve(name string) {
+	ch := n.GetChild(name)
+	if ch == nil {
+		return
+	}
+	cn, ok := ch.Operations().(*node)
+	if !ok || cn.hostLinked() {
 		return
 	}
 	cn.mu.Lock()
@@ -190,6 +216,7 @@ func (n *node) preserve(name string) {
 // OnForget drops what the node holds once the kernel forgot it.
 func (n *node) OnForget() {
 	n.m.releaseIno(n.StableAttr().Ino)
+	n.m.dropHostNode(n.EmbeddedInode())
 	n.m.linkedNodes.Delete(n)
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -213,18 +240,72 @@ func typeOf(fi vfs.FileInfo) uint32 {
 }
 
 // child returns the inode for the entry name of n at path p of type mode
-// (typeOf): the one the kernel knows when there is one (so an inode keeps
-// its number across a rename), else a new one.
-func (n *node) child(ctx context.Context, name, p string, mode uint32) *fs.Inode {
+// (typeOf), which fi describes: the one the kernel knows when there is
+// one (so an inode keeps its number across a rename), else a new one. On
+// a tree with host inode numbers (see hostIno) the number is the host's,
+// and another name of a host file the kernel knows (a hard link) is that
+// file's node; a file node the host replaced (a new inode at the name)
+// with nothing open on it is replaced too, so its number follows.
+func (n *node) child(ctx context.Context, name, p string, mode uint32, fi vfs.FileInfo) *fs.Inode {
 	n.mu.Lock()
 	delete(n.negs, name) // the name is there now
 	n.mu.Unlock()
+	ino, host := n.m.hostIno(fi)
 	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
-		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() {
+		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() &&
+			(!host || ch.StableAttr().Ino == ino || mode == syscall.S_IFDIR || cn.busy()) {
 			return ch
 		}
 	}
-	return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: n.m.inoFor(p), Gen: n.m.gen.Add(1)})
+	if !host {
+		return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: n.m.inoFor(p), Gen: n.m.gen.Add(1)})
+	}
+	if mode == syscall.S_IFDIR {
+		return n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: ino, Gen: n.m.gen.Add(1)})
+	}
+	if fi.Nlink > 1 && !fi.Link {
+		if ch := n.m.hostNode(ino, mode); ch != nil && n.m.sameHostFile(ch, ino) {
+			return ch
+		}
+	}
+	in := n.NewInode(ctx, &node{m: n.m}, fs.StableAttr{Mode: mode, Ino: ino, Gen: n.m.gen.Add(1)})
+	n.m.setHostNode(ino, in)
+	return in
+}
+
+// hostLinked says node n is a host file with several names, as the
+// tree last said: one node for all of them (see child).
+func (n *node) hostLinked() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return linked(n.statFI) && n.statFI.Ino != 0
+}
+
+// busy says file node n has something open on it or writes not yet
+// committed: it stays the node of its name.
+func (n *node) busy() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.opens > 0 || n.stage != nil || n.ptLive > 0
+}
+
+// sameHostFile says the live node in is still, at its path, the host file
+// numbered ino (its name may have been given to another file since).
+func (m *mount) sameHostFile(in *fs.Inode, ino uint64) bool {
+	cn, ok := in.Operations().(*node)
+	if !ok || cn.isDeleted() {
+		return false
+	}
+	p, stale := cn.livePath()
+	if stale != 0 {
+		return false
+	}
+	fi, err := m.stat(p)
+	if err != nil {
+		return false
+	}
+	got, ok := m.hostIno(fi)
+	return ok && got == ino
 }
 
 // fill reports the attributes of the node given what the tree says of its
@@ -334,7 +415,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 // the tree has there, asked after m.hostGen was gen: the child's inode,
 // its attributes and timeouts in out.
 func (n *node) lookedUp(ctx context.Context, name, p string, fi vfs.FileInfo, gen uint64, out *fuse.EntryOut) *fs.Inode {
-	ch := n.child(ctx, name, p, typeOf(fi))
+	ch := n.child(ctx, name, p, typeOf(fi), fi)
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
@@ -465,6 +546,14 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 // ENOTSUP for a host file of a tree that cannot, and is held by the mount
 // on a tree with no owners, as is an access time (no tree keeps one).
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	errno := n.setattr(ctx, f, in, out)
+	// go-fuse leaves the reply's inode number to the node: without it
+	// the kernel takes 0 as the number after chmod, chown or utimes.
+	out.Ino = n.StableAttr().Ino
+	return errno
+}
+
+func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
@@ -702,7 +791,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, n.m.errno("symlink", p, err)
 	}
 	fi.Link = true
-	ch := n.child(ctx, name, p, syscall.S_IFLNK)
+	ch := n.child(ctx, name, p, syscall.S_IFLNK, fi)
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
@@ -744,6 +833,7 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if _, parent := n.Parent(); parent != nil {
 		parentIno = parent.StableAttr().Ino
 	}
+	host := n.hostEntries(p)
 	out := make([]fuse.DirEntry, 0, len(entries)+2)
 	out = append(out,
 		fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: n.StableAttr().Ino},
@@ -760,13 +850,49 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		case e.Kind == vfs.KindDir:
 			mode = syscall.S_IFDIR
 		}
-		ino := inoOf(e.Path)
-		if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
-			ino = ch.StableAttr().Ino
+		out = append(out, n.dirEntry(name, e.Path, mode, host[name]))
+		delete(host, name)
+	}
+	if len(host) > 0 {
+		// What List leaves out: the special files (vfs.HostLister:
+		// FIFOs, sockets and devices on the host for local:), listed
+		// with their types in name order, as ls shows them on disk.
+		for name, fi := range host {
+			if t := specialType(fi); t != 0 {
+				out = append(out, n.dirEntry(name, fi.Path, t, fi))
+			}
 		}
-		out = append(out, fuse.DirEntry{Name: name, Mode: mode, Ino: ino})
+		slices.SortStableFunc(out[2:], func(a, b fuse.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return fs.NewListDirStream(out), 0
+}
+
+// hostEntries is directory p as the host has it (vfs.HostLister), by
+// name; nil for a tree of no host files.
+func (n *node) hostEntries(p string) map[string]vfs.FileInfo {
+	list, err := vfs.ListHost(n.m.ctx, n.m.fsys, p)
+	if err != nil || len(list) == 0 {
+		return nil
+	}
+	host := make(map[string]vfs.FileInfo, len(list))
+	for _, fi := range list {
+		host[vfs.Base(fi.Path)] = fi
+	}
+	return host
+}
+
+// dirEntry is the listing's entry for the child name of n at p, of type
+// mode, which the host lists as fi (if it does): the number of the node
+// the kernel knows there, else the one a lookup would give it (the
+// host's, see hostIno; else p's hash).
+func (n *node) dirEntry(name, p string, mode uint32, fi vfs.FileInfo) fuse.DirEntry {
+	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
+		return fuse.DirEntry{Name: name, Mode: mode, Ino: ch.StableAttr().Ino}
+	}
+	if ino, ok := n.m.hostIno(fi); ok {
+		return fuse.DirEntry{Name: name, Mode: mode, Ino: ino}
+	}
+	return fuse.DirEntry{Name: name, Mode: mode, Ino: inoOf(p)}
 }
 
 // Mkdir makes an empty directory: in the tree when it can (vfs.DirMaker:
@@ -805,7 +931,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if tf, err := n.m.stat(p); err == nil && tf.Kind == vfs.KindDir {
 		fi, known = tf, true
 	}
-	ch := n.child(ctx, name, p, syscall.S_IFDIR)
+	ch := n.child(ctx, name, p, syscall.S_IFDIR, fi)
 	cn := ch.Operations().(*node)
 	cn.remember(fi)
 	cn.fill(fi, &out.Attr)
@@ -893,14 +1019,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if err := n.m.entryChange(p, false, func() error { return n.m.remove(p) }); err != nil {
 		return n.m.errno("unlink", p, err)
 	}
-	if ch := n.GetChild(name); ch != nil {
-		if cn, ok := ch.Operations().(*node); ok {
-			cn.markDeleted()
-			if _, was := n.m.linkedNodes.LoadAndDelete(cn); was {
-				n.m.dropLinkedAttrs()
-			}
-		}
-	}
+	n.nameGone(name)
 	n.m.forget(p)
 	if !n.hasRealDirs() {
 		n.m.holdParents(p)
@@ -991,7 +1110,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		fi, known = n.createMode(p, mode&0o7777, 0o644)
 		known = known && fi.Kind == vfs.KindFile
 	}
-	ch := n.child(ctx, name, p, syscall.S_IFREG)
+	hint := fi // for the node's inode number
+	if !known {
+		hint, _ = n.m.stat(p)
+	}
+	ch := n.child(ctx, name, p, syscall.S_IFREG, hint)
 	cn := ch.Operations().(*node)
 	at := ""
 	if created {

@@ -591,7 +591,7 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 		f.Close()
 		return nil, nil, vfs.FileInfo{}, true
 	}
-	ch = n.child(ctx, name, p, syscall.S_IFREG)
+	ch = n.child(ctx, name, p, syscall.S_IFREG, fi)
 	cn := ch.Operations().(*node)
 	cn.mu.Lock()
 	defer cn.mu.Unlock()

@@ -98,11 +98,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		return errno
 	}
 	if dfi.Kind != vfs.KindMissing {
-		if ch := np.GetChild(newName); ch != nil {
-			if cn, ok := ch.Operations().(*node); ok {
-				cn.markDeleted()
-			}
-		}
+		np.nameGone(newName)
 	}
 	n.displaceChild(name)
 	m.holdParents(src)
@@ -297,11 +293,7 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 		}
 	}
 	if dfi.Kind != vfs.KindMissing {
-		if ch := np.GetChild(newName); ch != nil {
-			if cn, ok := ch.Operations().(*node); ok {
-				cn.markDeleted()
-			}
-		}
+		np.nameGone(newName)
 	}
 	m.forget(dst)
 	m.rebase(src, dst)

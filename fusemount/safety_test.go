@@ -70,7 +70,7 @@ func rewriteChild(file, mode string) int {
 	case "create":
 		flags |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(file, flags, 0)
+	f, err := os.OpenFile(file, flags, 0o644)
 	if err != nil {
 		fmt.Println("open:", err)
 		return 1

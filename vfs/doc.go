@@ -92,10 +92,12 @@
 //   - [OwnerSetter] with [SetOwner], [LinkOwnerSetter] with
 //     [SetLinkOwner]: owners and groups (chown, lchown) that persist;
 //   - [Linker] with [Link]: hard links, a second name of one file
-//     (FileInfo.Nlink counts the names);
+//     (FileInfo.Nlink counts the names, FileInfo.Ino is the host's inode
+//     number, one for all of them);
 //   - [NodeMaker] with [Mknod]: FIFOs, sockets and devices, which the
 //     contract's verbs never open (Stat: KindMissing with
-//     FileInfo.Special);
+//     FileInfo.Special); [HostLister] with [ListHost] lists them, and
+//     every entry's host inode number, for a FUSE mount's readdir;
 //   - [Notifier] with [Watch]: hear about changes made through the tree.
 //
 // The helpers of the first five fall back on the eight verbs. Those of

@@ -103,9 +103,10 @@ type FileInfo struct {
 	// into one and leave out all but links to files.
 	Link bool
 	// LinkModTime is the link's own modification time (lstat's, which
-	// lutimes and vfs.LinkTimeSetter set) when Link is set; zero when
-	// the tree has none.
-	LinkModTime time.Time
+	// lutimes and vfs.LinkTimeSetter set) when Link is set, and
+	// LinkChangeTime its own change time; zero when the tree has none.
+	LinkModTime    time.Time
+	LinkChangeTime time.Time
 	// Nlink is the number of names of the file (hard links, vfs.Linker)
 	// and ChangeTime its status change time (ctime: chmod, chown, link,
 	// rename and writes move it), where the tree has them (a host
@@ -129,6 +130,15 @@ type FileInfo struct {
 	LinkUID      uint32
 	LinkGID      uint32
 	LinkHasOwner bool
+
+	// Dev and Ino are the host's device and inode number of what the
+	// path describes (a link's target when Link is set; LinkDev and
+	// LinkIno are then the link's own), in a tree of host files
+	// (vfs/local); zero elsewhere. Two names of one host file (hard
+	// links, vfs.Linker) have the same numbers and a rename keeps them,
+	// so a FUSE mount shows them as the inode number.
+	Dev, Ino         uint64
+	LinkDev, LinkIno uint64
 }
 
 // GrepQuery is the argument of Grep.

@@ -31,3 +31,27 @@ func Mknod(ctx context.Context, fsys FileSystem, path string, mode fs.FileMode, 
 	}
 	return errors.ErrUnsupported
 }
+
+// HostLister is the optional capability of listing a directory as the
+// host has it (a tree of host files: vfs/local): every entry with the
+// host's inode number and, for a special file (what NodeMaker makes,
+// which List leaves out), its type. A FUSE mount lists special files
+// with it, as ls does on disk (and rm -r finds them before it removes
+// their directory), and gives readdir the inode numbers stat shows.
+type HostLister interface {
+	// ListHost returns the entries directly in the directory at path,
+	// in name order, each with Path, Dev and Ino (the entry's own: a
+	// link's, not its target's) and, for a FIFO, a socket or a device,
+	// Special (Kind is KindMissing for every entry: List says the
+	// others' kinds); none for a directory that is missing.
+	ListHost(ctx context.Context, path string) ([]FileInfo, error)
+}
+
+// ListHost lists a directory through fsys's HostLister, or answers
+// errors.ErrUnsupported when fsys has none.
+func ListHost(ctx context.Context, fsys FileSystem, path string) ([]FileInfo, error) {
+	if l, ok := fsys.(HostLister); ok {
+		return l.ListHost(ctx, path)
+	}
+	return nil, errors.ErrUnsupported
+}

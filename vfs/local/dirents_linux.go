@@ -12,8 +12,9 @@ import (
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // readDirents lists the open directory fd with getdents64, without a stat
-// or an allocation per entry beyond its name. typ is the DT_* type.
-func readDirents(fd int, fn func(name string, typ byte)) error {
+// or an allocation per entry beyond its name. typ is the DT_* type, ino
+// the entry's inode number.
+func readDirents(fd int, fn func(name string, typ byte, ino uint64)) error {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
@@ -39,11 +40,12 @@ func readDirents(fd int, fn func(name string, typ byte)) error {
 				rec = rec[:i]
 			}
 			typ := buf[off+18]
+			ino := binary.NativeEndian.Uint64(buf[off:])
 			off += reclen
 			if len(rec) == 0 || (rec[0] == '.' && (len(rec) == 1 || len(rec) == 2 && rec[1] == '.')) {
 				continue
 			}
-			fn(string(rec), typ)
+			fn(string(rec), typ, ino)
 		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // readDirents lists the open directory fd through os.File.ReadDir. typ is
-// the DT_* type.
-func readDirents(fd int, fn func(name string, typ byte)) error {
+// the DT_* type; ino is 0 (not asked).
+func readDirents(fd int, fn func(name string, typ byte, ino uint64)) error {
 	nfd, err := unix.Dup(fd)
 	if err != nil {
 		return err
@@ -34,7 +34,7 @@ func readDirents(fd int, fn func(name string, typ byte)) error {
 		case t&fs.ModeNamedPipe != 0:
 			typ = unix.DT_FIFO
 		}
-		fn(de.Name(), typ)
+		fn(de.Name(), typ, 0)
 	}
 	return nil
 }

@@ -420,6 +420,7 @@ func info(p string, fi fs.FileInfo) vfs.FileInfo {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
 		out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
+		out.Dev, out.Ino = uint64(st.Dev), uint64(st.Ino)
 	}
 	return out
 }
@@ -449,6 +450,8 @@ func (fsys *FS) Stat(ctx context.Context, path string) (vfs.FileInfo, error) {
 		out.Link, out.LinkModTime = true, lfi.ModTime()
 		if st, ok := lfi.Sys().(*syscall.Stat_t); ok {
 			out.LinkUID, out.LinkGID, out.LinkHasOwner = st.Uid, st.Gid, true
+			out.LinkDev, out.LinkIno = uint64(st.Dev), uint64(st.Ino)
+			out.LinkChangeTime = time.Unix(st.Ctim.Unix())
 		}
 	}
 	return out, nil
@@ -503,6 +506,7 @@ func infoStat(p string, st *unix.Stat_t) vfs.FileInfo {
 	out.Mode = vfs.FileModeOf(uint32(st.Mode))
 	out.UID, out.GID, out.HasMode = st.Uid, st.Gid, true
 	out.Nlink, out.ChangeTime = uint32(st.Nlink), time.Unix(st.Ctim.Unix())
+	out.Dev, out.Ino = uint64(st.Dev), uint64(st.Ino)
 	return out
 }
 

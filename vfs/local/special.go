@@ -3,13 +3,18 @@ package local
 import (
 	"context"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 )
 
-var _ vfs.NodeMaker = (*FS)(nil)
+var (
+	_ vfs.NodeMaker  = (*FS)(nil)
+	_ vfs.HostLister = (*FS)(nil)
+)
 
 // specialOf is the fs.FileMode type of a special file of POSIX mode
 // bits; 0 for anything else.
@@ -71,4 +76,53 @@ func (fsys *FS) Mknod(ctx context.Context, path string, mode fs.FileMode, dev ui
 		fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
 	}
 	return nil
+}
+
+// ListHost returns every entry directly in the directory at path
+// (vfs.HostLister) from one read of the directory: its inode number and,
+// for a FIFO, a socket or a device, its type (as the directory gives it;
+// a filesystem that gives none is asked per entry), in name order.
+func (fsys *FS) ListHost(ctx context.Context, path string) ([]vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, ok, err := fsys.openTree(p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	defer d.close()
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return nil, otherError(p, err)
+	}
+	dev := uint64(st.Dev)
+	var out []vfs.FileInfo
+	err = readDirents(d.fd, func(name string, typ byte, ino uint64) {
+		if strings.HasPrefix(name, tempPrefix) {
+			return // a write in flight
+		}
+		var sp fs.FileMode
+		switch typ {
+		case unix.DT_FIFO:
+			sp = fs.ModeNamedPipe
+		case unix.DT_SOCK:
+			sp = fs.ModeSocket
+		case unix.DT_BLK:
+			sp = fs.ModeDevice
+		case unix.DT_CHR:
+			sp = fs.ModeDevice | fs.ModeCharDevice
+		case unix.DT_UNKNOWN:
+			var st unix.Stat_t
+			if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				sp = specialOf(st.Mode)
+			}
+		}
+		out = append(out, vfs.FileInfo{Path: vfs.Join(p, name), Kind: vfs.KindMissing, Special: sp, Dev: dev, Ino: ino})
+	})
+	if err != nil {
+		return nil, otherError(p, err)
+	}
+	slices.SortFunc(out, func(a, b vfs.FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
 }

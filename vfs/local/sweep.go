@@ -54,7 +54,7 @@ func (fsys *FS) sweepRoot() {
 	}
 	defer f.Close()
 	var temps []string
-	readDirents(int(f.Fd()), func(name string, _ byte) {
+	readDirents(int(f.Fd()), func(name string, _ byte, _ uint64) {
 		if strings.HasPrefix(name, tempPrefix) {
 			temps = append(temps, name)
 		}

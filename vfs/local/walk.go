@@ -91,7 +91,7 @@ type entry struct {
 func (d *dir) entries() ([]entry, error) {
 	var out []entry
 	var links, temps []string
-	err := readDirents(d.fd, func(name string, typ byte) {
+	err := readDirents(d.fd, func(name string, typ byte, _ uint64) {
 		if strings.HasPrefix(name, tempPrefix) {
 			temps = append(temps, name) // a write in flight, or left by one that died
 			return

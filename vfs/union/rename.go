@@ -2,6 +2,7 @@ package union
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"syscall"
 
@@ -92,4 +93,35 @@ func (u *FS) Mknod(ctx context.Context, path string, mode fs.FileMode, dev uint6
 		return vfs.NoMount(p)
 	}
 	return m.fixErr(vfs.Mknod(ctx, m.fs, m.down(p), mode, dev), "")
+}
+
+var _ vfs.HostLister = (*FS)(nil)
+
+// ListHost lists directory path as the host has it in the mount that
+// holds it (vfs.HostLister); nothing where that mount is no host tree,
+// and no entry a mount point shadows.
+func (u *FS) ListHost(ctx context.Context, path string) ([]vfs.FileInfo, error) {
+	p := vfs.Clean(path)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m := u.route(p)
+	if m == nil {
+		return nil, nil
+	}
+	sp, err := vfs.ListHost(ctx, m.fs, m.down(p))
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, nil
+	case err != nil:
+		return nil, m.fixErr(err, "")
+	}
+	out := sp[:0]
+	for _, fi := range sp {
+		fi.Path = m.up(fi.Path)
+		if !u.isInner(fi.Path) && u.byPath[fi.Path] == nil {
+			out = append(out, fi)
+		}
+	}
+	return out, nil
 }
