@@ -423,7 +423,7 @@ const playCowScript = `turns:
 // TestPlaygroundDiffRewind: in a copy-on-write session the page lists the
 // changes per turn, shows turn 1's diff, and rewinds the session to turn
 // 1 (confirming the dialog), after which turn 2's file is gone from the
-// tree.
+// tree; a fork from turn 1 opens the new session, its tree at turn 1.
 func TestPlaygroundDiffRewind(t *testing.T) {
 	dir, model := playAgent(t, "", playCowScript)
 	origin := startPlay(t, dir, "--cow", "--model", model)
@@ -445,6 +445,13 @@ func TestPlaygroundDiffRewind(t *testing.T) {
 	b.until("the rewound session", `[...document.querySelectorAll('#transcript .entry.note')].some((e) => e.textContent.includes('rewound to turn 1'))`)
 	b.until("b.md gone from the tree", `document.querySelector('#tree button[data-path="/summary.md"]') && !document.querySelector('#tree button[data-path="/b.md"]')`)
 	assert.Equal(t, []string{"confirm: Rewind the session to turn 1? Later turns' changes are undone."}, b.dialogList())
+
+	// Fork from turn 1: the page goes to the new session, whose tree is
+	// the layer at turn 1.
+	parent := evalJS[string](b, `location.pathname`)
+	b.click("Fork from turn 1", `[...[...document.querySelectorAll('#changes .checkpoint')][0].querySelectorAll('button')].find((x) => x.textContent === 'Fork from here')`)
+	b.until("the forked session's page", fmt.Sprintf(`location.pathname.includes('/sessions/') && location.pathname !== %s && document.body.dataset.ready === 'true'`, jsString(parent)))
+	b.until("the fork's tree at turn 1", `document.querySelector('#tree button[data-path="/summary.md"]') && !document.querySelector('#tree button[data-path="/b.md"]')`)
 }
 
 // TestPlaygroundApproval: with approvals: {edit: ask} the Write waits for
@@ -659,7 +666,7 @@ func fileSize(t *testing.T, p string) int64 {
 }
 
 // TestPlaygroundToken: with --token-file the page asks for the token once
-// (after the API's 401), keeps it in sessionStorage only, sends it as a
+// (after the API's 401; a wrong one is asked for again), keeps it in sessionStorage only, sends it as a
 // bearer header, and sets no cookie; a reload in the tab does not ask
 // again.
 func TestPlaygroundToken(t *testing.T) {
@@ -671,6 +678,11 @@ func TestPlaygroundToken(t *testing.T) {
 
 	b.do("open the page", chromedp.Navigate(origin+"/"))
 	b.until("the token dialog", `document.querySelector('#token-dialog').open`)
+	// A wrong token is refused (401) and asked for again.
+	b.typeIn("#token-input", "wrong-token")
+	b.click("Use token", `document.querySelector('#token-form button[type=submit]')`)
+	b.until("the token dialog again", `document.querySelector('#token-dialog').open && sessionStorage.getItem('july.playground.token') === null`)
+	assert.Empty(t, evalJS[string](b, `document.querySelector('#token-input').value`), "the wrong token is not kept in the input")
 	b.typeIn("#token-input", "s3cret-token")
 	b.click("Use token", `document.querySelector('#token-form button[type=submit]')`)
 	b.until("the agents after the token", `[...document.querySelectorAll('.cards a')].some((a) => a.textContent === 'notes') && document.body.dataset.ready === 'true'`)
