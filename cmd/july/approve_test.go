@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -449,6 +450,9 @@ turns:
 	assert.Contains(t, s.log(), "denied by restart the call(s) waiting for approval: "+req.CallID+" (Write)")
 	assert.Equal(t, []sessions.ApprovalDecided{{CallID: req.CallID, ToolName: "Write", Decision: "deny", By: "restart", Rule: "edit: ask", Reason: sessions.ReasonRestart}}, serveDecisions(t, dir, id))
 	code, m := post(t, s.url+"/sessions/"+id+"/approvals/"+req.CallID, `{"allow": true}`)
+	assert.Equal(t, http.StatusConflict, code, "%v", m)
+	assert.Contains(t, fmt.Sprint(m), "denied by restart", "%v", m)
+	code, m = post(t, s.url+"/sessions/"+id+"/approvals/call_nosuch", `{"allow": true}`)
 	assert.Equal(t, http.StatusNotFound, code, "%v", m)
 
 	// SIGTERM past the drain timeout: the waiting call is denied by

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/julyfs/julyfs/runner/approval"
@@ -17,7 +19,9 @@ import (
 //	POST /<slug>/v1/sessions/{id}/approvals/{callId}  {"allow": bool, "always"?: bool} → {"sessionId","callId","decision"}
 //
 // A callId that is not waiting is 404 not_found; one decided already
-// (answered, or timed out) is 409 already_decided.
+// (answered, timed out, or denied by a restart of the server: its
+// approval.decided event is in the session's log) is 409
+// already_decided.
 
 func (a *agentAPI) approvalRoutes(mux *http.ServeMux, base string) {
 	mux.HandleFunc("GET "+base+"/v1/sessions/{id}/approvals", a.listApprovals)
@@ -65,6 +69,12 @@ func (a *agentAPI) decideApproval(w http.ResponseWriter, r *http.Request) {
 	err := a.Approvals.Decide(id, call, *d.Allow, d.Always)
 	switch {
 	case errors.Is(err, approval.ErrUnknownCall):
+		if d, ok := a.loggedDecision(id, call); ok {
+			// Decided where the queue does not remember it: by an
+			// earlier process (a restart), or long ago.
+			writeError(w, http.StatusConflict, "already_decided", fmt.Sprintf("approval already decided: call %s of session %s was %s by %s (%s)", call, id, pastTense[d.Decision], d.By, d.Reason))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 		return
 	case errors.Is(err, approval.ErrDecided):
@@ -79,4 +89,24 @@ func (a *agentAPI) decideApproval(w http.ResponseWriter, r *http.Request) {
 		dec = sessions.DecisionAllow
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessionId": id, "callId": call, "decision": dec})
+}
+
+var pastTense = map[string]string{sessions.DecisionAllow: "allowed", sessions.DecisionDeny: "denied"}
+
+// loggedDecision finds call's approval.decided event in session id's log.
+func (a *agentAPI) loggedDecision(id, call string) (sessions.ApprovalDecided, bool) {
+	_, events, _, err := a.Host.Store().Read(id)
+	if err != nil {
+		return sessions.ApprovalDecided{}, false
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != sessions.TypeApprovalDecided {
+			continue
+		}
+		var d sessions.ApprovalDecided
+		if json.Unmarshal(events[i].Data, &d) == nil && d.CallID == call {
+			return d, true
+		}
+	}
+	return sessions.ApprovalDecided{}, false
 }
