@@ -155,7 +155,7 @@ func (s *server) watch(cs *mcp.ClientSession) {
 	if err == nil {
 		err = errors.New("the connection closed")
 	}
-	s.down(s.withStderr(fmt.Errorf("it stopped: %v", err)))
+	s.down(s.withStderr(fmt.Errorf("it stopped: %v", s.bounded(err))))
 }
 
 // down records a failure and releases the connection; s.mu is held.
