@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/posixtest"
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/cow"
+	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/temp"
 )
 
@@ -112,4 +114,42 @@ echo lib > lib/sub/x.txt; ln -s ../lib/sub/x.txt bin/x; ln -s lib/sub libsub; ln
 git add -A; git commit -qm one; cd ..; git clone -q --bare src bare.git`, env...)
 	out := sh(t, `git clone -q "$W/bare.git" "$M/repo"; cd "$M/repo"; git status --porcelain; bin/tool; cat bin/x libsub/x.txt; echo more >> lib/sub/x.txt; git status --porcelain`, env...)
 	assert.Equal(t, "tool\nlib\nlib\n M lib/sub/x.txt\n", out)
+}
+
+// TestHostChangesCow: a layer over a local: tree is watched as the tree
+// alone is: the base's entries stay cached past the one-second default,
+// a change on the host to a file the layer does not shadow shows
+// promptly, one to a file the layer shadows does not show at all, and a
+// change to the layer through the API shows promptly.
+func TestHostChangesCow(t *testing.T) {
+	requireFUSE(t)
+	root := hostDir(t, map[string]string{"d/a.txt": "one\n", "d/b.txt": "bee\n", "d/c.txt": "see\n"})
+	lfs, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { lfs.Close() })
+	base := &hostCounter{FS: lfs}
+	c := newCow(t, base)
+	ctx := t.Context()
+	require.NoError(t, c.Write(ctx, "/d/c.txt", []byte("layer\n")))
+	s := mountT(t, c.Tree(), Options{})
+	require.Eventually(t, s.m.hostOK.Load, 10*time.Second, 10*time.Millisecond, "the base's host directory watched")
+	env := "M=" + s.Dir()
+	host := func(p string) string { return filepath.Join(root, p) }
+
+	require.Equal(t, "a.txt\nb.txt\nc.txt\none\n", sh(t, `ls "$M/d"; cat "$M/d/a.txt"; stat "$M/d/b.txt" >/dev/null`, env))
+	time.Sleep(1300 * time.Millisecond) // past DefaultEntryTimeout and DefaultAttrTimeout
+	before := base.n.Load()
+	require.Equal(t, "4\n", sh(t, `stat -c %s "$M/d/b.txt"`, env))
+	assert.Zero(t, base.n.Load()-before, "Stat calls that reached the base for a cached entry after 1.3 s")
+
+	require.NoError(t, os.WriteFile(host("d/a.txt"), []byte("two, longer\n"), 0o644))
+	eventually(t, "an edit on the host", `cat "$M/d/a.txt"`, "two, longer\n", env)
+	require.NoError(t, os.WriteFile(host("d/new.txt"), []byte("new\n"), 0o644))
+	eventually(t, "a create on the host", `ls "$M/d"; cat "$M/d/new.txt" 2>&1`, "a.txt\nb.txt\nc.txt\nnew.txt\nnew\n", env)
+	require.NoError(t, os.Remove(host("d/b.txt")))
+	eventually(t, "a delete on the host", `ls "$M/d"; stat "$M/d/b.txt" >/dev/null 2>&1 || echo gone`, "a.txt\nc.txt\nnew.txt\ngone\n", env)
+
+	require.NoError(t, os.WriteFile(host("d/c.txt"), []byte("host edit of a shadowed file\n"), 0o644))
+	require.NoError(t, c.Write(ctx, "/d/a.txt", []byte("layer edit\n")))
+	eventually(t, "an edit of the layer through the API", `cat "$M/d/a.txt" "$M/d/c.txt"`, "layer edit\nlayer\n", env)
 }

@@ -129,8 +129,9 @@
 // temp:) are cached for ObservedTimeout, and directory listings are cached
 // across opens (FOPEN_CACHE_DIR, dropped on a change through the mount, an
 // invalidation, or a new directory mtime). Host entries of local: trees
-// (alone, in a union, under vfs/readonly) are cached for ObservedTimeout
-// too while the mount watches their host directories (hostwatch.go:
+// (alone, in a union, under vfs/readonly, under a vfs/cow layer) are
+// cached for ObservedTimeout too while the mount watches their host
+// directories (hostwatch.go:
 // vfs/local's WatchHost, inotify, asked for by interface, not part of
 // vfs.Notifier): every host change, by any program, is invalidated from
 // the invalidator's goroutine; so are names found missing there, with no

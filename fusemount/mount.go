@@ -160,6 +160,14 @@ func (s *Server) Wait() error {
 	return s.close()
 }
 
+// HostWatched reports whether the mount watches the host directories of
+// its trees (vfs/local's, also under a union, vfs/readonly or vfs/cow),
+// so that their entries are cached long (see the package doc,
+// "Caching"): false until the watch, started in the background at Mount,
+// is in place (a large tree takes a moment), and for a mount with no
+// such tree, a tree that cannot be watched, or explicit timeouts.
+func (s *Server) HostWatched() bool { return s.m.hostOK.Load() }
+
 // Settle waits until the kernel has been told of every change the tree
 // reported so far (writes and deletes made through the API rather than the
 // mount). The invalidations are sent by a goroutine of their own, so a

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/julyfs/julyfs/vfs"
+	"github.com/julyfs/julyfs/vfs/local"
 )
 
 // maxLinks bounds the links followed for one path, as the kernel's limit.
@@ -135,9 +136,15 @@ func (c *FS) Base() vfs.FileSystem { return c.base }
 // Tree returns the layer as a vfs.FileSystem: c itself, or, when the base
 // is a vfs.Notifier, a tree embedding c that is one too (it reports the
 // layer's changes and the base's changes to paths the layer does not
-// shadow).
+// shadow). When the base also watches its host directory (vfs/local's
+// WatchHost), so does that tree: it reports the host changes of paths
+// the layer does not shadow, so a FUSE mount of the layer caches the
+// base's host entries as long as a mount of the base alone would.
 func (c *FS) Tree() vfs.FileSystem {
 	if _, ok := c.base.(vfs.Notifier); ok {
+		if _, ok := c.base.(hostWatcher); ok {
+			return hostNotifyingFS{notifyingFS{c}}
+		}
 		return notifyingFS{c}
 	}
 	return c
@@ -157,6 +164,26 @@ func (n notifyingFS) Watch(fn func(vfs.Change)) (cancel func()) {
 		}
 	})
 	return func() { c1(); c2() }
+}
+
+// hostWatcher is a tree that reports the changes made to its host
+// directory by any process (vfs/local).
+type hostWatcher interface {
+	WatchHost(fn func(local.HostChange)) (*local.HostWatch, error)
+}
+
+type hostNotifyingFS struct{ notifyingFS }
+
+// WatchHost watches the base's host directory and reports its changes
+// the layer lets through: those of paths the layer does not shadow, and
+// every lost change. The layer's own changes are not host changes of the
+// base; Watch reports them.
+func (h hostNotifyingFS) WatchHost(fn func(local.HostChange)) (*local.HostWatch, error) {
+	return h.base.(hostWatcher).WatchHost(func(ch local.HostChange) {
+		if ch.Lost || h.fallsToBase(ch.Path) {
+			fn(ch)
+		}
+	})
 }
 
 // commit records the ops in the journal and makes them, then reports

@@ -58,7 +58,11 @@
 // descriptor, since a commit moves them into the content store). A
 // directory that holds anything of the base cannot be renamed in one step
 // and fails with a cause of syscall.EXDEV, as on Linux's overlayfs, so mv
-// copies it. [FS.Tree] is a vfs.Notifier exactly when the base is one.
+// copies it. [FS.Tree] is a vfs.Notifier exactly when the base is one,
+// and watches the base's host directory when the base does (vfs/local's
+// WatchHost, passing on the changes of paths the layer does not shadow):
+// a FUSE mount then caches the layer's entries as long as it would the
+// base's alone.
 //
 // # Apply and checkpoints
 //
