@@ -113,8 +113,8 @@ func TestSystemdMounts(t *testing.T) {
 		"agent  "+mntTree+"  fuse.julyfs  config="+tree+",allow_other,nofail  0 0\n")
 	// docs/mount.md's .mount unit written directly, at the test's paths.
 	unitDirect := escapeMount(t, mntDirect)
-	write(filepath.Join(b, "units", unitDirect), "[Unit]\nDescription=julyfs agent tree\nAfter=network-online.target\n\n"+
-		"[Mount]\nWhat="+src+"\nWhere="+mntDirect+"\nType=fuse.julyfs\nOptions=ro,allow_other\n\n"+
+	write(filepath.Join(b, "units", unitDirect), "[Unit]\nDescription=julyfs agent tree\n\n"+
+		"[Mount]\nWhat="+src+"\nWhere="+mntDirect+"\nType=fuse.julyfs\nOptions=ro,allow_other,_netdev\n\n"+
 		"[Install]\nWantedBy=multi-user.target\n")
 	// docs/mount.md's service, at the test's paths.
 	write(filepath.Join(b, "units", "julyfs-agent.service"), "[Service]\nType=notify\n"+
@@ -297,6 +297,15 @@ func TestSystemdMounts(t *testing.T) {
 	assert.Contains(t, text, "\n[Mount]\nWhat="+src+"\nWhere="+mntAgent+"\nType=fuse.julyfs\nOptions=ro,allow_other,_netdev\n")
 	text = sctl("cat", unitTree)
 	assert.Contains(t, text, "\n[Mount]\nWhat=agent\nWhere="+mntTree+"\nType=fuse.julyfs\nOptions=config="+tree+",allow_other,nofail\n")
+
+	// _netdev makes a network mount: after the network is up, not a local
+	// one ordered before local-fs.target, early in boot.
+	for _, u := range []string{unitAgent, unitDirect} {
+		assert.Contains(t, strings.Fields(show(u, "After")), "network-online.target", u)
+		assert.Contains(t, strings.Fields(show(u, "Wants")), "network-online.target", u)
+		assert.Contains(t, strings.Fields(show(u, "Before")), "remote-fs.target", u)
+		assert.NotContains(t, strings.Fields(show(u, "Before")), "local-fs.target", u)
+	}
 
 	sctl("start", unitAgent, unitTree)
 	assert.Equal(t, "mounted", show(unitAgent, "SubState"))
