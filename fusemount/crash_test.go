@@ -23,7 +23,7 @@ import (
 // one file at a time).
 func TestGitCloneSurvivesKill(t *testing.T) {
 	requireTool(t, "git")
-	for name, env := range map[string]string{"passthrough": "JULYFS_SERVE_PASSTHROUGH=on", "default": "JULYFS_SERVE_PASSTHROUGH="} {
+	for name, env := range map[string]string{"default": "JULYFS_SERVE_PASSTHROUGH=", "no-passthrough": "JULYFS_SERVE_PASSTHROUGH=off"} {
 		t.Run(name, func(t *testing.T) { testGitCloneSurvivesKill(t, env) })
 	}
 }

@@ -56,7 +56,7 @@ func TestCreateWritesInPlace(t *testing.T) {
 
 func testCreateWritesInPlace(t *testing.T, opts Options) {
 	root, s := localMount(t, map[string]string{"old.txt": "old\n"}, opts)
-	if opts.Passthrough && !s.m.pt.Load() {
+	if !opts.NoPassthrough && !s.m.pt.Load() {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
 	fsys := s.m.fsys
@@ -112,7 +112,7 @@ func TestCreateInPlaceReplacedFails(t *testing.T) {
 
 func testCreateInPlaceReplacedFails(t *testing.T, opts Options) {
 	root, s := localMount(t, nil, opts)
-	if opts.Passthrough && !s.m.pt.Load() {
+	if !opts.NoPassthrough && !s.m.pt.Load() {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
 	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "new.dat"), "JULYFS_MODE=create")
@@ -135,7 +135,7 @@ func testCreateInPlaceReplacedFails(t *testing.T, opts Options) {
 // rewrite is staged), the new file holds what was written to it before
 // the kill (written in place), and no temporary file is left.
 func TestCreateSurvivesKill(t *testing.T) {
-	for name, env := range map[string]string{"passthrough": "JULYFS_SERVE_PASSTHROUGH=on", "default": "JULYFS_SERVE_PASSTHROUGH="} {
+	for name, env := range map[string]string{"default": "JULYFS_SERVE_PASSTHROUGH=", "no-passthrough": "JULYFS_SERVE_PASSTHROUGH=off"} {
 		t.Run(name, func(t *testing.T) { testCreateSurvivesKill(t, env) })
 	}
 }

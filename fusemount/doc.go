@@ -39,9 +39,9 @@
 // other trees stage in memory, so there a file being written is held whole
 // in memory. A file the mount creates on a tree that can (local: alone:
 // CreateInPlace) has no older version to protect and is not staged: it
-// is created on the host and written there in place, by the daemon
-// through the descriptor the create opened, or by the kernel with
-// passthrough (see below); so is an existing file that holds no data
+// is created on the host and written there in place, by the kernel with
+// passthrough (see below), or by the daemon through the descriptor the
+// create opened; so is an existing file that holds no data
 // (empty, or only holes and space reserved with fallocate:
 // OpenDatalessInPlace, fio's laid-out file) that a writer opens without
 // O_TRUNC while the mount has no other handle on it. Each flush checks
@@ -85,22 +85,36 @@
 //
 // # Passthrough
 //
-// On a read-write mount, a file of a tree that exposes host descriptors
-// (vfs.FileDescriptor: local:'s OpenFile readers and Stage stagings) is
-// read and written by the kernel itself (FUSE passthrough, go-fuse's
-// fs.FilePassthroughFder): a reader of a file above WholeFileLimit passes
-// through to a read-only descriptor of the host file (smaller ones are
-// read whole and kept in the kernel's pages), a writer to the file's staging, made at
-// open; commits stay renames with the compare-and-swap at flush, fsync
-// and release. A file the mount writes in place (created, or holding no
-// data) is written by the kernel through its host descriptor. The kernel allows one backing file per inode and no mix
-// with cached opens, so a node is in one mode at a time: an open that
-// cannot share the node's backing waits up to five seconds for its
-// handles' release, then fails with ETXTBSY. The mount probes the kernel
-// at start and falls back to the daemon path without error (not root,
-// Linux before 6.9), saying so with Options.Debug; it is off unless
-// Options.Passthrough (or JULYFS_PASSTHROUGH=on) asks for it,
-// and a writer on a nearly full disk never passes through,
+// On a read-write mount of a local: tree mounted alone, a file is read
+// and written by the kernel itself (FUSE passthrough, go-fuse's
+// fs.FilePassthroughFder) wherever the kernel allows it (Linux 6.9+, as
+// root: probed at mount; elsewhere the mount falls back to the daemon
+// path without error, saying so with Options.Debug). Options.NoPassthrough
+// (JULYFS_PASSTHROUGH=off) turns it off; Options.Passthrough asks for it
+// on other trees whose files have host descriptors too (a union of
+// local: trees; vfs.FileDescriptor). A reader of a file above
+// WholeFileLimit passes through to the host file, opened for reading and
+// writing (smaller ones are read whole and kept in the kernel's pages;
+// an executable, or a file the host will not open for writing, is read
+// through the daemon), a writer to the file's staging, made at open;
+// commits stay renames with the compare-and-swap at flush, fsync and
+// release. A file the mount writes in place (created, or holding no
+// data) is written by the kernel through its host descriptor.
+//
+// The kernel allows one backing file per inode and no mix with cached
+// opens, so a node is in one mode at a time, and an open arriving while
+// handles pass through can only share their backing. A writer arriving
+// while readers read the host file, or after the staging they share was
+// committed (it is the host file then), shares that host file and writes
+// it in place, when it is still the file at the path: each of its closes
+// checks that the name still holds it and reports the writes to the
+// tree's watchers, as for a file created in place; readers see the
+// writes as they land. Only a backing that is no longer the file at the
+// path (replaced meanwhile) or a discarded staging makes an open wait up
+// to five seconds for the handles' release, then fail with ETXTBSY. On
+// a tree that cannot write in place (a union, with Options.Passthrough)
+// readers pass through read-only and a writer arriving meanwhile waits
+// and fails so. A writer on a nearly full disk never passes through,
 // since the daemon does not see a write the kernel failed. See
 // passthrough.go and docs/mount.md.
 //

@@ -155,7 +155,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pt, errno := n.ptChoose(write || trunc)
+	pt, errno := n.ptChoose(write || trunc, p)
 	if errno != 0 {
 		return opened{}, errno
 	}
@@ -194,7 +194,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 			// then it reads as without passthrough.
 			pt = ptNone
 			if limit := m.opts.wholeFileLimit(); !keep && (limit < 0 || fi.Size > limit) {
-				if fd, ok := n.ptSetup(false, p, false); ok {
+				if fd, ok := n.ptSetup(false, p, false, fi); ok {
 					pt, ptFd, ptNew = ptRead, fd, true
 				}
 			}
@@ -289,9 +289,12 @@ func (n *node) ptFirst(p, created string, size int64) (int, bool) {
 		}
 		fresh = true
 	}
-	fd, ok := n.ptSetup(true, p, created != "")
+	fd, ok := n.ptSetup(true, p, created != "", vfs.FileInfo{})
 	if !ok && fresh && !n.dirty {
 		n.dropStage()
+	}
+	if ok && fresh && created == "" {
+		n.ptMarkUnwritten(fd)
 	}
 	return fd, ok
 }
@@ -631,6 +634,7 @@ func (n *node) ownWrite(fi vfs.FileInfo) bool {
 // touch marks n's staging changed. Callers hold n.mu.
 func (n *node) touch() {
 	n.mtime = time.Now()
+	n.ptUnwritten = false
 	if !n.dirty && !n.deleted {
 		n.dirty = true
 		n.m.setDirty(n, true)
@@ -721,9 +725,13 @@ func (n *node) commitLocked() syscall.Errno {
 	if stale != 0 {
 		return stale
 	}
+	dup := n.ptStageDup() // the staging's descriptor, which the commit closes
 	n.m.beginSelf(p)
 	err := commitStage(n.m.ctx, n.m.fsys, p, n.stage, n.base)
 	n.m.endSelf(p)
+	if err != nil && dup != nil {
+		dup.Close()
+	}
 	if vfs.KindOf(err) == vfs.KindConflict {
 		n.m.log.Printf("write %s: the file changed since this writer staged it (another writer); its writes are discarded (EIO)", p)
 		n.discard(syscall.EIO)
@@ -743,7 +751,8 @@ func (n *node) commitLocked() syscall.Errno {
 	// Handles reading a copy or a reader of the previous version reopen.
 	n.changes.Add(1)
 	if committed == n.ptStage {
-		n.ptCommit()
+		n.ptCommitted = true
+		n.ptCommitShared(dup, p)
 	}
 	return 0
 }

@@ -27,15 +27,16 @@ import (
 // itself (by the kernel, or by the daemon), as for a new file; a file
 // with data is still staged.
 
-// inPlaceModes are the mounts that write dataless files in place: with
-// passthrough (skipped where the kernel cannot) and the default.
-var inPlaceModes = map[string]Options{"passthrough": {Passthrough: true}, "default": {}}
+// inPlaceModes are the mounts that write dataless files in place: the
+// default, with passthrough (skipped where the kernel cannot), and
+// without passthrough (the daemon writes them).
+var inPlaceModes = map[string]Options{"default": {}, "no-passthrough": {NoPassthrough: true}}
 
 // skipNoPassthrough skips the test when opts asks for passthrough and the
 // mount s could not get it.
 func skipNoPassthrough(t *testing.T, s *Server, opts Options) {
 	t.Helper()
-	if opts.Passthrough && !s.m.pt.Load() {
+	if !opts.NoPassthrough && !s.m.pt.Load() {
 		t.Skip("passthrough unavailable here: " + fuseReason())
 	}
 }

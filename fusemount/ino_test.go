@@ -72,7 +72,7 @@ func TestModeZeroLocal(t *testing.T) {
 	for _, pt := range []bool{false, true} {
 		t.Run("passthrough="+strconv.FormatBool(pt), func(t *testing.T) {
 			dir := t.TempDir()
-			s := mountT(t, newLocal(t, dir), Options{Passthrough: pt})
+			s := mountT(t, newLocal(t, dir), Options{NoPassthrough: !pt})
 			out := sh(t, `cd "$M"
 for m in O_WRONLY O_RDWR O_RDONLY; do
   perl -MFcntl -e 'sysopen(F, $ARGV[0], O_CREAT|'$m', 0) or die "$!"; close F' $m

@@ -122,18 +122,26 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	if err := raiseReadAhead(abs, DefaultMaxIO); err != nil {
 		m.debugf("readahead: left at the kernel's default: %v", err)
 	}
+	_, share := fsys.(inPlaceCreator)
 	switch ok, why := probePassthrough(srv); {
-	case !opts.Passthrough:
-		m.debugf("passthrough: off (the default; --passthrough or JULYFS_PASSTHROUGH=on turns it on)")
+	case opts.NoPassthrough:
+		m.debugf("passthrough: off (--passthrough=false or JULYFS_PASSTHROUGH=off)")
 	case opts.ReadOnly:
 		m.debugf("passthrough: off (read-only mount: no open)")
+	case !opts.Passthrough && !share:
+		m.debugf("passthrough: off (on by default for a local: tree mounted alone; --passthrough turns it on for this tree, with the kernel's departures: docs/mount.md)")
 	case !ok:
 		m.debugf("passthrough: off, files are read and written through the daemon: %s", why)
 	default:
 		_, mixed := fsys.(multiMount)
 		m.ptMixed.Store(mixed)
+		m.ptShare = share
 		m.pt.Store(true)
-		m.debugf("passthrough: on for trees with host descriptors (local:, and the local: mounts of a union)")
+		if share {
+			m.debugf("passthrough: on (a writer shares the host file of the handles open on it)")
+		} else {
+			m.debugf("passthrough: on for trees with host descriptors (local:, and the local: mounts of a union)")
+		}
 	}
 	close(m.ptDecided)
 	s.inv = newInvalidator(m, root.EmbeddedInode())

@@ -41,19 +41,21 @@ type node struct {
 	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 
 	// Passthrough (see passthrough.go).
-	cached      int            // open handles in cached mode (not passing through)
-	ptMode      ptMode         // what the kernel's backing of the node is
-	ptOpen      int            // passthrough handles not yet released
-	ptLive      int            // passthrough handles go-fuse may still hold the backing for
-	ptFile      vfs.FileReader // ptRead: the host file the backing is
-	ptStage     vfs.StagedFile // ptStage: the staging the backing is
-	ptCreated   bool           // ptStage: of a file created empty, dirty once not empty
-	ptCommitted bool           // ptStage: the staging was committed (it is the tree's file)
-	ptChecked   bool           // ptInPlace: a file created in place or one that held no data, its writes checked and reported at each flush (see createInPlace)
-	ptPub       vfs.FileInfo   // ptChecked: the file as its writes were last reported (its size and time)
-	ptOwn       hostStamp      // ptInPlace through the daemon: the host file after the daemon's last write (see ownWrite)
-	ptNoReader  bool           // in a tree of several mounts: the file's readers have no host descriptor
-	ptNoStage   bool           // in a tree of several mounts: the file's stagings have no host descriptor
+	cached       int            // open handles in cached mode (not passing through)
+	ptMode       ptMode         // what the kernel's backing of the node is
+	ptOpen       int            // passthrough handles not yet released
+	ptLive       int            // passthrough handles go-fuse may still hold the backing for
+	ptFile       vfs.FileReader // ptRead: the host file the backing is
+	ptStage      vfs.StagedFile // ptStage: the staging the backing is
+	ptCreated    bool           // ptStage: of a file created empty, dirty once not empty
+	ptCommitted  bool           // ptStage: the staging was committed (it is the tree's file)
+	ptChecked    bool           // ptInPlace: a file created in place or one that held no data, its writes checked and reported at each flush (see createInPlace)
+	ptPub        vfs.FileInfo   // ptChecked: the file as its writes were last reported (its size and time)
+	ptUnwritten  bool           // ptStage: a copy given ptUnwrittenTime, the kernel not known to have written it (ptMarkUnwritten)
+	ptSharedFile bool           // ptInPlace: the host file readers or a committed staging passed through to, shared by writers (ptShareWriter, ptCommitShared)
+	ptOwn        hostStamp      // ptInPlace through the daemon: the host file after the daemon's last write (see ownWrite)
+	ptNoReader   bool           // in a tree of several mounts: the file's readers have no host descriptor
+	ptNoStage    bool           // in a tree of several mounts: the file's stagings have no host descriptor
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -320,7 +322,7 @@ func (n *node) fill(fi vfs.FileInfo, out *fuse.Attr) {
 		fi.Size = int64(len(target))
 	}
 	n.mu.Lock()
-	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link && !n.ptEmptyCreated() {
+	if n.stage != nil && fi.Kind != vfs.KindDir && !fi.Link && !n.ptEmptyCreated() && !n.ptUnwrittenNow() {
 		fi.Kind = vfs.KindFile
 		fi.Size = n.stage.Size()
 		fi.ModTime = n.mtime
@@ -499,7 +501,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		n.mu.Unlock()
 		return 0
 	}
-	if n.stage != nil && !n.ptEmptyCreated() {
+	if n.stage != nil && !n.ptEmptyCreated() && !n.ptUnwrittenNow() {
 		n.mu.Unlock()
 		n.fill(vfs.FileInfo{Path: n.path(), Kind: vfs.KindFile}, &out.Attr)
 		return 0

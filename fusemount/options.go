@@ -73,32 +73,52 @@ type Options struct {
 	// PlainReadDir turns readdirplus off for local: trees too.
 	PlainReadDir bool
 
-	// Passthrough turns FUSE passthrough on: a file of a tree that opens
-	// host descriptors (local:; vfs.FileDescriptor) is then read and
-	// written by the kernel itself, from the host file or from its
-	// staging, where the kernel allows it (Linux 6.9+, as root); the mount
-	// falls back without error elsewhere, and says so with Debug. It is
-	// off by default because the kernel's rules change what programs see
-	// (docs/mount.md, "FUSE passthrough": a writer while a reader has the
-	// file open waits, then fails with ETXTBSY; writes after a commit land
-	// in place). The environment variable JULYFS_PASSTHROUGH=on turns it
-	// on too (for `julyfs mount`; `julyfs mount --passthrough`).
+	// Passthrough asks for FUSE passthrough on any tree whose files have
+	// host descriptors (vfs.FileDescriptor), a union of local: trees
+	// included. Without it passthrough is on by default where the mount
+	// can keep every open working (a local: tree mounted alone: the tree
+	// can write a file in place, see below) and off elsewhere.
+	// Passthrough lets the kernel read and write host files itself, from
+	// the host file or from its staging, at the host's speed, where the
+	// kernel allows it (Linux 6.9+, as root); the mount falls back
+	// without error elsewhere, and says so with Debug. On a tree that
+	// cannot write in place (a union) it keeps the kernel's departures
+	// (docs/mount.md, "FUSE passthrough": a writer while a reader of a
+	// large file has it open waits, then fails with ETXTBSY). The
+	// environment variable JULYFS_PASSTHROUGH=on sets it too (for `julyfs
+	// mount`; `julyfs mount --passthrough`).
 	//
-	// On a local: tree mounted alone (not through a union), passthrough
-	// also writes in place, with no staging, the files that have no older
-	// contents to protect: a file the mount creates, and an existing
-	// regular file that holds no data (empty, or only holes and space
-	// reserved with fallocate: SEEK_DATA finds none on the descriptor
-	// opened, as for fio's laid-out file) that a writer opens without
-	// O_TRUNC while the mount has no other handle on it. Readers see such
-	// a file's writes as they land and a crash leaves what was written;
-	// each close checks that the name still holds the file (EIO
-	// otherwise, the other writer's version kept) and reports the writes
-	// to the tree's watchers (docs/mount.md, "Data safety"). A file with
-	// data is staged.
+	// On a local: tree mounted alone, a writer arriving while handles
+	// pass through to the host file (readers of a large file, or the
+	// handles still open on a staging that was committed) shares that
+	// host file and writes it in place, checked at each close and
+	// reported to the tree's watchers: the kernel allows no other backing
+	// and no other mode while those handles are open (passthrough.go).
+	// Readers pass through only where a writer could share their host
+	// file (opened for reading and writing; not an executable); the others
+	// read through the daemon.
+	//
+	// With passthrough on a local: tree mounted alone (not through a
+	// union), a file the mount creates and an existing regular file that
+	// holds no data (empty, or only holes and space reserved with
+	// fallocate: SEEK_DATA finds none on the descriptor opened, as for
+	// fio's laid-out file) that a writer opens without O_TRUNC while the
+	// mount has no other handle on it are written in place, with no
+	// staging (without passthrough the daemon writes them in place).
+	// Readers see such a file's writes as they land and a crash leaves
+	// what was written; each close checks that the name still holds the
+	// file (EIO otherwise, the other writer's version kept) and reports
+	// the writes to the tree's watchers (docs/mount.md, "Data safety"). A
+	// file with data is staged.
 	Passthrough bool
+	// NoPassthrough turns passthrough off, wherever the kernel would
+	// allow it: every read and write goes through the daemon. It wins over
+	// Passthrough and WriteInPlace. The environment variable
+	// JULYFS_PASSTHROUGH=off sets it too (`julyfs mount
+	// --passthrough=false`).
+	NoPassthrough bool
 
-	// WriteInPlace (with Passthrough) lets a writer opening an existing
+	// WriteInPlace (it sets Passthrough) lets a writer opening an existing
 	// file of a local: tree without O_TRUNC, while no other handle has
 	// it open, write the host file in place through the kernel instead of
 	// a staging: no copy of the file at open, and writes at the host's
@@ -106,9 +126,8 @@ type Options struct {
 	// writes": readers see writes in progress, a crash or a full disk
 	// leaves the file partly written, no compare-and-swap, no report
 	// to watchers; a file that holds no data keeps the check and report
-	// it gets under Passthrough alone). The
-	// environment variable JULYFS_PASSTHROUGH=inplace turns it on, with
-	// Passthrough.
+	// it gets with passthrough alone). The
+	// environment variable JULYFS_PASSTHROUGH=inplace turns it on.
 	WriteInPlace bool
 
 	// SpareProcs is for a process that exists to serve the mount (the
@@ -183,18 +202,23 @@ func (o Options) fsName() string {
 }
 
 // withEnv is o with what JULYFS_PASSTHROUGH asks for ("on": Passthrough;
-// "inplace": WriteInPlace too) and with Passthrough on wherever
-// WriteInPlace is. Mount reads it once, so no request reads the
-// environment.
+// "inplace": WriteInPlace; "off": NoPassthrough), with Passthrough on
+// wherever WriteInPlace is, and both off with NoPassthrough. Mount reads
+// it once, so no request reads the environment.
 func (o Options) withEnv() Options {
 	switch os.Getenv("JULYFS_PASSTHROUGH") {
 	case "on":
 		o.Passthrough = true
 	case "inplace":
-		o.Passthrough, o.WriteInPlace = true, true
+		o.WriteInPlace = true
+	case "off":
+		o.NoPassthrough = true
 	}
 	if o.WriteInPlace {
 		o.Passthrough = true
+	}
+	if o.NoPassthrough {
+		o.Passthrough, o.WriteInPlace = false, false
 	}
 	return o
 }

@@ -29,21 +29,30 @@ import (
 // every open meanwhile. So a node is in one passthrough mode at a time,
 // chosen by the open that finds it with no handle:
 //
-//   - ptRead: a reader opened the host file (read-only descriptor of the
-//     version then current); readers opening meanwhile share it.
+//   - ptRead: a reader opened the host file (a descriptor of the
+//     version then current, open for reading and writing where the tree
+//     writes in place, else read-only); readers opening meanwhile share
+//     it.
 //   - ptStage: a writer staged the file (vfs.Stage) and writes into the
 //     staging's descriptor; every handle opening meanwhile, reader or
 //     writer, reads and writes that staging, as without passthrough.
 //     Flush, fsync and release commit it (a rename, compare-and-swap on
 //     the version the staging started from); a writer may have written,
 //     as the daemon cannot tell, so the staging is dirty from the open.
+//   - ptInPlace: the host file is written in place (a file created in
+//     place, one that held no data, Options.WriteInPlace, or a host file
+//     a writer shares: ptShareWriter, ptCommitShared).
 //
-// An open that cannot share the node's backing (a writer while readers
-// read the host file; any open while the staging was committed or
-// discarded under open handles) waits up to ptWait for those handles to
-// be released (a program that just closed them: the kernel's RELEASE is
-// on its way), then fails with ETXTBSY. A node with handles open in
-// cached mode (no passthrough) gets cached handles until they are gone.
+// A writer arriving while readers read the host file, or once the
+// staging was committed under handles still open, shares the host file
+// where the tree writes in place (see "Shared writes" below). An open
+// that cannot share the node's backing (the host file was replaced at
+// the path meanwhile; the staging was discarded under open handles; on a
+// tree that cannot write in place, a writer while readers read the host
+// file) waits up to ptWait for those handles to be released (a program
+// that just closed them: the kernel's RELEASE is on its way), then fails
+// with ETXTBSY. A node with handles open in cached mode (no passthrough)
+// gets cached handles until they are gone.
 
 // ptMode is a node's passthrough mode.
 type ptMode int8
@@ -130,9 +139,9 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // ptChoose decides whether a handle opened for writing (write) or reading
 // passes through, and in which mode: ptNone (cached, through the daemon),
 // the node's current mode (share its backing), or, when the node has no
-// handle, -1: the caller sets a backing up. It may wait (see ptWait),
-// unlocking n.mu meanwhile. Callers hold n.mu.
-func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
+// handle, -1: the caller sets a backing up. p is the file's path. It may
+// wait (see ptWait), unlocking n.mu meanwhile. Callers hold n.mu.
+func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 	select {
 	case <-n.m.ptDecided:
 	default:
@@ -148,11 +157,12 @@ func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
 		return ptNone, 0
 	}
 	deadline := time.Now().Add(ptWait)
+	pause := 200 * time.Microsecond
 	for {
 		switch {
 		case n.cached > 0:
 			return ptNone, 0
-		case n.ptOpen > 0 && n.ptShareable(write):
+		case n.ptOpen > 0 && n.ptShareable(write, p):
 			return n.ptMode, 0
 		case n.ptLive == 0:
 			return -1, 0
@@ -162,7 +172,8 @@ func (n *node) ptChoose(write bool) (ptMode, syscall.Errno) {
 			return ptNone, syscall.ETXTBSY
 		}
 		n.mu.Unlock()
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
 		n.mu.Lock()
 	}
 }
@@ -182,16 +193,24 @@ func (m ptMode) String() string {
 // ptShareable reports whether a new handle (a writer: write) may use the
 // node's backing: a reader always (the host file it reads, the staging
 // everyone reads while the file is written, or that staging committed), a
-// writer only a staging not yet committed or discarded: writing into a
-// committed one would land in the tree's file unchecked, where a
-// concurrent change through the API may have replaced it (a lost update
-// reported as done). Callers hold n.mu.
-func (n *node) ptShareable(write bool) bool {
+// writer a staging not yet committed or discarded, or a host file the
+// tree lets it write in place (ptShareWriter). Writing into a committed
+// staging or a host file otherwise would land in the tree's file
+// unchecked, where a concurrent change through the API may have replaced
+// it (a lost update reported as done). Callers hold n.mu.
+func (n *node) ptShareable(write bool, p string) bool {
 	switch n.ptMode {
 	case ptInPlace:
-		return true
+		if !write || !n.ptSharedFile {
+			return true
+		}
+		if n.ptCurrent(p) {
+			n.m.ptShared.Add(1)
+			return true
+		}
+		return false
 	case ptRead:
-		return !write
+		return !write || n.ptShareWriter(p)
 	case ptStage:
 		if n.stage != nil && n.stage == n.ptStage {
 			return true
@@ -201,17 +220,130 @@ func (n *node) ptShareable(write bool) bool {
 	return false
 }
 
-// ptCommit records that n's staging, the backing, was committed: it is
-// now the tree's file. Callers hold n.mu.
-func (n *node) ptCommit() {
-	n.ptCommitted = true
+// Shared writes. While an inode has a handle in passthrough, the kernel
+// lets every other open of it pass through to the same backing file only
+// (another backing is EBUSY, an open without passthrough EINVAL), so a
+// writer arriving while readers read the host file, or after the staging
+// they share was committed (it is the host file now), can only write
+// that host file. On a tree that writes in place (ptShare: local:
+// mounted alone) it does: when the host file is still the file at the
+// path (same device and inode: ptCurrent), the node becomes ptInPlace
+// with its writes checked and reported at each close, as a file created
+// in place (ptChecked, publishInPlace). A host file replaced at the path
+// meanwhile is not written: the writer waits for the handles, then fails
+// (ptChoose). Readers pass through only on a backing a writer can share:
+// opened for reading and writing (ptReaderFile).
+
+// ptShareWriter turns n, whose handles read the host file (ptRead), into
+// a file written in place that a writer shares, if it can: the backing is
+// open for writing and still the file at p. Callers hold n.mu.
+func (n *node) ptShareWriter(p string) bool {
+	hf, ok := n.ptFile.(hostFile)
+	if !ok || !n.m.ptShare || n.deleted {
+		return false
+	}
+	n.ptSharedFile = true // (for ptCurrent)
+	n.ptMode = ptInPlace
+	if !n.ptCurrent(p) {
+		n.ptMode, n.ptSharedFile = ptRead, false
+		return false
+	}
+	n.ptChecked = true
+	n.ptPub = stampInfo(hf.f)
+	n.m.ptShared.Add(1)
+	return true
+}
+
+// ptCommitShared makes f, a duplicate of the descriptor of n's staging
+// just committed at p while handles pass through to it, the host file n
+// is written in place through: the handles still open, and writers
+// opening meanwhile, write the file the commit published, checked and
+// reported at each close. f is closed when that cannot be (the tree
+// does not write in place, the commit copied the staging elsewhere).
+// Callers hold n.mu.
+func (n *node) ptCommitShared(f *os.File, p string) {
+	if f == nil {
+		return
+	}
+	old := n.ptFile
+	n.ptFile, n.ptSharedFile = hostFile{f}, true
+	n.ptMode = ptInPlace
+	if !n.m.ptShare || !n.ptCurrent(p) {
+		n.ptFile, n.ptSharedFile, n.ptMode = old, false, ptStage
+		f.Close()
+		return
+	}
+	if old != nil {
+		old.Close()
+	}
+	n.ptStage, n.ptCreated, n.ptCommitted = nil, false, false
+	n.ptChecked = true
+	n.ptPub = stampInfo(f)
+}
+
+// ptCurrent reports whether the host file n is written in place through
+// is the file at p now (same device and inode). Callers hold n.mu.
+func (n *node) ptCurrent(p string) bool {
+	hf, ok := n.ptFile.(hostFile)
+	if !ok || n.deleted {
+		return false
+	}
+	have, err := hf.f.Stat()
+	if err != nil {
+		return false
+	}
+	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	fd, ok := vfs.Fd(r)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(fd), &st) != nil {
+		return false
+	}
+	want, ok := have.Sys().(*syscall.Stat_t)
+	return ok && uint64(want.Dev) == uint64(st.Dev) && uint64(want.Ino) == uint64(st.Ino)
+}
+
+// stampInfo is f's size and modification time as a FileInfo, what
+// publishInPlace compares with (ptPub).
+func stampInfo(f *os.File) vfs.FileInfo {
+	fi, err := f.Stat()
+	if err != nil {
+		return vfs.FileInfo{}
+	}
+	return vfs.FileInfo{Kind: vfs.KindFile, Size: fi.Size(), ModTime: fi.ModTime()}
+}
+
+// ptStageDup is a duplicate of the descriptor of n's staging when handles
+// pass through to it on a tree that writes in place, taken before a
+// commit closes the staging (see ptCommitShared); nil otherwise. Callers
+// hold n.mu.
+func (n *node) ptStageDup() *os.File {
+	if !n.m.ptShare || n.ptStage == nil || n.stage != n.ptStage || n.ptOpen == 0 {
+		return nil
+	}
+	fd, ok := vfs.Fd(n.stage)
+	if !ok {
+		return nil
+	}
+	d, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(d), n.path())
 }
 
 // ptSetup makes n's backing for a first handle, for writing (stage, the
 // staging is set up by the caller already) or reading (the host file at p,
-// opened now), and returns its descriptor; ok false means the handle does
-// not pass through. Callers hold n.mu.
-func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
+// opened now; fi is what the tree said of it), and returns its
+// descriptor; ok false means the handle does not pass through. Callers
+// hold n.mu.
+func (n *node) ptSetup(write bool, p string, created bool, fi vfs.FileInfo) (int, bool) {
 	if write {
 		fd, ok := vfs.Fd(n.stage)
 		if !ok {
@@ -232,6 +364,9 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	if _, ok := n.m.fsys.(vfs.FileOpener); !ok || n.ptNoFd(false) {
 		return 0, false
 	}
+	if n.m.ptShare {
+		return n.ptReaderFile(p, fi)
+	}
 	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
 	if err != nil {
 		return 0, false // the handle reads through the daemon, which reports the error
@@ -244,6 +379,28 @@ func (n *node) ptSetup(write bool, p string, created bool) (int, bool) {
 	}
 	n.ptMode, n.ptFile = ptRead, r
 	return int(fd), true
+}
+
+// ptReaderFile makes n's backing for a first reader on a tree that
+// writes in place (ptShare) the host file at p opened for reading and
+// writing, so that a writer arriving while it is open can share it
+// (ptShareWriter). An executable (fi has an execute bit) is not opened so
+// (a host file open for writing cannot be executed: ETXTBSY), nor a file
+// the host refuses to open so (a read-only filesystem, one being
+// executed): the reader reads through the daemon (ok false), and a writer
+// arriving meanwhile opens as it would without passthrough. Callers hold
+// n.mu.
+func (n *node) ptReaderFile(p string, fi vfs.FileInfo) (int, bool) {
+	o, ok := n.m.fsys.(inPlaceOpener)
+	if !ok || fi.Mode&0o111 != 0 {
+		return 0, false
+	}
+	f, err := o.OpenInPlace(n.m.ctx, p)
+	if err != nil {
+		return 0, false
+	}
+	n.ptMode, n.ptFile = ptRead, hostFile{f}
+	return int(f.Fd()), true
 }
 
 // inPlaceOpener is a tree that opens its files for writing in place
@@ -347,11 +504,58 @@ func (n *node) ptCheck() (skip bool) {
 			return true
 		}
 	}
+	if n.ptUnwrittenNow() {
+		// A copy nobody wrote: nothing to commit (the tree's file stays
+		// the file, with its inode and links), nothing at all once
+		// every handle is gone.
+		if len(n.handles) == 0 {
+			n.dirty = false
+			n.m.setDirty(n, false)
+		}
+		return true
+	}
 	var st unix.Statfs_t
 	if unix.Fstatfs(int(fd), &st) == nil && st.Bfree == 0 {
 		n.fail(syscall.ENOSPC)
 	}
 	return false
+}
+
+// ptUnwrittenTime is the modification time a staging copied for a
+// writer that passes through is given at open (ptMarkUnwritten): the
+// kernel's first write through it, of any size, at any time, sets the
+// time to the clock's, so a staging that still has it was not written.
+var ptUnwrittenTime = unix.NsecToTimespec(1)
+
+// ptMarkUnwritten gives fd, the descriptor of n's staging just copied
+// for a writer that passes through, ptUnwrittenTime, so that a commit
+// can tell whether the kernel wrote it (ptUnwrittenNow): a writer that
+// opens a file and writes nothing (touch, an editor's check, a program's
+// O_RDWR open that only reads) then leaves the tree's file as it was,
+// its inode and hard links included, as it does without passthrough.
+// Callers hold n.mu.
+func (n *node) ptMarkUnwritten(fd int) {
+	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, ptUnwrittenTime}
+	if unix.UtimesNanoAt(fd, "", ts[:], unix.AT_EMPTY_PATH) == nil {
+		n.ptUnwritten = true
+	}
+}
+
+// ptUnwrittenNow reports whether n's staging, copied for a writer that
+// passes through, is still as copied: not written by the kernel (its
+// time is still ptUnwrittenTime) nor changed through the daemon (touch
+// clears ptUnwritten). Callers hold n.mu.
+func (n *node) ptUnwrittenNow() bool {
+	if !n.ptUnwritten || n.stage == nil || n.stage != n.ptStage {
+		return false
+	}
+	fd, ok := vfs.Fd(n.stage)
+	var st unix.Stat_t
+	if !ok || unix.Fstat(int(fd), &st) != nil || st.Mtim != ptUnwrittenTime {
+		n.ptUnwritten = false
+		return false
+	}
+	return true
 }
 
 // ptEmptyCreated reports whether n's staging is the passthrough staging
@@ -400,7 +604,7 @@ func (n *node) ptDrop() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked = ptNone, nil, false, false, false
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked, n.ptSharedFile, n.ptUnwritten = ptNone, nil, false, false, false, false, false
 	n.ptOwn = hostStamp{}
 }
 
@@ -496,6 +700,13 @@ type ptState struct {
 	// and of others not) that is remembered per node instead.
 	ptNoReaderFd, ptNoStageFd atomic.Bool
 	ptMixed                   atomic.Bool
+	// ptShare says a writer may share the host file handles pass
+	// through to (the tree writes in place: a local: tree mounted
+	// alone); set before ptDecided is closed.
+	ptShare bool
+	// ptShared counts the writers that opened onto a host file other
+	// handles passed through to (ptShareWriter, ptCommitShared).
+	ptShared atomic.Int64
 	// ptDataless counts the existing files opened for writing in place
 	// because they held no data (ptDatalessSetup).
 	ptDataless atomic.Int64

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/union"
@@ -22,15 +24,16 @@ import (
 // host descriptors itself (passthrough.go); what programs see must be what
 // they see without it.
 
-// passthroughModes are the two ways a local: mount runs.
-var passthroughModes = map[string]Options{"passthrough": {Passthrough: true}, "no-passthrough": {}}
+// passthroughModes are the two ways a local: mount runs: with
+// passthrough (the default, where the kernel allows it) and without.
+var passthroughModes = map[string]Options{"default": {}, "no-passthrough": {NoPassthrough: true}}
 
 // checkPassthrough asserts that s handed the kernel descriptors when it
 // runs with passthrough (the kernel allows it: root on Linux 6.9+), and
 // never when it runs without.
 func checkPassthrough(t *testing.T, s *Server, opts Options) {
 	t.Helper()
-	if !opts.Passthrough || !s.m.pt.Load() {
+	if opts.NoPassthrough || !s.m.pt.Load() {
 		assert.Zero(t, s.m.ptFds.Load(), "descriptors handed to the kernel without passthrough")
 		return
 	}
@@ -209,23 +212,173 @@ func TestPassthroughFailedWriteKeepsOldFile(t *testing.T) {
 	assert.Equal(t, int64(32<<20), fi.Size())
 }
 
-// TestPassthroughWriterWaitsForReader: a writer opening a file that a
-// reader has open in passthrough waits for the reader's release, then
-// fails with ETXTBSY while it stays open; once the reader is gone it opens.
-// (Readers of files up to WholeFileLimit read through the daemon and the
-// kernel's pages, so the limit is off here: see
-// TestPassthroughSmallFileReaderShares.)
-func TestPassthroughWriterWaitsForReader(t *testing.T) {
-	requireFUSE(t)
-	root, s := localMount(t, map[string]string{"f": "one\n"}, Options{Passthrough: true, WholeFileLimit: -1})
+// watchWrites counts the writes fsys reports at path (vfs.ChangeWrite).
+func watchWrites(t *testing.T, fsys vfs.FileSystem, path string) func() int {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	cancel, ok := vfs.Watch(fsys, func(c vfs.Change) {
+		if c.Path == path && c.Op == vfs.ChangeWrite {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	})
+	require.True(t, ok)
+	t.Cleanup(cancel)
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// skipNoKernelPassthrough skips the test where the mount s could not pass
+// through (not root, a kernel before 6.9).
+func skipNoKernelPassthrough(t *testing.T, s *Server) {
+	t.Helper()
 	if !s.m.pt.Load() {
 		t.Skip("passthrough unavailable here: " + fuseReason())
 	}
-	out := sh(t, `exec 3<"$M/f"; echo two >> "$M/f" 2>/dev/null || echo busy; exec 3<&-; echo three >> "$M/f" && echo appended`, "M="+s.Dir())
-	assert.Equal(t, "busy\nappended\n", out)
-	got, err := os.ReadFile(filepath.Join(root, "f"))
+}
+
+// TestPassthroughDefault: a local: tree mounted with no options passes
+// through (the kernel reads a large file and writes a new one itself);
+// NoPassthrough and JULYFS_PASSTHROUGH=off turn it off; a tree without
+// host descriptors (temp:) and a union, which do not ask for it, get no
+// passthrough, silently.
+func TestPassthroughDefault(t *testing.T) {
+	requireFUSE(t)
+	big := strings.Repeat("0123456789abcdef", 1<<17) // 2 MiB: above WholeFileLimit
+	script := `cat "$M/big" | wc -c; printf new > "$M/new"; cat "$M/new"; echo`
+	t.Run("default", func(t *testing.T) {
+		_, s := localMount(t, map[string]string{"big": big}, Options{})
+		skipNoKernelPassthrough(t, s)
+		assert.Equal(t, "2097152\nnew\n", sh(t, script, "M="+s.Dir()))
+		assert.NotZero(t, s.m.ptFds.Load(), "the default mount handed the kernel no descriptor")
+	})
+	for name, opts := range map[string]Options{"NoPassthrough": {NoPassthrough: true}, "JULYFS_PASSTHROUGH=off": {}} {
+		t.Run(name, func(t *testing.T) {
+			if opts == (Options{}) {
+				t.Setenv("JULYFS_PASSTHROUGH", "off")
+			}
+			_, s := localMount(t, map[string]string{"big": big}, opts)
+			assert.Equal(t, "2097152\nnew\n", sh(t, script, "M="+s.Dir()))
+			assert.False(t, s.m.pt.Load(), "passthrough on")
+			assert.Zero(t, s.m.ptFds.Load(), "descriptors handed to the kernel")
+		})
+	}
+	t.Run("temp", func(t *testing.T) {
+		s := mountT(t, temp.MustNew(map[string]string{"/big": big}), Options{})
+		assert.Equal(t, "2097152\nnew\n", sh(t, script, "M="+s.Dir()))
+		assert.False(t, s.m.pt.Load(), "passthrough on for temp:")
+		assert.Zero(t, s.m.ptFds.Load())
+	})
+	t.Run("union", func(t *testing.T) {
+		root := hostDir(t, map[string]string{"big": big})
+		repo, err := local.New(root)
+		require.NoError(t, err)
+		t.Cleanup(func() { repo.Close() })
+		u, err := union.New([]union.Mount{{Prefix: "/", FS: repo}, {Prefix: "/notes", FS: temp.MustNew(nil)}})
+		require.NoError(t, err)
+		s := mountT(t, u, Options{})
+		assert.Equal(t, "2097152\nnew\n", sh(t, script, "M="+s.Dir()))
+		assert.False(t, s.m.pt.Load(), "passthrough on for a union without Passthrough")
+		assert.Zero(t, s.m.ptFds.Load())
+	})
+}
+
+// TestPassthroughWriterSharesReader: a writer opening a file that a
+// reader has open in passthrough (a file above WholeFileLimit) shares the
+// reader's host file and writes it in place: the append succeeds at once,
+// the open reader reads it, the host file keeps its inode, and the tree's
+// watchers hear of the write at close.
+func TestPassthroughWriterSharesReader(t *testing.T) {
+	requireFUSE(t)
+	big := strings.Repeat("x", 2<<20-4) + "one\n"
+	root, s := localMount(t, map[string]string{"f": big}, Options{})
+	skipNoKernelPassthrough(t, s)
+	writes := watchWrites(t, s.m.fsys, "/f")
+	host := filepath.Join(root, "f")
+	ino := hostIno(t, host)
+	out := sh(t, `exec 3<"$M/f"; echo two >> "$M/f" && echo appended; printf three >> "$M/f"; tail -c 13 <&3; echo; exec 3<&-; tail -c 13 "$M/f"`, "M="+s.Dir())
+	assert.Equal(t, "appended\none\ntwo\nthree\none\ntwo\nthree", out)
+	assert.Equal(t, ino, hostIno(t, host), "written in place: same host inode")
+	got, err := os.ReadFile(host)
 	require.NoError(t, err)
-	assert.Equal(t, "one\nthree\n", string(got))
+	assert.Equal(t, big+"two\nthree", string(got))
+	assert.Equal(t, int64(2), s.m.ptShared.Load(), "writers that shared the reader's host file")
+	assert.GreaterOrEqual(t, writes(), 2, "writes reported to the tree's watchers")
+}
+
+// TestPassthroughTailFollowsAppends: tail -f of a log through the mount
+// while appends go through the mount too: every append succeeds and tail
+// prints it.
+func TestPassthroughTailFollowsAppends(t *testing.T) {
+	requireFUSE(t)
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			root, s := localMount(t, map[string]string{"log": strings.Repeat("old line\n", 300000)}, opts)
+			if !opts.NoPassthrough {
+				skipNoKernelPassthrough(t, s)
+			}
+			out := sh(t, `tail -n 0 -s 0.1 -f "$M/log" > "$OUT" & tp=$!
+sleep 0.3
+for i in 1 2 3; do echo "appended $i" >> "$M/log" || echo "append $i failed"; done
+for i in $(seq 100); do grep -q 'appended 3' "$OUT" && break; sleep 0.1; done
+kill $tp; wait $tp 2>/dev/null || true; cat "$OUT"`, "M="+s.Dir(), "OUT="+filepath.Join(t.TempDir(), "out"))
+			assert.Equal(t, "appended 1\nappended 2\nappended 3\n", out)
+			got, err := os.ReadFile(filepath.Join(root, "log"))
+			require.NoError(t, err)
+			assert.True(t, strings.HasSuffix(string(got), "old line\nappended 1\nappended 2\nappended 3\n"), "the log on the host")
+		})
+	}
+}
+
+// TestPassthroughWriterAfterCommit: a writer's staging committed while a
+// reader still has it open (the reader opened during the write) is the
+// host file: a writer arriving then writes it in place, checked and
+// reported, and the reader reads it.
+func TestPassthroughWriterAfterCommit(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": "old\n"}, Options{})
+	skipNoKernelPassthrough(t, s)
+	writes := watchWrites(t, s.m.fsys, "/f")
+	host := filepath.Join(root, "f")
+	before := hostIno(t, host)
+	out := sh(t, `exec 3>>"$M/f"; exec 4<"$M/f"; echo a >&3; exec 3>&-
+echo b >> "$M/f" && echo appended; cat <&4; exec 4<&-; cat "$M/f"`, "M="+s.Dir())
+	assert.Equal(t, "appended\nold\na\nb\nold\na\nb\n", out)
+	after := hostIno(t, host)
+	assert.NotEqual(t, before, after, "the first writer's staging was renamed into place")
+	got, err := os.ReadFile(host)
+	require.NoError(t, err)
+	assert.Equal(t, "old\na\nb\n", string(got))
+	assert.Equal(t, int64(1), s.m.ptShared.Load(), "writers that shared the committed staging")
+	assert.GreaterOrEqual(t, writes(), 2, "the commit and the write in place reported")
+
+	// Once every handle is gone, the next writer stages again.
+	sh(t, `echo c >> "$M/f"`, "M="+s.Dir())
+	assert.NotEqual(t, after, hostIno(t, host), "a writer with no handle open stages")
+	got, err = os.ReadFile(host)
+	require.NoError(t, err)
+	assert.Equal(t, "old\na\nb\nc\n", string(got))
+}
+
+// TestPassthroughExecutableReaderCached: a reader of a large executable
+// does not pass through (its host file open for writing could not be
+// executed on the host), so the host can run it while the mount has it
+// open, and a writer meanwhile stages as without passthrough.
+func TestPassthroughExecutableReaderCached(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, nil, Options{})
+	skipNoKernelPassthrough(t, s)
+	exe := filepath.Join(root, "exe")
+	require.NoError(t, os.WriteFile(exe, append([]byte("#!/bin/sh\necho ran\nexit 0\n"), bytes.Repeat([]byte("#"), 2<<20)...), 0o755))
+	before := s.m.ptFds.Load()
+	out := sh(t, `exec 3<"$M/exe"; "$EXE"; echo '# more' >> "$M/exe" && echo appended; exec 3<&-`, "M="+s.Dir(), "EXE="+exe)
+	assert.Equal(t, "ran\nappended\n", out)
+	assert.Equal(t, before, s.m.ptFds.Load(), "a reader of an executable passed through")
 }
 
 // TestPassthroughSmallFileReaderShares: a reader of a file up to

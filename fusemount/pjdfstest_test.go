@@ -44,8 +44,8 @@ const pjdfstestTimeout = 20 * time.Minute
 // passing against pjdfstestMinPass and the failing files against
 // pjdfstestDeliberate. It takes minutes, so it runs when
 // JULYFS_PJDFSTEST=1 (scripts/test sets it); it then needs root, gcc and
-// prove, and fails without them. JULYFS_PJDFSTEST_PASSTHROUGH=1 mounts
-// with passthrough; JULYFS_PJDFSTEST_OUT=FILE keeps prove's output.
+// prove, and fails without them. JULYFS_PJDFSTEST_PASSTHROUGH=off mounts
+// without passthrough; JULYFS_PJDFSTEST_OUT=FILE keeps prove's output.
 func TestPjdfstest(t *testing.T) {
 	if os.Getenv("JULYFS_PJDFSTEST") == "" {
 		t.Skip("pjdfstest takes minutes: JULYFS_PJDFSTEST=1 runs it (scripts/test does)")
@@ -85,7 +85,7 @@ func TestPjdfstest(t *testing.T) {
 	default:
 		t.Fatalf("JULYFS_PJDFSTEST_TREE=%s: local, temp or union", tree)
 	}
-	s := mountT(t, fsys, Options{AllowOther: true, Passthrough: os.Getenv("JULYFS_PJDFSTEST_PASSTHROUGH") != ""})
+	s := mountT(t, fsys, Options{AllowOther: true, NoPassthrough: os.Getenv("JULYFS_PJDFSTEST_PASSTHROUGH") == "off"})
 
 	ctx, cancel := context.WithTimeout(t.Context(), pjdfstestTimeout)
 	defer cancel()

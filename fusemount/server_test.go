@@ -44,7 +44,7 @@ func serveChild(dir, root string) int {
 	defer fsys.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	opts := Options{Passthrough: os.Getenv("JULYFS_SERVE_PASSTHROUGH") == "on"}
+	opts := Options{NoPassthrough: os.Getenv("JULYFS_SERVE_PASSTHROUGH") == "off"}
 	err = Serve(ctx, dir, fsys, opts, func(*Server) { fmt.Println("ready") })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
@@ -62,8 +62,8 @@ type server struct {
 }
 
 // startServer serves the host directory root on a fresh mountpoint from a
-// child process (with env added: JULYFS_SERVE_PASSTHROUGH=on asks for
-// passthrough), and makes sure at cleanup that it is gone and nothing is
+// child process (with env added: JULYFS_SERVE_PASSTHROUGH=off turns
+// passthrough off), and makes sure at cleanup that it is gone and nothing is
 // left mounted.
 func startServer(t *testing.T, root string, env ...string) *server {
 	t.Helper()
