@@ -282,3 +282,35 @@ func TestMountWriteInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestMountPassthroughFlag: `julyfs mount` of a local: tree passes
+// through by default (where the kernel allows it: --debug says "on" or
+// why not), --passthrough is accepted and changes nothing there, and
+// --passthrough=false turns it off.
+func TestMountPassthroughFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"default", nil, "passthrough: on"},
+		{"--passthrough", []string{"--passthrough"}, "passthrough: on"},
+		{"--passthrough=false", []string{"--passthrough=false"}, "passthrough: off (--passthrough=false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(src, "f"), []byte("x\n"), 0o644))
+			dir := filepath.Join(t.TempDir(), "mnt")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			r := startMount(t, dir, append(tc.args, "--debug", "--mount", "/=local:"+src)...)
+			out, err := shell(t, `cat "$M/f"`, "M="+dir)
+			require.NoError(t, err, out)
+			assert.Equal(t, "x\n", out)
+			log := r.stderr.String()
+			if strings.Contains(log, "passthrough: off, files are read and written through the daemon") {
+				t.Skip("passthrough unavailable here: " + log)
+			}
+			assert.Contains(t, log, tc.want)
+		})
+	}
+}

@@ -90,6 +90,7 @@ var helperFlags = map[string]string{
 	"ro":             "--read-only",
 	"allow_other":    "--allow-other",
 	"passthrough":    "--passthrough",
+	"nopassthrough":  "--passthrough=false",
 	"write_in_place": "--write-in-place",
 }
 

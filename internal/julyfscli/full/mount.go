@@ -46,9 +46,13 @@ func mount(c *cli.Context, dir string) error {
 		AttrTimeout:     cacheTimeout(c, "attr-timeout"),
 		NegativeTimeout: cacheTimeout(c, "negative-timeout"),
 		AllowOther:      c.Bool("allow-other"),
-		Passthrough:     c.Bool("passthrough"),
-		WriteInPlace:    c.Bool("write-in-place"),
-		FsName:          c.String("fsname"),
+		// --passthrough asks for it on any tree (on by default where
+		// the mount can keep every open working); --passthrough=false
+		// turns it off.
+		Passthrough:   c.IsSet("passthrough") && c.Bool("passthrough"),
+		NoPassthrough: c.IsSet("passthrough") && !c.Bool("passthrough"),
+		WriteInPlace:  c.Bool("write-in-place"),
+		FsName:        c.String("fsname"),
 		// This process exists to serve the mount.
 		SpareProcs: true,
 	}
