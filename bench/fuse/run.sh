@@ -2,8 +2,8 @@
 # bench/fuse/run.sh: the same workloads on native tmpfs, on go-fuse's own
 # loopback (fs.NewLoopbackRoot) over that tmpfs with FUSE passthrough (as
 # go-fuse ships it as root: the main peer) and without it, and on
-# `julyfs mount --mount /=local:` over it, read-write (with --passthrough, FUSE passthrough
-# where the kernel allows it, and without: the default) and
+# `julyfs mount --mount /=local:` over it, read-write (the default, FUSE
+# passthrough where the kernel allows it, and with --passthrough=false) and
 # --read-only.
 # Prints a markdown table; docs/perf/fuse.md records a run. Needs root (it
 # mounts a tmpfs), fio, python3 and about 12 GiB of free memory. Each julyfs
@@ -57,8 +57,8 @@ for m in julyfs julyfs-nopt julyfs-ro; do cp -a "$T/data" "$T/data-$m"; done
 host() { case $1 in julyfs*) echo "$T/data-$1" ;; *) echo "$T/data" ;; esac; }
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
 "$BIN/loopback" -passthrough=false "$T/data" "$W/loopback-nopt" >/dev/null & pids+=($!)
-"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data-julyfs" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
-"$BIN/julyfs" mount --mount "/=local:$T/data-julyfs-nopt" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data-julyfs" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+"$BIN/julyfs" mount --passthrough=false --mount "/=local:$T/data-julyfs-nopt" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
 "$BIN/julyfs" mount --read-only --mount "/=local:$T/data-julyfs-ro" "$W/julyfs-ro" 2>"$W/julyfs-ro.log" & pids+=($!)
 for m in loopback loopback-nopt julyfs julyfs-nopt julyfs-ro; do waitmount "$W/$m"; done
 

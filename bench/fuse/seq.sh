@@ -2,7 +2,7 @@
 # bench/fuse/seq.sh: sequential write and read only, on go-fuse's loopback
 # with passthrough, julyfs with passthrough, julyfs with passthrough and
 # in-place writes (JULYFS_PASSTHROUGH=inplace) and julyfs without
-# passthrough (the default), over one tmpfs, in alternating rounds so that a
+# passthrough (--passthrough=false), over one tmpfs, in alternating rounds so that a
 # shared machine's load falls on every target alike. Two write patterns:
 # fio's (lay the file out with fallocate, then the job reopens it O_RDWR
 # and writes it: julyfs with passthrough writes it in place, as the file
@@ -37,9 +37,9 @@ go build -o "$BIN/loopback" ./bench/fuse/loopback
 mount -t tmpfs -o size=4g tmpfs "$T"
 mkdir "$T/data"
 "$BIN/loopback" "$T/data" "$W/loopback" >/dev/null & pids+=($!)
-"$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
+"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs" 2>"$W/julyfs.log" & pids+=($!)
 JULYFS_PASSTHROUGH=inplace "$BIN/julyfs" mount --passthrough --mount "/=local:$T/data" "$W/julyfs-inplace" 2>"$W/julyfs-inplace.log" & pids+=($!)
-"$BIN/julyfs" mount --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
+"$BIN/julyfs" mount --passthrough=false --mount "/=local:$T/data" "$W/julyfs-nopt" 2>"$W/julyfs-nopt.log" & pids+=($!)
 TARGETS=${TARGETS:-loopback julyfs julyfs-inplace julyfs-nopt}
 for m in loopback julyfs julyfs-inplace julyfs-nopt; do waitmount "$W/$m"; done
 FIOPY='
