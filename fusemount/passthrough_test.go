@@ -1,15 +1,18 @@
 package fusemount
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -479,4 +482,36 @@ fallocate -l 64K "$M/f"; stat -c %s "$M/f"`, env)
 	require.NoError(t, err)
 	assert.Equal(t, "new\n", string(data))
 	checkPassthrough(t, s, Options{Passthrough: true})
+}
+
+// TestPassthroughWriterStaleBacking: the departure that remains on the
+// default mount. While a reader passes through to a large file, the file
+// is replaced at its path (a Write through the API renames a new file
+// over it); a writer opening the name through the mount then gets the
+// node the reader holds, whose backing is the replaced file: writing it
+// would be a lost update, and the kernel allows no other backing, so the
+// writer waits for the reader, then fails with ETXTBSY. The API's
+// version stays.
+func TestPassthroughWriterStaleBacking(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": strings.Repeat("x", 2<<20)}, Options{})
+	skipNoKernelPassthrough(t, s)
+	reader := exec.Command("sh", "-c", `exec 3<"$0/f"; echo open; exec sleep 30`, s.Dir())
+	stdout, err := reader.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, reader.Start())
+	t.Cleanup(func() {
+		reader.Process.Kill()
+		reader.Wait()
+	})
+	require.Equal(t, "open", readLine(t, bufio.NewReader(stdout)))
+	require.NoError(t, s.m.fsys.Write(t.Context(), "/f", []byte("api\n")))
+	start := time.Now()
+	_, errOut, err := shErr(t, `echo two >> "$M/f"`, "M="+s.Dir())
+	assert.Error(t, err)
+	assert.Contains(t, errOut, "Text file busy")
+	assert.GreaterOrEqual(t, time.Since(start), ptWait, "the writer waited for the reader")
+	got, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "api\n", string(got), "the API's version on the host")
 }
