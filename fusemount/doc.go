@@ -109,9 +109,11 @@
 // it in place, when it is still the file at the path: each of its closes
 // checks that the name still holds it and reports the writes to the
 // tree's watchers, as for a file created in place; readers see the
-// writes as they land. Only a backing that is no longer the file at the
-// path (replaced meanwhile) or a discarded staging makes an open wait up
-// to five seconds for the handles' release, then fail with ETXTBSY. On
+// writes as they land. A writer of a name whose file was replaced
+// meanwhile gets ESTALE, and the kernel's second lookup a node of its
+// own for the new file (the handles keep the old one, as on disk). Only
+// a discarded staging makes an open wait up to five seconds for the
+// handles' release, then fail with ETXTBSY. On
 // a tree that cannot write in place (a union, with Options.Passthrough)
 // readers pass through read-only and a writer arriving meanwhile waits
 // and fails so. A writer on a nearly full disk never passes through,

@@ -247,7 +247,10 @@ func typeOf(fi vfs.FileInfo) uint32 {
 // a tree with host inode numbers (see hostIno) the number is the host's,
 // and another name of a host file the kernel knows (a hard link) is that
 // file's node; a file node the host replaced (a new inode at the name)
-// with nothing open on it is replaced too, so its number follows.
+// with nothing open on it is replaced too, so its number follows, and
+// so is one whose open handles only pass through to the host file the
+// name held before (ptReplaced): they keep reading (and writing) it, as
+// on disk, and the name opens the new one.
 func (n *node) child(ctx context.Context, name, p string, mode uint32, fi vfs.FileInfo) *fs.Inode {
 	n.mu.Lock()
 	delete(n.negs, name) // the name is there now
@@ -255,7 +258,7 @@ func (n *node) child(ctx context.Context, name, p string, mode uint32, fi vfs.Fi
 	ino, host := n.m.hostIno(fi)
 	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
 		if cn, ok := ch.Operations().(*node); ok && !cn.isDeleted() &&
-			(!host || ch.StableAttr().Ino == ino || mode == syscall.S_IFDIR || cn.busy()) {
+			(!host || ch.StableAttr().Ino == ino || mode == syscall.S_IFDIR || cn.busy() && !cn.ptReplaced(fi)) {
 			return ch
 		}
 	}

@@ -45,10 +45,12 @@ import (
 //
 // A writer arriving while readers read the host file, or once the
 // staging was committed under handles still open, shares the host file
-// where the tree writes in place (see "Shared writes" below). An open
-// that cannot share the node's backing (the host file was replaced at
-// the path meanwhile; the staging was discarded under open handles; on a
-// tree that cannot write in place, a writer while readers read the host
+// where the tree writes in place (see "Shared writes" below); a writer
+// of a name whose host file was replaced meanwhile gets ESTALE, so that
+// the kernel looks the name up again and gets a node of its own for the
+// new file (ptReplaced). An open that cannot share the node's backing
+// otherwise (the staging was discarded under open handles; on a tree
+// that cannot write in place, a writer while readers read the host
 // file) waits up to ptWait for those handles to be released (a program
 // that just closed them: the kernel's RELEASE is on its way), then fails
 // with ETXTBSY. A node with handles open in cached mode (no passthrough)
@@ -139,8 +141,10 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // ptChoose decides whether a handle opened for writing (write) or reading
 // passes through, and in which mode: ptNone (cached, through the daemon),
 // the node's current mode (share its backing), or, when the node has no
-// handle, -1: the caller sets a backing up. p is the file's path. It may
-// wait (see ptWait), unlocking n.mu meanwhile. Callers hold n.mu.
+// handle, -1: the caller sets a backing up. p is the file's path. A
+// writer of a node whose backing is a host file no longer at p gets
+// ESTALE (see ptReplaced). It may wait (see ptWait), unlocking n.mu
+// meanwhile. Callers hold n.mu.
 func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 	select {
 	case <-n.m.ptDecided:
@@ -166,6 +170,11 @@ func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 			return n.ptMode, 0
 		case n.ptLive == 0:
 			return -1, 0
+		}
+		if write && n.ptOpen > 0 && n.ptBackingReplaced(p) {
+			// The name holds another file now: the kernel looks it up
+			// again and gets a node of its own for it (child).
+			return ptNone, syscall.ESTALE
 		}
 		if time.Now().After(deadline) {
 			n.m.log.Printf("open %s: busy: open in passthrough (%s) by another program; ETXTBSY", n.path(), n.ptMode)
@@ -230,8 +239,10 @@ func (n *node) ptShareable(write bool, p string) bool {
 // path (same device and inode: ptCurrent), the node becomes ptInPlace
 // with its writes checked and reported at each close, as a file created
 // in place (ptChecked, publishInPlace). A host file replaced at the path
-// meanwhile is not written: the writer waits for the handles, then fails
-// (ptChoose). Readers pass through only on a backing a writer can share:
+// meanwhile is not written: the writer gets ESTALE (ptChoose), and the
+// kernel's second lookup of the name a new node for the new file, as
+// child gives one for a name whose node's handles only pass through to
+// the file it held before (ptReplaced). Readers pass through only on a backing a writer can share:
 // opened for reading and writing (ptReaderFile).
 
 // ptShareWriter turns n, whose handles read the host file (ptRead), into
@@ -279,6 +290,53 @@ func (n *node) ptCommitShared(f *os.File, p string) {
 	n.ptStage, n.ptCreated, n.ptCommitted = nil, false, false
 	n.ptChecked = true
 	n.ptPub = stampInfo(f)
+}
+
+// ptReplaced reports whether n's handles pass through to a host file
+// (readers, and writers sharing it: ptRead, ptSharedFile) that is not the
+// file fi describes, the one now at n's name, and n has no staging: the
+// name is then given a new node (child), which a writer can open, where
+// n's backing could not be written (ptChoose). Callers do not hold n.mu.
+func (n *node) ptReplaced(fi vfs.FileInfo) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ptReplacedLocked(fi.Dev, fi.Ino)
+}
+
+// ptReplacedLocked is ptReplaced for the host file dev, ino. Callers hold
+// n.mu.
+func (n *node) ptReplacedLocked(dev, ino uint64) bool {
+	if ino == 0 || n.stage != nil || n.ptOpen == 0 || !(n.ptMode == ptRead || n.ptMode == ptInPlace && n.ptSharedFile) {
+		return false
+	}
+	hf, ok := n.ptFile.(hostFile)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(hf.f.Fd()), &st) != nil {
+		return false
+	}
+	return st.Ino != ino || dev != 0 && uint64(st.Dev) != dev
+}
+
+// ptBackingReplaced reports whether the host file n's handles pass
+// through to is not the file at p, which is there. Callers hold n.mu.
+func (n *node) ptBackingReplaced(p string) bool {
+	if _, ok := n.ptFile.(hostFile); !ok || n.deleted {
+		return false
+	}
+	r, err := vfs.OpenFile(n.m.ctx, n.m.fsys, p)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	fd, ok := vfs.Fd(r)
+	var st unix.Stat_t
+	if !ok || unix.Fstat(int(fd), &st) != nil {
+		return false
+	}
+	return n.ptReplacedLocked(uint64(st.Dev), st.Ino)
 }
 
 // ptCurrent reports whether the host file n is written in place through
