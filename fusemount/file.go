@@ -811,7 +811,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		return errno
 	}
 	if h.write && n.ptChecked {
-		return n.publishInPlace() // written in place: checked and reported
+		return n.publishInPlace(h) // written in place: checked and reported
 	}
 	if !h.write && !h.wrote {
 		return 0
@@ -827,16 +827,16 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	n := h.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if fd, ok := n.ptInPlaceFd(); ok {
-		if err := unix.Fsync(fd); err != nil {
-			return n.m.errno("fsync", n.path(), err)
-		}
-		return n.publishInPlace()
-	}
 	if h.err != 0 {
 		errno := h.err
 		h.err = 0
 		return errno
+	}
+	if fd, ok := n.ptInPlaceFd(); ok {
+		if err := unix.Fsync(fd); err != nil {
+			return n.m.errno("fsync", n.path(), err)
+		}
+		return n.publishInPlace(h)
 	}
 	errno := n.commitLocked()
 	h.err = 0
@@ -862,7 +862,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	var errno syscall.Errno
 	if h.write && n.ptChecked {
 		// Writes after the last close's flush (through a mapping).
-		if errno := n.publishInPlace(); errno != 0 {
+		if errno := n.publishInPlace(h); errno != 0 {
 			n.m.log.Printf("release %s: %v", n.path(), errno)
 		}
 	}

@@ -897,9 +897,14 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 // publishInPlace reports the writes made to n, a file created in place,
 // since the last report: nothing when its size and time did not move;
 // EIO when the name no longer holds the file (another writer replaced or
-// removed it: the writes are not in the tree). A file unlinked through
-// the mount has nothing to report. Callers hold n.mu.
-func (n *node) publishInPlace() syscall.Errno {
+// removed it: the writes are not in the tree). The writes since the
+// last report may be any writer's (they share the file, and the kernel
+// writes for them unseen), so a refusal is reported to every other open
+// writer too, at its next flush, as a discarded staging is (discard):
+// none of them can take the refused writes for its own and close
+// cleanly. A file unlinked through the mount has nothing to report. self
+// is the handle flushing (nil when none). Callers hold n.mu.
+func (n *node) publishInPlace(self *handle) syscall.Errno {
 	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted {
 		return 0
 	}
@@ -929,6 +934,11 @@ func (n *node) publishInPlace() syscall.Errno {
 	}
 	if vfs.KindOf(err) == vfs.KindConflict {
 		m.log.Printf("write %s: the file was replaced or removed on the host while this writer wrote it in place; its writes are not in the tree (EIO)", p)
+		for h := range n.handles {
+			if h != self && h.write && h.err == 0 {
+				h.err = syscall.EIO
+			}
+		}
 		return syscall.EIO
 	}
 	if err != nil {

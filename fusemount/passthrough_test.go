@@ -521,3 +521,43 @@ func TestPassthroughWriterReplacedFile(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(len(old)), strings.TrimSpace(readLine(t, out)), "the reader read the file it opened")
 	require.NoError(t, reader.Wait())
 }
+
+// TestPassthroughSharedWritersRefusedTogether: two writers sharing the
+// host file in place (a committed staging a reader still holds) both
+// write, and the file is then replaced through the API: the first close
+// finds the name holding another file (EIO), and so does the second,
+// whose write that check covered, since the file's size had moved (the
+// writes of the handles are not told apart: the kernel made them).
+func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": "old\n"}, Options{})
+	skipNoKernelPassthrough(t, s)
+	name := filepath.Join(s.Dir(), "f")
+	w1, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	r, err := os.Open(name)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	_, err = w1.WriteString("a\n")
+	require.NoError(t, err)
+	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
+
+	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { w2.Close() })
+	w3, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { w3.Close() })
+	require.Equal(t, int64(2), s.m.ptShared.Load(), "both writers share the committed file")
+	_, err = w2.WriteString("b\n")
+	require.NoError(t, err)
+	_, err = w3.WriteString("c\n")
+	require.NoError(t, err)
+	require.NoError(t, s.m.fsys.Write(t.Context(), "/f", []byte("api\n")))
+
+	assert.ErrorIs(t, w2.Close(), syscall.EIO, "the file was replaced under the writer")
+	assert.ErrorIs(t, w3.Close(), syscall.EIO, "so it was under the other writer")
+	got, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "api\n", string(got))
+}

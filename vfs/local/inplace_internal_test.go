@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,4 +61,66 @@ func TestCreateInPlaceRacesCAS(t *testing.T) {
 	got, err = os.ReadFile(filepath.Join(root, "b"))
 	require.NoError(t, err)
 	assert.Equal(t, "cas\n", string(got))
+}
+
+// TestWroteInPlaceRacesCAS: writes in place that land between a
+// compare-and-swap write's check (which saw the file before them) and its
+// rename are not reported as done: WroteInPlace's check waits for the
+// directory's lock, which the commit holds until its rename, and then
+// finds the name holding the commit's file, a conflict. Without the lock
+// the check would answer at once, while the old file is still at the
+// name, and the rename would then drop writes reported as kept.
+func TestWroteInPlaceRacesCAS(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	fsys, err := New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	other, err := New(root) // another process's view: its own mutex
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+
+	f, since, err := fsys.CreateInPlace(ctx, "/log", 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	_, err = f.WriteString("one\n")
+	require.NoError(t, err)
+	since, _, err = fsys.WroteInPlace(ctx, "/log", f, since)
+	require.NoError(t, err)
+
+	type result struct {
+		wrote bool
+		err   error
+	}
+	done := make(chan result, 1)
+	early := false
+	commitCheckedForTest = func(p string) {
+		commitCheckedForTest = nil
+		_, werr := f.WriteString("two\n")
+		require.NoError(t, werr)
+		go func() {
+			_, wrote, err := fsys.WroteInPlace(ctx, "/log", f, since)
+			done <- result{wrote, err}
+		}()
+		select {
+		case r := <-done:
+			early = true
+			done <- r
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Cleanup(func() { commitCheckedForTest = nil })
+	_, err = other.WriteIf(ctx, "/log", []byte("one\ncas\n"), vfs.Precondition{IfMatch: since.ETag})
+	require.NoError(t, err, "the commit checked before the write in place")
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("WroteInPlace did not answer once the commit was done")
+	}
+	assert.False(t, early, "the check did not wait for the commit's rename")
+	assert.Equal(t, vfs.KindConflict, vfs.KindOf(r.err), "the writes in place are not in the tree: %v", r.err)
+	got, err := os.ReadFile(filepath.Join(root, "log"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\ncas\n", string(got))
 }

@@ -230,7 +230,8 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 // the last WroteInPlace returned): when f's size and modification time
 // are still since's, nothing was written and nothing is checked or
 // reported (wrote false, fi since). Otherwise it checks that path still
-// names f, reports the writes to watchers (vfs.ChangeWrite) and returns
+// names f, under the directory's lock so that the check is ordered
+// against every compare-and-swap commit in any process, reports the writes to watchers (vfs.ChangeWrite) and returns
 // what Stat says of the file now: a file another writer put at the name
 // meanwhile (a rename over it, a Write through this package in any
 // process) or a name removed is a conflict, reported to no one (the
@@ -247,17 +248,46 @@ func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File, since
 	if st.Size() == since.Size && st.ModTime().Equal(since.ModTime) {
 		return since, false, nil
 	}
-	if !fsys.names(p, st) {
-		cur, _, err := fsys.statLink(rel(p))
-		if err != nil || !os.SameFile(st, cur) {
-			if err != nil && !isMissing(err) {
-				return vfs.FileInfo{}, false, otherError(p, err)
-			}
+	// The check holds the directory's lock, as every commit's check and
+	// rename do: a compare-and-swap that checked the file's etag before
+	// these writes has renamed its file over the name by the time this
+	// check runs (a conflict here), and one that checks after it sees
+	// their etag. Without the lock, a commit could check, these writes
+	// land and be reported, and the rename then drop them.
+	w, err := fsys.openWriteDir(vfs.Parent(p), false)
+	if err != nil {
+		if isMissing(err) {
 			return vfs.FileInfo{}, false, vfs.NewError(vfs.KindConflict, p, nil)
 		}
+		return vfs.FileInfo{}, false, otherError(p, err)
+	}
+	fsys.mu.Lock()
+	w.lock()
+	err = fsys.namesFile(p, st)
+	w.unlock()
+	fsys.mu.Unlock()
+	w.close()
+	if err != nil {
+		return vfs.FileInfo{}, false, err
 	}
 	fsys.Notify(vfs.Change{Path: p, Op: vfs.ChangeWrite})
 	return info(p, st), true, nil
+}
+
+// namesFile is nil when clean path p names the file fi describes, a
+// conflict when it names another file or none.
+func (fsys *FS) namesFile(p string, fi fs.FileInfo) error {
+	if fsys.names(p, fi) {
+		return nil
+	}
+	cur, _, err := fsys.statLink(rel(p))
+	if err != nil || !os.SameFile(fi, cur) {
+		if err != nil && !isMissing(err) {
+			return otherError(p, err)
+		}
+		return vfs.NewError(vfs.KindConflict, p, nil)
+	}
+	return nil
 }
 
 // names reports whether the entry at clean path p, not following a link
