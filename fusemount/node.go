@@ -594,7 +594,10 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if errno := n.commit(); errno != 0 {
 			return errno
 		}
-		switch err := set(n.m.ctx, n.m.fsys, p, mtime); {
+		n.m.beginSelf(p)
+		err := set(n.m.ctx, n.m.fsys, p, mtime)
+		n.m.endSelf(p)
+		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			return syscall.ENOTSUP
 		case err != nil:
@@ -665,7 +668,10 @@ func (n *node) setOwner(p string, link, hasUID bool, uid uint32, hasGID bool, gi
 	if link {
 		set = vfs.SetLinkOwner
 	}
-	switch err := set(n.m.ctx, n.m.fsys, p, u, g); {
+	n.m.beginSelf(p)
+	err := set(n.m.ctx, n.m.fsys, p, u, g)
+	n.m.endSelf(p)
+	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
 	case err != nil:
@@ -728,7 +734,10 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 			return 0
 		}
 	}
-	switch err := vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(mode)); {
+	n.m.beginSelf(p)
+	err := vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(mode))
+	n.m.endSelf(p)
+	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
 	case err != nil:

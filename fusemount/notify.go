@@ -3,6 +3,7 @@ package fusemount
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/julyfs/julyfs/vfs"
@@ -29,6 +30,8 @@ type invalidator struct {
 	wake      chan struct{}
 	stopped   bool
 	done      chan struct{}
+
+	queued atomic.Int64 // the tree's changes queued, ever (tests)
 }
 
 func newInvalidator(m *mount, root *fs.Inode) *invalidator {
@@ -49,6 +52,7 @@ func (iv *invalidator) changed(c vfs.Change) {
 
 // queueChange queues c for the goroutine that sends invalidations.
 func (iv *invalidator) queueChange(c vfs.Change) {
+	iv.queued.Add(1)
 	iv.mu.Lock()
 	if !iv.stopped {
 		iv.queue = append(iv.queue, c)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs"
 )
 
 // hostOwner is "uid:gid" of the host file p, not following a link.
@@ -73,4 +75,39 @@ func TestChownLocalPassthrough(t *testing.T) {
 	sh(t, `cd "$M" && setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'echo y > f; chmod 642 f'`, env...)
 	assert.Equal(t, "642 65534:65534\n", sh(t, `stat -c '%a %u:%g' "$M/f"`, env...))
 	assert.Equal(t, [2]uint32{65534, 65534}, hostOwner(t, filepath.Join(dir, "f")))
+}
+
+// TestOwnAttrChangesNotEchoed: chmod, utimes and chown through a local:
+// mount reach the host and show at once, and the tree's report of each
+// (its watchers hear every change) is not sent back to the kernel as an
+// invalidation: the mount made the change and the kernel has its
+// attributes from the reply. tar -x sets a mode and a time on every file
+// it extracts, so each echo cost a round trip and the attributes and
+// pages the kernel had.
+func TestOwnAttrChangesNotEchoed(t *testing.T) {
+	requireFUSE(t)
+	root, s := localMount(t, map[string]string{"f": "x\n"}, Options{})
+	env := "M=" + s.Dir()
+	sh(t, `cat "$M/f" >/dev/null; echo y > "$M/new"`, env)
+	s.Settle()
+	before := s.inv.queued.Load()
+	script := `chmod 600 "$M/f" "$M/new" && touch -m -d @1000000000 "$M/f" "$M/new"`
+	if os.Geteuid() == 0 {
+		script += ` && chown 65534 "$M/f"`
+	}
+	sh(t, script, env)
+	s.Settle()
+	assert.Equal(t, before, s.inv.queued.Load(), "the mount's own changes were queued as invalidations")
+	assert.Equal(t, "600 1000000000\n600 1000000000\n", sh(t, `stat -c '%a %Y' "$M/f" "$M/new"`, env))
+	fi, err := os.Stat(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	assert.Equal(t, int64(1000000000), fi.ModTime().Unix())
+
+	// A change through the API still is (a host change is the host
+	// watch's: TestHostChangesSeenPromptly).
+	require.NoError(t, vfs.SetMode(t.Context(), s.m.fsys, "/new", 0o640))
+	s.Settle()
+	assert.Greater(t, s.inv.queued.Load(), before, "the API's chmod is sent to the kernel")
+	assert.Equal(t, "600\n640\n", sh(t, `stat -c '%a' "$M/f" "$M/new"`, env))
 }
