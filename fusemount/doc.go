@@ -45,8 +45,9 @@
 // (empty, or only holes and space reserved with fallocate:
 // OpenDatalessInPlace, fio's laid-out file) that a writer opens without
 // O_TRUNC while the mount has no other handle on it. Each flush checks
-// that the name still holds it (EIO otherwise) and reports the writes to
-// the tree's watchers; the host watch tells the daemon's own writes to
+// that the name still holds it (EIO otherwise, and at the next flush of
+// every other writer sharing it: their writes are not told apart) and
+// reports the writes to the tree's watchers; the host watch tells the daemon's own writes to
 // such a file from another program's by the size and time each left
 // (node.ownWrite), and leaves the kernel's pages of its own. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.

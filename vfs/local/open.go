@@ -231,8 +231,9 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 // are still since's, nothing was written and nothing is checked or
 // reported (wrote false, fi since). Otherwise it checks that path still
 // names f, under the directory's lock so that the check is ordered
-// against every compare-and-swap commit in any process, reports the writes to watchers (vfs.ChangeWrite) and returns
-// what Stat says of the file now: a file another writer put at the name
+// against every compare-and-swap commit in any process, reports the
+// writes to watchers (vfs.ChangeWrite) and returns what Stat says of
+// the file now: a file another writer put at the name
 // meanwhile (a rename over it, a Write through this package in any
 // process) or a name removed is a conflict, reported to no one (the
 // writes went to a file the tree no longer has at path).
