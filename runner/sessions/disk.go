@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,14 +89,47 @@ func (d *disk) List() ([]Listing, error) {
 	return out, nil
 }
 
+// Stale compares the modification times of events.ndjson and
+// session.json: events written after session.json make it stale. Equal
+// times are common (a turn's last event and session.json written within
+// one tick of the filesystem's clock, 4 ms on ext4), so a tie is decided
+// by the size the events file had when session.json was written, which
+// WriteMeta records on it (the extended attribute eventsSizeAttr): stale
+// when the size moved, or when there is no record (a filesystem without
+// user extended attributes, an older july), as if nothing were known.
 func (d *disk) Stale(id string) bool {
 	dir := d.sessionDir(id)
-	mi, err := os.Stat(filepath.Join(dir, MetaFile))
+	meta := filepath.Join(dir, MetaFile)
+	mi, err := os.Stat(meta)
 	if err != nil {
 		return true
 	}
 	ei, err := os.Stat(filepath.Join(dir, EventsFile))
-	return err == nil && !ei.ModTime().Before(mi.ModTime())
+	switch {
+	case err != nil:
+		return false
+	case ei.ModTime().Before(mi.ModTime()):
+		return false
+	case ei.ModTime().After(mi.ModTime()):
+		return true
+	}
+	size, ok := recordedEventsSize(meta)
+	return !ok || size != ei.Size()
+}
+
+// eventsSizeAttr is the extended attribute of session.json that holds,
+// in decimal, the size of events.ndjson when session.json was written.
+const eventsSizeAttr = "user.july.events-size"
+
+// recordedEventsSize reads eventsSizeAttr of the file at path.
+func recordedEventsSize(path string) (int64, bool) {
+	var buf [24]byte
+	n, err := unix.Getxattr(path, eventsSizeAttr, buf[:])
+	if err != nil {
+		return 0, false
+	}
+	size, err := strconv.ParseInt(string(buf[:n]), 10, 64)
+	return size, err == nil
 }
 
 // existing returns the directory of session id, or ErrUnknown.
@@ -173,6 +207,12 @@ func (j *diskJournal) WriteMeta(data []byte) error {
 	}
 	err = write(f, data)
 	if err == nil {
+		// The events' size now, for Stale (best effort: without it a
+		// tie of times reads the events). The journal holds the lock:
+		// nothing else appends.
+		if ei, serr := j.f.Stat(); serr == nil {
+			unix.Fsetxattr(int(f.Fd()), eventsSizeAttr, strconv.AppendInt(nil, ei.Size(), 10), 0)
+		}
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
