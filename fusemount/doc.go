@@ -47,8 +47,9 @@
 // O_TRUNC while the mount has no other handle on it. Each flush checks
 // that the name still holds it (EIO otherwise, and at the next flush of
 // every other writer sharing it: their writes are not told apart) and
-// reports the writes to the tree's watchers; the host watch tells the daemon's own writes to
-// such a file from another program's by the size and time each left
+// reports the writes to the tree's watchers; the host watch tells the
+// daemon's own writes to such a file from another program's by the size
+// and time each left
 // (node.ownWrite), and leaves the kernel's pages of its own. O_TRUNC (negotiated as atomic with the kernel) and a
 // truncate(2) while the file is open for writing only empty the staging.
 // The commit is a compare-and-swap (the staging's own CommitIf where it is

@@ -479,7 +479,6 @@ func concurrentAppends(t *testing.T, otherProcess bool) {
 	for l := range lines {
 		assert.True(t, attempted[l], "line %q was never appended", l)
 	}
-	assert.GreaterOrEqual(t, len(lines), successes)
 	t.Logf("%d of %d appends through the mount succeeded, %d through the API", strings.Count(outs[0], "ok "), n, strings.Count(outs[1], "ok "))
 }
 

@@ -192,11 +192,9 @@ func (fsys *FS) CreateInPlace(ctx context.Context, path string, perm fs.FileMode
 			}
 			return nil, vfs.FileInfo{}, writeDirError(p, werr)
 		}
-		fsys.mu.Lock()
-		w.lock()
-		fd, err = unix.Openat(w.fd, vfs.Base(p), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, bits)
-		w.unlock()
-		fsys.mu.Unlock()
+		fsys.locked(w, func() {
+			fd, err = unix.Openat(w.fd, vfs.Base(p), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, bits)
+		})
 		w.close()
 	}
 	switch {
@@ -262,11 +260,7 @@ func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File, since
 		}
 		return vfs.FileInfo{}, false, otherError(p, err)
 	}
-	fsys.mu.Lock()
-	w.lock()
-	err = fsys.namesFile(p, st)
-	w.unlock()
-	fsys.mu.Unlock()
+	fsys.locked(w, func() { err = fsys.namesFile(p, st) })
 	w.close()
 	if err != nil {
 		return vfs.FileInfo{}, false, err

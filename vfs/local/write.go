@@ -56,6 +56,16 @@ func (w *wdir) lock() {
 
 func (w *wdir) unlock() { unix.Flock(w.fd, unix.LOCK_UN) }
 
+// locked runs fn holding the per-FS mutex and w's flock, the locks every
+// change's check and act hold together.
+func (fsys *FS) locked(w *wdir, fn func()) {
+	fsys.mu.Lock()
+	w.lock()
+	defer fsys.mu.Unlock()
+	defer w.unlock()
+	fn()
+}
+
 // remove removes the entry name of w, ignoring errors (a temporary file
 // that failed to commit).
 func (w *wdir) remove(name string) { unix.Unlinkat(w.fd, name, 0) }
@@ -192,19 +202,19 @@ func (fsys *FS) WriteIf(ctx context.Context, path string, data []byte, cond vfs.
 // or not) or the create failed: the caller writes the usual way, which
 // decides.
 func (fsys *FS) createEmpty(w *wdir, p string) (string, bool) {
-	fsys.mu.Lock()
-	w.lock()
-	fd, err := unix.Openat(w.fd, vfs.Base(p), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
 	var st unix.Stat_t
-	if err == nil {
-		err = unix.Fstat(fd, &st)
-		unix.Close(fd)
-		if err != nil {
-			w.remove(vfs.Base(p))
+	var err error
+	fsys.locked(w, func() {
+		var fd int
+		fd, err = unix.Openat(w.fd, vfs.Base(p), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+			unix.Close(fd)
+			if err != nil {
+				w.remove(vfs.Base(p))
+			}
 		}
-	}
-	w.unlock()
-	fsys.mu.Unlock()
+	})
 	if err != nil {
 		return "", false
 	}
