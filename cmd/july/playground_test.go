@@ -220,6 +220,40 @@ func evalJS[T any](b *browser, expr string) T {
 // it is true, across navigations, for at most pageWait.
 func (b *browser) until(what, expr string) {
 	b.t.Helper()
+	b.untilOr(what, expr, "")
+}
+
+// overflowJS lists, as text, the elements whose right edge is past the
+// window's (its width less a scroll bar), widest first: what makes a page
+// scroll sideways.
+const overflowJS = `(() => {
+  const w = document.documentElement.clientWidth;
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= w + 0.5) continue;
+    const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+    out.push([r.right, name + ' right ' + Math.round(r.right) + ' px, width ' + Math.round(r.width) + ' px, min-content ' + Math.round(el.scrollWidth) + ' px: ' + JSON.stringify((el.textContent || '').slice(0, 60))]);
+  }
+  out.sort((a, b) => b[0] - a[0]);
+  return 'window ' + w + ' px (without its scroll bar), document ' + document.documentElement.scrollWidth + ' px; past the window:\n' + out.slice(0, 15).map((o) => o[1]).join('\n');
+})()`
+
+// fitsWidth waits until nothing on the page is wider than the window; on
+// timeout it names the elements that are.
+func (b *browser) fitsWidth(what, extra string) {
+	b.t.Helper()
+	expr := `document.documentElement.scrollWidth <= document.documentElement.clientWidth`
+	if extra != "" {
+		expr += ` && (` + extra + `)`
+	}
+	b.untilOr(what, expr, overflowJS)
+}
+
+// untilOr is until that, on timeout, evaluates diagnose (a JavaScript
+// string expression) and puts its value in the failure message.
+func (b *browser) untilOr(what, expr, diagnose string) {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, pageWait)
 	defer cancel()
 	var last error
@@ -235,7 +269,17 @@ func (b *browser) until(what, expr string) {
 		}
 		select {
 		case <-ctx.Done():
-			require.FailNow(b.t, "timed out waiting: "+what, "after %v; last error %v", pageWait, last)
+			detail := ""
+			if diagnose != "" {
+				dctx, dcancel := context.WithTimeout(b.ctx, 10*time.Second)
+				d, err := chromedp.Run(dctx, chromedp.Evaluate[string](diagnose))
+				dcancel()
+				detail = "\n" + d
+				if err != nil {
+					detail = fmt.Sprintf("\n(diagnosis failed: %v)", err)
+				}
+			}
+			require.FailNow(b.t, "timed out waiting: "+what, "after %v; last error %v%s", pageWait, last, detail)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -374,7 +418,10 @@ func TestPlaygroundChat(t *testing.T) {
 
 	// A phone-width window: one column, nothing wider than the window.
 	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
-	b.until("one column at 390 px", `document.documentElement.scrollWidth <= window.innerWidth && document.querySelector('.side').getBoundingClientRect().top > document.querySelector('#transcript').getBoundingClientRect().top`)
+	b.fitsWidth("one column at 390 px", `document.querySelector('.side').getBoundingClientRect().top > document.querySelector('#transcript').getBoundingClientRect().top`)
+	// Session ids are random: the widest one possible (all W) must fit too.
+	evalJS[bool](b, `(() => { const id = 'ses_01' + 'W'.repeat(24); document.querySelector('#crumbs [aria-current]').textContent = id; document.querySelector('.session-head h1 code').textContent = id; return true; })()`)
+	b.fitsWidth("the widest session id at 390 px", "")
 	b.do("back to 1280 px", chromedp.EmulateViewport(1280, 900))
 
 	// Dev mode: the heartbeat schedule fired by hand starts a session.
@@ -390,7 +437,7 @@ func TestPlaygroundChat(t *testing.T) {
 	b.do("a 390 px window", chromedp.EmulateViewport(390, 844))
 	b.open(origin + "/notes/")
 	b.until("two sessions listed", `document.querySelectorAll('table.sessions tbody tr').length === 2`)
-	b.until("nothing wider than 390 px", `document.documentElement.scrollWidth <= window.innerWidth`)
+	b.fitsWidth("nothing wider than 390 px", "")
 	assert.Empty(t, b.dialogList())
 }
 
