@@ -281,11 +281,15 @@ func (hw *HostWatch) treePath(host string) (string, bool) {
 	if host == hw.root {
 		return "/", true
 	}
-	rel, ok := strings.CutPrefix(host, hw.root+"/")
-	if !ok {
+	// A root of "/" (the host's whole tree) holds every absolute path;
+	// another root, the paths that continue it with a "/".
+	if hw.root == "/" {
+		return vfs.Clean(host), strings.HasPrefix(host, "/")
+	}
+	if len(host) <= len(hw.root) || host[len(hw.root)] != '/' || !strings.HasPrefix(host, hw.root) {
 		return "", false
 	}
-	return vfs.Clean("/" + rel), true
+	return vfs.Clean(host[len(hw.root):]), true
 }
 
 // skipped reports whether SkipDir leaves host directory dir out.
