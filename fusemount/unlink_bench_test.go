@@ -1,0 +1,65 @@
+package fusemount
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+// BenchmarkRemoveTree measures `rm -rf` through the default mount of a
+// local: tree on tmpfs (/dev/shm) of 100 directories of 100 small files,
+// made on the host before each round and mounted then (untimed): the UNLINK and RMDIR path
+// of the daemon, with its host watch running. Run it with -cpuprofile to
+// see where the daemon's time goes (the daemon runs in the test process):
+//
+//	go test ./fusemount -run - -bench RemoveTree -benchtime 5x -cpuprofile /tmp/rm.prof
+func BenchmarkRemoveTree(b *testing.B) {
+	requireFUSE(b)
+	const dirs, files = 100, 100
+	host, err := os.MkdirTemp("/dev/shm", "julyfs-bench-rm-")
+	if err != nil {
+		b.Skipf("no tmpfs at /dev/shm: %v", err)
+	}
+	b.Cleanup(func() { os.RemoveAll(host) })
+	// The files are made once, outside the mount and the host directory,
+	// and copied in by cp before each round: a profile of the test
+	// process is the daemon's alone.
+	tmpl := filepath.Join(b.TempDir(), "tree")
+	data := make([]byte, 1024)
+	for d := range dirs {
+		dir := filepath.Join(tmpl, fmt.Sprintf("d%03d", d))
+		require.NoError(b, os.MkdirAll(dir, 0o755))
+		for f := range files {
+			require.NoError(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", f)), data, 0o644))
+		}
+	}
+	b.ResetTimer()
+	b.StopTimer()
+	for range b.N {
+		out, err := exec.Command("cp", "-a", tmpl, host).CombinedOutput()
+		require.NoError(b, err, "%s", out)
+		// Mounted after the copy, so the daemon does not hear its
+		// creates; its host watch is started (a watch per directory)
+		// before the timing starts.
+		fsys, err := local.New(host)
+		require.NoError(b, err)
+		b.Cleanup(func() { fsys.Close() })
+		s := mountT(b, fsys, Options{})
+		for deadline := time.Now().Add(10 * time.Second); !s.HostWatched() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.True(b, s.HostWatched(), "the host watch started")
+		b.StartTimer()
+		out, err = exec.Command("rm", "-rf", filepath.Join(s.Dir(), "tree")).CombinedOutput()
+		b.StopTimer()
+		require.NoError(b, err, "%s", out)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*dirs*files), "ns/file")
+}
