@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"fmt"
+	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,4 +63,38 @@ func BenchmarkRemoveTree(b *testing.B) {
 		require.NoError(b, err, "%s", out)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*dirs*files), "ns/file")
+}
+
+// BenchmarkExtractTar measures `tar -xf` of GOROOT/src/net (about 420
+// files) into a fresh directory of the default mount of a local: tree on
+// tmpfs (/dev/shm) per round: the CREATE, SETATTR and FLUSH path of the
+// daemon. With -cpuprofile, the daemon's profile (as above):
+//
+//	go test ./fusemount -run - -bench ExtractTar -benchtime 20x -cpuprofile /tmp/tar.prof
+func BenchmarkExtractTar(b *testing.B) {
+	requireFUSE(b)
+	src := filepath.Join(build.Default.GOROOT, "src", "net")
+	tarball := filepath.Join(b.TempDir(), "net.tar")
+	out, err := exec.Command("tar", "-cf", tarball, "-C", filepath.Dir(src), filepath.Base(src)).CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	host, err := os.MkdirTemp("/dev/shm", "julyfs-bench-tar-")
+	if err != nil {
+		b.Skipf("no tmpfs at /dev/shm: %v", err)
+	}
+	b.Cleanup(func() { os.RemoveAll(host) })
+	fsys, err := local.New(host)
+	require.NoError(b, err)
+	b.Cleanup(func() { fsys.Close() })
+	s := mountT(b, fsys, Options{})
+	for deadline := time.Now().Add(10 * time.Second); !s.HostWatched() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.True(b, s.HostWatched(), "the host watch started")
+	b.ResetTimer()
+	for i := range b.N {
+		dst := filepath.Join(s.Dir(), fmt.Sprintf("x%d", i))
+		require.NoError(b, os.Mkdir(dst, 0o755))
+		out, err := exec.Command("tar", "-xf", tarball, "-C", dst).CombinedOutput()
+		require.NoError(b, err, "%s", out)
+	}
 }
