@@ -20,13 +20,21 @@ import (
 
 func newHost(t *testing.T, scriptText string, limit int) *Host {
 	t.Helper()
+	return newHostWith(t, scriptText, Options{QueueLimit: limit})
+}
+
+// newHostWith is newHost with opts (Agent, Store, Model and Logf are
+// filled in).
+func newHostWith(t *testing.T, scriptText string, opts Options) *Host {
+	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: h\nroot:\n  /:\n    temp:\n      /a.txt: \"hi\\n\"\n"), 0o644))
 	a, err := runner.Load(dir)
 	require.NoError(t, err)
 	m, err := script.Parse([]byte(scriptText), "h.script.yaml")
 	require.NoError(t, err)
-	h, err := New(Options{Agent: a, Store: sessions.New(filepath.Join(dir, ".july")), Model: m, QueueLimit: limit, Logf: t.Logf})
+	opts.Agent, opts.Store, opts.Model, opts.Logf = a, sessions.New(filepath.Join(dir, ".july")), m, t.Logf
+	h, err := New(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -170,4 +178,46 @@ func TestSubscribeIdleFromDisk(t *testing.T) {
 	for i, ev := range evs {
 		require.Equal(t, int64(i+2), ev.Index)
 	}
+}
+
+// TestFollowQuickTurnElsewhere: a subscriber of a session another
+// process holds sees a turn that process began and ended between two of
+// the host's polls (session.json then no longer lags behind the log).
+func TestFollowQuickTurnElsewhere(t *testing.T) {
+	// A turn here takes a few fsyncs (tens of ms): a tick lands inside it
+	// rarely, and the old poller then saw it.
+	const every = time.Second
+	h := newHostWith(t, "turns:\n  - replies:\n      - text: one\n", Options{PollInterval: every})
+	ctx := context.Background()
+	st, err := h.Create(ctx, Message{Text: "a"}, CreateOptions{})
+	require.NoError(t, err)
+	s1, err := h.Subscribe(st.SessionID, 0)
+	require.NoError(t, err)
+	n := int64(len(follow(t, s1, sessions.TypeTurnCompleted)))
+	s1.Close()
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		_, held := h.active[st.SessionID]
+		return !held
+	}, 30*time.Second, 5*time.Millisecond, "the host releases the session")
+
+	sub, err := h.Subscribe(st.SessionID, n)
+	require.NoError(t, err)
+	defer sub.Close()
+	time.Sleep(2*every + every/2)                           // the poller has read the log as it is, and seen nothing move
+	other := sessions.New(filepath.Dir(h.opts.Store.Dir())) // a second process on the state root
+	l, _, err := other.Resume(st.SessionID)
+	require.NoError(t, err)
+	_, err = l.Append(sessions.TypeMessageReceived, "t2", sessions.MessageReceived{Text: "b"})
+	require.NoError(t, err)
+	_, err = l.Append(sessions.TypeTurnStarted, "t2", sessions.TurnStarted{})
+	require.NoError(t, err)
+	_, err = l.Append(sessions.TypeTurnCompleted, "t2", sessions.TurnCompleted{})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	require.False(t, other.Stale(st.SessionID), "session.json is up to date: only the log's size says it moved")
+	evs := follow(t, sub, sessions.TypeTurnCompleted)
+	require.Len(t, evs, 3)
+	assert.Equal(t, n, evs[0].Index)
 }

@@ -87,14 +87,16 @@ const DefaultPollInterval = 500 * time.Millisecond
 
 // poll follows, for hb's subscribers, the events another process
 // appends to session id while this host does not hold it: every
-// PollInterval, while the store says the session has a turn under way
-// (and once more after it has ended), it reads the events after the
-// ones hb has. It ends when the session is held here, nobody follows it,
-// or the host shuts down.
+// PollInterval it asks the store how far the log reaches (Store.LogSize:
+// a stat, or one row) and, when that moved since the last read, reads the
+// events after the ones hb has. Asking for the log's size rather than
+// whether session.json lags behind it (Store.Stale) catches a turn that
+// began and ended between two ticks. It ends when the session is held
+// here, nobody follows it, or the host shuts down.
 func (h *Host) poll(id string, hb *hub) {
 	t := time.NewTicker(h.pollEvery)
 	defer t.Stop()
-	wasStale := true
+	last := int64(-1) // the log's size at the last read; -1: read at the next tick
 	for {
 		select {
 		case <-t.C:
@@ -110,21 +112,26 @@ func (h *Host) poll(id string, hb *hub) {
 		if stop {
 			return
 		}
-		stale := h.opts.Store.Stale(id)
-		if !stale && !wasStale {
+		// The size is taken before the read: an event appended between
+		// the two moves it again, and is read at the next tick.
+		size, sizeErr := h.opts.Store.LogSize(id)
+		if sizeErr == nil && size == last {
 			continue
 		}
-		wasStale = stale
 		hb.mu.Lock()
 		from := int64(len(hb.events))
 		hb.mu.Unlock()
 		evs, err := h.opts.Store.EventsFrom(id, from)
 		if err != nil {
 			h.logf("session %s: following events another process appends: %v", id, err)
-			wasStale = true // try again next time
+			last = -1 // try again next time
 			continue
 		}
 		hb.extend(evs)
+		last = size
+		if sizeErr != nil {
+			last = -1
+		}
 	}
 }
 

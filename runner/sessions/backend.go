@@ -36,6 +36,11 @@ type Backend interface {
 	// Stale reports whether session id has events newer than its stored
 	// metadata (a turn under way, or one cut short by a crash).
 	Stale(id string) bool
+	// LogSize says, cheaply, how far session id's log reaches, in a unit
+	// of the backend's (bytes on disk, events in a database) that grows
+	// with every event appended: a process following a session another
+	// one holds reads the log again only when it moved.
+	LogSize(id string) (int64, error)
 }
 
 // EventsFromer is a Backend that reads a session's log from an index

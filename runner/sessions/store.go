@@ -353,6 +353,15 @@ func (st *Store) Exists(id string) error {
 // session.json: a turn may be under way (or was cut short).
 func (st *Store) Stale(id string) bool { return ValidID(id) && st.b.Stale(id) }
 
+// LogSize says how far session id's log reaches, in the backend's unit
+// (see [Backend]): a number that moves whenever an event is appended.
+func (st *Store) LogSize(id string) (int64, error) {
+	if err := st.checkID(id); err != nil {
+		return 0, err
+	}
+	return st.b.LogSize(id)
+}
+
 // List returns the metadata of every session, oldest first: session.json,
 // or the totals recomputed from the events when they are newer (a turn
 // under way, or cut short by a crash). A session that can be read neither

@@ -41,6 +41,24 @@ type neverStale struct{ sessions.Backend }
 
 func (neverStale) Stale(string) bool { return false }
 
+// stuckSize says every log is as long as it was the first time it was
+// asked.
+type stuckSize struct {
+	sessions.Backend
+	sizes map[string]int64
+}
+
+func (s stuckSize) LogSize(id string) (int64, error) {
+	if n, ok := s.sizes[id]; ok {
+		return n, nil
+	}
+	n, err := s.Backend.LogSize(id)
+	if err == nil {
+		s.sizes[id] = n
+	}
+	return n, err
+}
+
 // TestSuiteCatches runs checks against backends broken on purpose: each
 // must fail.
 func TestSuiteCatches(t *testing.T) {
@@ -50,6 +68,7 @@ func TestSuiteCatches(t *testing.T) {
 	}{
 		{"CreateAppendResume", func(b sessions.Backend) sessions.Backend { return lossy{b} }},
 		{"List", func(b sessions.Backend) sessions.Backend { return neverStale{b} }},
+		{"LogSize", func(b sessions.Backend) sessions.Backend { return stuckSize{b, map[string]int64{}} }},
 	} {
 		t.Run(tc.check, func(t *testing.T) {
 			dir := t.TempDir()

@@ -197,6 +197,18 @@ func (s *Sessions) Stale(id string) bool {
 	return err != nil || stale
 }
 
+// LogSize is the session's count of events.
+func (s *Sessions) LogSize(id string) (int64, error) {
+	ctx, cancel := s.db.ctx()
+	defer cancel()
+	var n int64
+	err := s.db.pool.QueryRow(ctx, `SELECT n_events FROM july_sessions WHERE scope = $1 AND id = $2`, s.scope, id).Scan(&n)
+	if err != nil {
+		return 0, s.db.fail("reading the length of session "+id, err)
+	}
+	return n, nil
+}
+
 // journal holds a session: its advisory lock on conn, which its writes
 // use, so that a write after the lock was lost (the connection cut)
 // fails instead of going through unlocked.

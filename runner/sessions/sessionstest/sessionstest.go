@@ -52,6 +52,7 @@ var Checks = []Check{
 	{"List", list},
 	{"OpenTurnClosed", openTurnClosed},
 	{"EventsFrom", eventsFrom},
+	{"LogSize", logSize},
 	{"MessageBound", messageBound},
 	{"ReadWhileHeld", readWhileHeld},
 	{"LocalDir", localDir},
@@ -306,6 +307,44 @@ func eventsFrom(a, b *sessions.Store) error {
 		if int64(len(evs)) != want || (want > 0 && evs[0].Index != from) {
 			return fmt.Errorf("EventsFrom(%d): %d events, want %d from index %d", from, len(evs), want, from)
 		}
+	}
+	return nil
+}
+
+// logSize: the log's size, as another process sees it, moves with every
+// event appended and with nothing else (session.json written at a turn's
+// end, a read); an unknown session is an error.
+func logSize(a, b *sessions.Store) error {
+	l, err := a.Create(sessions.Meta{Agent: "suite"})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	last, err := b.LogSize(l.ID())
+	if err != nil {
+		return fmt.Errorf("LogSize of a new session: %w", err)
+	}
+	for i := range 3 {
+		if err := turn(l, fmt.Sprint("turn ", i), model.Usage{}); err != nil {
+			return err
+		}
+		n, err := b.LogSize(l.ID())
+		if err != nil {
+			return err
+		}
+		if n <= last {
+			return fmt.Errorf("LogSize after turn %d = %d, not past %d", i, n, last)
+		}
+		if _, _, _, err := b.Read(l.ID()); err != nil {
+			return err
+		}
+		if again, err := b.LogSize(l.ID()); err != nil || again != n {
+			return fmt.Errorf("LogSize with nothing appended = %d (%v), want %d", again, err, n)
+		}
+		last = n
+	}
+	if _, err := b.LogSize(sessions.NewID()); err == nil {
+		return fmt.Errorf("LogSize of an unknown session: no error")
 	}
 	return nil
 }
