@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,9 +83,11 @@ func (d *disk) List() ([]Listing, error) {
 		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
-		dir := filepath.Join(d.dir, e.Name())
-		meta, merr := readMetaFile(dir)
-		out = append(out, Listing{ID: e.Name(), Meta: meta, MetaErr: merr, Stale: d.Stale(e.Name())})
+		// The content and the staleness come from one opening of
+		// session.json: a session.json replaced in between would pair
+		// old content with a newer file's verdict.
+		meta, merr, stale := readMetaStale(filepath.Join(d.dir, e.Name()))
+		out = append(out, Listing{ID: e.Name(), Meta: meta, MetaErr: merr, Stale: stale})
 	}
 	return out, nil
 }
@@ -98,9 +101,18 @@ func (d *disk) List() ([]Listing, error) {
 // when the size moved, or when there is no record (a filesystem without
 // user extended attributes, an older july), as if nothing were known.
 func (d *disk) Stale(id string) bool {
-	dir := d.sessionDir(id)
-	meta := filepath.Join(dir, MetaFile)
-	mi, err := os.Stat(meta)
+	f, err := os.Open(filepath.Join(d.sessionDir(id), MetaFile))
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	return staleFrom(d.sessionDir(id), f)
+}
+
+// staleFrom is Stale of the session in dir whose session.json is open as
+// f.
+func staleFrom(dir string, f *os.File) bool {
+	mi, err := f.Stat()
 	if err != nil {
 		return true
 	}
@@ -113,18 +125,46 @@ func (d *disk) Stale(id string) bool {
 	case ei.ModTime().After(mi.ModTime()):
 		return true
 	}
-	size, ok := recordedEventsSize(meta)
+	size, ok := recordedEventsSize(f)
 	return !ok || size != ei.Size()
+}
+
+// readMetaStale reads session.json in dir (nil and no error when it is
+// missing) and says, from that same file, whether it is stale.
+func readMetaStale(dir string) (meta []byte, merr error, stale bool) {
+	f, err := os.Open(filepath.Join(dir, MetaFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil, true
+	case err != nil:
+		return nil, unwrapPath(err), true
+	}
+	defer f.Close()
+	meta, err = io.ReadAll(f)
+	if err != nil {
+		return nil, unwrapPath(err), true
+	}
+	return meta, nil, staleFrom(dir, f)
+}
+
+// LogSize is the size of events.ndjson, which only grows (a cut drops a
+// torn last line only).
+func (d *disk) LogSize(id string) (int64, error) {
+	fi, err := os.Stat(filepath.Join(d.sessionDir(id), EventsFile))
+	if err != nil {
+		return 0, fmt.Errorf("session %s: %w", id, unwrapPath(err))
+	}
+	return fi.Size(), nil
 }
 
 // eventsSizeAttr is the extended attribute of session.json that holds,
 // in decimal, the size of events.ndjson when session.json was written.
 const eventsSizeAttr = "user.july.events-size"
 
-// recordedEventsSize reads eventsSizeAttr of the file at path.
-func recordedEventsSize(path string) (int64, bool) {
+// recordedEventsSize reads eventsSizeAttr of f.
+func recordedEventsSize(f *os.File) (int64, bool) {
 	var buf [24]byte
-	n, err := unix.Getxattr(path, eventsSizeAttr, buf[:])
+	n, err := unix.Fgetxattr(int(f.Fd()), eventsSizeAttr, buf[:])
 	if err != nil {
 		return 0, false
 	}
