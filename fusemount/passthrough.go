@@ -925,13 +925,16 @@ func (n *node) publishInPlace(self *handle) syscall.Errno {
 		return 0
 	case err == nil:
 		n.ptPub = fi
-	default:
+	case vfs.KindOf(err) == vfs.KindConflict:
 		// Refused, these writes are done with all the same: a later
 		// flush (the release's) reports only what comes after them.
 		if hfi, serr := hf.f.Stat(); serr == nil {
 			n.ptPub.Size, n.ptPub.ModTime = hfi.Size(), hfi.ModTime()
 		}
 	}
+	// Any other error (the check could not be made: no descriptor left,
+	// say) leaves n.ptPub: the next flush, this writer's or another's,
+	// checks these writes again rather than taking them for reported.
 	if vfs.KindOf(err) == vfs.KindConflict {
 		m.log.Printf("write %s: the file was replaced or removed on the host while this writer wrote it in place; its writes are not in the tree (EIO)", p)
 		for h := range n.handles {

@@ -3,6 +3,7 @@ package fusemount
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -560,4 +561,54 @@ func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(root, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, "api\n", string(got))
+}
+
+// uncheckable is a local: tree whose checks of writes in place cannot be
+// made (not a conflict: as when the process has no descriptor left).
+type uncheckable struct{ *local.FS }
+
+func (u uncheckable) WroteInPlace(ctx context.Context, p string, f *os.File, since vfs.FileInfo) (vfs.FileInfo, bool, error) {
+	st, err := f.Stat()
+	if err == nil && st.Size() == since.Size && st.ModTime().Equal(since.ModTime) {
+		return since, false, nil // nothing written since: nothing to check (as local's)
+	}
+	return vfs.FileInfo{}, false, &os.PathError{Op: "open", Path: p, Err: syscall.EMFILE}
+}
+
+// TestPassthroughSharedWritersCheckFails: when the check of writers
+// sharing a file in place cannot be made, each writer's close reports
+// it; none takes the writes for checked because another writer's close
+// tried.
+func TestPassthroughSharedWritersCheckFails(t *testing.T) {
+	requireFUSE(t)
+	root := hostDir(t, map[string]string{"f": "old\n"})
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	s := mountT(t, uncheckable{fsys}, Options{Passthrough: true})
+	skipNoKernelPassthrough(t, s)
+	name := filepath.Join(s.Dir(), "f")
+	w1, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	r, err := os.Open(name)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	_, err = w1.WriteString("a\n")
+	require.NoError(t, err)
+	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
+
+	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { w2.Close() })
+	w3, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { w3.Close() })
+	require.Equal(t, int64(2), s.m.ptShared.Load(), "both writers share the committed file")
+	_, err = w2.WriteString("b\n")
+	require.NoError(t, err)
+	_, err = w3.WriteString("c\n")
+	require.NoError(t, err)
+
+	assert.Error(t, w2.Close(), "the check could not be made")
+	assert.Error(t, w3.Close(), "nor could it for the other writer, whose writes are the same file's")
 }

@@ -391,6 +391,13 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: TestPermissionDenied runs directly")
 	}
+	runAsNobody(t, "TestPermissionDenied")
+}
+
+// runAsNobody runs test name in a copy of the test binary as the user
+// nobody (the caller is root), and requires that it passes.
+func runAsNobody(t *testing.T, name string) {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	// A directory nobody may enter, holding a copy of this binary and a
@@ -408,7 +415,7 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 	require.NoError(t, os.WriteFile(bin, data, 0o755))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestPermissionDenied$", "-test.v")
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^"+name+"$", "-test.v")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, "GOCOVERDIR="+tmp)
 	cmd.Dir = tmp
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -418,7 +425,36 @@ func TestPermissionDeniedAsNobody(t *testing.T) {
 		t.Skipf("cannot run the test binary as nobody here (%v)", err) // e.g. a noexec /tmp
 	}
 	require.NoError(t, err, "as nobody:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestPermissionDenied ", "TestPermissionDenied did not pass as nobody")
+	require.Contains(t, string(out), "--- PASS: "+name+" ", name+" did not pass as nobody")
+}
+
+// TestWroteInPlaceWriteOnlyDir: a file written in place in a directory
+// its writer may enter and write but not read (mode 0333, where the
+// directory's lock cannot be had: opening it needs read permission) is
+// checked all the same and reported kept. As root it runs as nobody, as
+// root reads any directory.
+func TestWroteInPlaceWriteOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		runAsNobody(t, "TestWroteInPlaceWriteOnlyDir")
+		return
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	fsys, err := local.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	d := filepath.Join(root, "d")
+	require.NoError(t, os.Mkdir(d, 0o755))
+	f, _, err := fsys.CreateInPlace(ctx, "/d/f", 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	_, err = f.WriteString("kept\n")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(d, 0o333))
+	t.Cleanup(func() { os.Chmod(d, 0o755) })
+	_, wrote, err := fsys.WroteInPlace(ctx, "/d/f", f, vfs.FileInfo{})
+	require.NoError(t, err, "the check of a file in a write-only directory")
+	assert.True(t, wrote)
 }
 
 // TestTempFilesHidden checks that a write's temporary file, which lives

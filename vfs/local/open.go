@@ -254,14 +254,23 @@ func (fsys *FS) WroteInPlace(ctx context.Context, path string, f *os.File, since
 	// their etag. Without the lock, a commit could check, these writes
 	// land and be reported, and the rename then drop them.
 	w, err := fsys.openWriteDir(vfs.Parent(p), false)
-	if err != nil {
-		if isMissing(err) {
-			return vfs.FileInfo{}, false, vfs.NewError(vfs.KindConflict, p, nil)
-		}
+	switch {
+	case err == nil:
+		fsys.locked(w, func() { err = fsys.namesFile(p, st) })
+		w.close()
+	case isMissing(err):
+		return vfs.FileInfo{}, false, vfs.NewError(vfs.KindConflict, p, nil)
+	case errors.Is(err, fs.ErrPermission):
+		// A directory this process may search but not read (mode
+		// 0333, 1733) cannot be opened for its lock; nor can it by a
+		// commit of this user, which needs the same. The check is
+		// made under the mutex alone.
+		fsys.mu.Lock()
+		err = fsys.namesFile(p, st)
+		fsys.mu.Unlock()
+	default:
 		return vfs.FileInfo{}, false, otherError(p, err)
 	}
-	fsys.locked(w, func() { err = fsys.namesFile(p, st) })
-	w.close()
 	if err != nil {
 		return vfs.FileInfo{}, false, err
 	}
