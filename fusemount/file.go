@@ -726,9 +726,9 @@ func (n *node) commitLocked() syscall.Errno {
 		return stale
 	}
 	dup := n.ptStageDup() // the staging's descriptor, which the commit closes
-	n.m.beginSelf(p)
+	n.m.beginSelf(p, vfs.ChangeWrite)
 	err := commitStage(n.m.ctx, n.m.fsys, p, n.stage, n.base)
-	n.m.endSelf(p)
+	n.m.endSelf(p, vfs.ChangeWrite, err == nil)
 	if err != nil && dup != nil {
 		dup.Close()
 	}

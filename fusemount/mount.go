@@ -148,6 +148,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 	m.mu.Lock()
 	m.inv = s.inv
 	m.mu.Unlock()
+	m.setForeign(s.inv.queueChange)
 	var watched bool
 	s.unwatch, watched = vfs.Watch(fsys, s.inv.changed)
 	m.watched.Store(watched)

@@ -594,9 +594,10 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if errno := n.commit(); errno != 0 {
 			return errno
 		}
-		n.m.beginSelf(p)
+		op := n.metaReport(link)
+		n.m.beginSelf(p, op)
 		err := set(n.m.ctx, n.m.fsys, p, mtime)
-		n.m.endSelf(p)
+		n.m.endSelf(p, op, err == nil)
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			return syscall.ENOTSUP
@@ -668,9 +669,10 @@ func (n *node) setOwner(p string, link, hasUID bool, uid uint32, hasGID bool, gi
 	if link {
 		set = vfs.SetLinkOwner
 	}
-	n.m.beginSelf(p)
+	op := n.metaReport(link)
+	n.m.beginSelf(p, op)
 	err := set(n.m.ctx, n.m.fsys, p, u, g)
-	n.m.endSelf(p)
+	n.m.endSelf(p, op, err == nil)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
@@ -723,6 +725,16 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	return n.Getattr(context.Background(), f, out)
 }
 
+// metaReport is the report the tree makes of a chmod, utimes or chown of
+// n (link: of a link's own time or owner): a write of a file; nothing for
+// a directory, a link itself or a special file (local:, temp:).
+func (n *node) metaReport(link bool) vfs.ChangeOp {
+	if !link && n.StableAttr().Mode&syscall.S_IFMT == syscall.S_IFREG {
+		return vfs.ChangeWrite
+	}
+	return 0
+}
+
 // setMode sets the mode of p through the tree (vfs.ModeSetter), so the
 // change outlives the mount and holds for every program: ENOTSUP when the
 // tree cannot. A directory only the mount holds (mkdir on a tree without
@@ -734,9 +746,10 @@ func (n *node) setMode(p string, mode uint32) syscall.Errno {
 			return 0
 		}
 	}
-	n.m.beginSelf(p)
+	op := n.metaReport(false)
+	n.m.beginSelf(p, op)
 	err := vfs.SetMode(n.m.ctx, n.m.fsys, p, vfs.FileModeOf(mode))
-	n.m.endSelf(p)
+	n.m.endSelf(p, op, err == nil)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return syscall.ENOTSUP
@@ -789,9 +802,9 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, stale
 	}
 	p := vfs.Join(dir, name)
-	n.m.beginSelf(p)
+	n.m.beginSelf(p, vfs.ChangeWrite)
 	err := vfs.Symlink(n.m.ctx, n.m.fsys, target, p)
-	n.m.endSelf(p)
+	n.m.endSelf(p, vfs.ChangeWrite, err == nil)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return nil, syscall.ENOTSUP

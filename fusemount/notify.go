@@ -43,7 +43,7 @@ func newInvalidator(m *mount, root *fs.Inode) *invalidator {
 
 // changed is the Watch callback.
 func (iv *invalidator) changed(c vfs.Change) {
-	if iv.m.isSelf(c.Path) {
+	if iv.m.ownReport(c) {
 		// The mount made this change; the kernel already knows it.
 		return
 	}

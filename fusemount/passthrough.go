@@ -832,13 +832,13 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	if pt && n.ptNoFd(true) {
 		return nil, nil, vfs.FileInfo{}, false
 	}
-	m.beginSelf(p)
+	m.beginSelf(p, vfs.ChangeWrite)
 	var f *os.File
 	err := m.entryChange(p, true, func() (err error) {
 		f, fi, err = c.CreateInPlace(m.ctx, p, vfs.FileModeOf(perm))
 		return err
 	})
-	m.endSelf(p)
+	m.endSelf(p, vfs.ChangeWrite, err == nil)
 	if err != nil {
 		return nil, nil, vfs.FileInfo{}, false // the tree's create says why
 	}
@@ -917,9 +917,9 @@ func (n *node) publishInPlace(self *handle) syscall.Errno {
 		return 0 // cut loose by a rename or unlink through the mount
 	}
 	m := n.m
-	m.beginSelf(p)
+	m.beginSelf(p, vfs.ChangeWrite)
 	fi, wrote, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f, n.ptPub)
-	m.endSelf(p)
+	m.endSelf(p, vfs.ChangeWrite, err == nil && wrote)
 	switch {
 	case err == nil && !wrote:
 		return 0

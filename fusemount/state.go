@@ -38,13 +38,25 @@ type state struct {
 	hidden map[string]bool
 	// meta holds attributes set by chmod, chown and utimes, by path.
 	meta map[string]meta
-	// self counts writes and deletes the mount itself has in flight, by
-	// path, so their change notifications do not invalidate what the
-	// kernel already knows.
-	self map[string]int
+	// self holds, by path, the changes the mount itself has in flight
+	// (see beginSelf), so the tree's reports of them do not invalidate
+	// what the kernel already knows.
+	self map[string]*selfBracket
 	// selfTrees counts the mount's own renames in flight, by the paths
 	// of what moves: every path under them is the mount's own change.
 	selfTrees map[string]int
+	// foreign queues an invalidation of a change taken for the mount's
+	// own that turned out to be another's (see endSelf); set once the
+	// invalidator runs, guarded by mu.
+	foreign func(vfs.Change)
+}
+
+// selfBracket is what the mount's own changes in flight at a path expect
+// the tree to report: open counts them, want the reports not heard yet,
+// by kind (vfs.ChangeOp).
+type selfBracket struct {
+	open int
+	want [vfs.ChangeDelete + 1]int
 }
 
 // meta is what the mount holds for a path where the tree cannot: the
@@ -67,7 +79,7 @@ func newState(ctx context.Context, fsys vfs.FileSystem) state {
 		pending:   map[string]map[string]time.Time{},
 		hidden:    map[string]bool{},
 		meta:      map[string]meta{},
-		self:      map[string]int{},
+		self:      map[string]*selfBracket{},
 		selfTrees: map[string]int{},
 	}
 }
@@ -292,33 +304,79 @@ func (s *state) setMeta(p string, fn func(*meta)) {
 	s.meta[p] = md
 }
 
-// beginSelf and endSelf bracket a change the mount makes itself.
-func (s *state) beginSelf(p string) {
+// beginSelf and endSelf bracket a change the mount makes itself at p,
+// whose report by the tree (Notifier reports are synchronous: it comes
+// before the change returns) is then not sent to the kernel, which
+// already knows. op is the kind of report the change makes when it is
+// made (vfs.ChangeWrite, vfs.ChangeDelete), or 0 when it makes none (a
+// chown, or a chmod of a directory, on local: and temp:). Only one report
+// of that kind is taken for the mount's: another program's change of the
+// same path meanwhile, of another kind or a second one, goes to the
+// kernel.
+func (s *state) beginSelf(p string, op vfs.ChangeOp) {
 	s.mu.Lock()
-	s.self[p]++
-	s.mu.Unlock()
-}
-
-func (s *state) endSelf(p string) {
-	s.mu.Lock()
-	if s.self[p]--; s.self[p] <= 0 {
-		delete(s.self, p)
+	b := s.self[p]
+	if b == nil {
+		b = &selfBracket{}
+		s.self[p] = b
+	}
+	b.open++
+	if op > 0 && int(op) < len(b.want) {
+		b.want[op]++
 	}
 	s.mu.Unlock()
 }
 
-func (s *state) isSelf(p string) bool {
+// endSelf ends a beginSelf(p, op). made says the change was made (so the
+// tree reported it): when it was not (an error; nothing to do) but a
+// report of its kind was taken for it, that report was another's, and is
+// sent to the kernel now.
+func (s *state) endSelf(p string, op vfs.ChangeOp, made bool) {
+	s.mu.Lock()
+	b := s.self[p]
+	var foreign func(vfs.Change)
+	if b != nil {
+		if op > 0 && int(op) < len(b.want) {
+			if b.want[op] > 0 {
+				b.want[op]-- // never heard: nothing was taken for this change
+			} else if !made {
+				foreign = s.foreign
+			}
+		}
+		if b.open--; b.open <= 0 {
+			delete(s.self, p)
+		}
+	}
+	s.mu.Unlock()
+	if foreign != nil {
+		foreign(vfs.Change{Path: p, Op: op})
+	}
+}
+
+// ownReport reports whether c is the tree's report of a change the mount
+// has in flight (beginSelf, beginSelfTree), and takes it off what is
+// expected.
+func (s *state) ownReport(c vfs.Change) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.self[p] > 0 {
+	if b := s.self[c.Path]; b != nil && int(c.Op) < len(b.want) && b.want[c.Op] > 0 {
+		b.want[c.Op]--
 		return true
 	}
 	for t := range s.selfTrees {
-		if vfs.HasPrefix(p, t) {
+		if vfs.HasPrefix(c.Path, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// setForeign sets where endSelf sends a report it took for the mount's
+// own by mistake.
+func (s *state) setForeign(fn func(vfs.Change)) {
+	s.mu.Lock()
+	s.foreign = fn
+	s.mu.Unlock()
 }
 
 // beginSelfTree and endSelfTree bracket a rename the mount makes of p and
@@ -339,25 +397,27 @@ func (s *state) endSelfTree(p string) {
 
 // write commits data to path through the tree.
 func (s *state) write(p string, data []byte) error {
-	s.beginSelf(p)
-	defer s.endSelf(p)
-	return s.fsys.Write(s.ctx, p, data)
+	s.beginSelf(p, vfs.ChangeWrite)
+	err := s.fsys.Write(s.ctx, p, data)
+	s.endSelf(p, vfs.ChangeWrite, err == nil)
+	return err
 }
 
 // create writes an empty file at p unless something is there; it fails with
 // KindConflict when something is.
 func (s *state) create(p string) error {
-	s.beginSelf(p)
-	defer s.endSelf(p)
+	s.beginSelf(p, vfs.ChangeWrite)
 	_, err := vfs.WriteIf(s.ctx, s.fsys, p, nil, vfs.Precondition{IfNoneMatch: true})
+	s.endSelf(p, vfs.ChangeWrite, err == nil)
 	return err
 }
 
 // remove deletes the file at p through the tree.
 func (s *state) remove(p string) error {
-	s.beginSelf(p)
-	defer s.endSelf(p)
-	return s.fsys.Delete(s.ctx, p)
+	s.beginSelf(p, vfs.ChangeDelete)
+	err := s.fsys.Delete(s.ctx, p)
+	s.endSelf(p, vfs.ChangeDelete, err == nil)
+	return err
 }
 
 // isPending reports whether p is a directory the mount holds (mkdir).

@@ -140,25 +140,64 @@ func TestStateRebase(t *testing.T) {
 	assert.Zero(t, st.getMeta("/dst/sub"))
 }
 
-// TestStateSelf: the mount's own changes in flight, by path and by tree.
+// expecting reports whether the state awaits the tree's report of a
+// change of kind op at p, made by the mount.
+func (s *state) expecting(p string, op vfs.ChangeOp) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.self[p]
+	return b != nil && b.want[op] > 0
+}
+
+// TestStateSelf: the mount's own changes in flight take one report each,
+// of their kind, by path; a rename takes every report under what moves.
+// A report taken for a change that was not made is sent on.
 func TestStateSelf(t *testing.T) {
 	st := newTestState(t, temp.MustNew(nil))
-	assert.False(t, st.isSelf("/a"))
-	st.beginSelf("/a")
-	st.beginSelf("/a")
-	st.endSelf("/a")
-	assert.True(t, st.isSelf("/a"))
-	st.endSelf("/a")
-	assert.False(t, st.isSelf("/a"))
+	var sent []vfs.Change
+	st.setForeign(func(c vfs.Change) { sent = append(sent, c) })
+	w, d := vfs.Change{Path: "/a", Op: vfs.ChangeWrite}, vfs.Change{Path: "/a", Op: vfs.ChangeDelete}
+	assert.False(t, st.ownReport(w))
+
+	st.beginSelf("/a", vfs.ChangeWrite)
+	assert.False(t, st.ownReport(d), "another kind of change is another's")
+	assert.True(t, st.ownReport(w), "the write's report")
+	assert.False(t, st.ownReport(w), "a second write is another's")
+	st.endSelf("/a", vfs.ChangeWrite, true)
+	assert.Empty(t, sent)
+	assert.Empty(t, st.self, "nothing left in flight")
+
+	st.beginSelf("/a", vfs.ChangeWrite)
+	st.beginSelf("/a", vfs.ChangeWrite)
+	assert.True(t, st.ownReport(w))
+	assert.True(t, st.ownReport(w), "two writes in flight, two reports")
+	st.endSelf("/a", vfs.ChangeWrite, true)
+	st.endSelf("/a", vfs.ChangeWrite, true)
+	assert.False(t, st.ownReport(w))
+
+	st.beginSelf("/a", vfs.ChangeWrite)
+	assert.True(t, st.ownReport(w), "taken for the mount's")
+	st.endSelf("/a", vfs.ChangeWrite, false)
+	assert.Equal(t, []vfs.Change{w}, sent, "the change was not made: the report was another's")
+
+	st.beginSelf("/a", vfs.ChangeWrite)
+	st.endSelf("/a", vfs.ChangeWrite, true) // made, but not reported (a tree without reports)
+	assert.False(t, st.ownReport(w), "a report after the change is another's")
+
+	st.beginSelf("/a", 0)
+	assert.False(t, st.ownReport(w), "a change that reports nothing takes no report")
+	st.endSelf("/a", 0, true)
+
 	st.beginSelfTree("/d")
-	assert.True(t, st.isSelf("/d/x/y"))
-	assert.False(t, st.isSelf("/dx"))
+	assert.True(t, st.ownReport(vfs.Change{Path: "/d/x/y", Op: vfs.ChangeDelete}))
+	assert.False(t, st.ownReport(vfs.Change{Path: "/dx", Op: vfs.ChangeWrite}))
 	st.endSelfTree("/d")
-	assert.False(t, st.isSelf("/d/x/y"))
+	assert.False(t, st.ownReport(vfs.Change{Path: "/d/x/y", Op: vfs.ChangeDelete}))
+	assert.Len(t, sent, 1)
 }
 
 // selfProbe records, at each call the state makes of the tree, whether the
-// state counted the path as its own change at that moment.
+// state awaited the report of that change at that moment.
 type selfProbe struct {
 	vfs.FileSystem
 	st   *state
@@ -166,18 +205,18 @@ type selfProbe struct {
 }
 
 func (p *selfProbe) Write(ctx context.Context, path string, data []byte) error {
-	p.seen = append(p.seen, fmt.Sprintf("write %s self=%v", path, p.st.isSelf(path)))
+	p.seen = append(p.seen, fmt.Sprintf("write %s self=%v", path, p.st.expecting(path, vfs.ChangeWrite)))
 	return p.FileSystem.Write(ctx, path, data)
 }
 
 func (p *selfProbe) Delete(ctx context.Context, path string) error {
-	p.seen = append(p.seen, fmt.Sprintf("delete %s self=%v", path, p.st.isSelf(path)))
+	p.seen = append(p.seen, fmt.Sprintf("delete %s self=%v", path, p.st.expecting(path, vfs.ChangeDelete)))
 	return p.FileSystem.Delete(ctx, path)
 }
 
 // TestStateOwnChanges: write, create and remove reach the tree while the
-// path counts as the mount's own change, and not after; create refuses a
-// path that exists, with a conflict.
+// state awaits their report, and not after; create refuses a path that
+// exists, with a conflict.
 func TestStateOwnChanges(t *testing.T) {
 	probe := &selfProbe{FileSystem: temp.MustNew(nil)}
 	st := newTestState(t, probe)
@@ -189,8 +228,7 @@ func TestStateOwnChanges(t *testing.T) {
 	assert.ErrorIs(t, err, vfs.ErrConflict)
 	require.NoError(t, st.remove("/a"))
 	assert.Equal(t, []string{"write /a self=true", "write /b self=true", "delete /a self=true"}, probe.seen)
-	assert.False(t, st.isSelf("/a"))
-	assert.False(t, st.isSelf("/b"))
+	assert.Empty(t, st.self)
 	fi, err := st.stat("/b")
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), fi.Size)
