@@ -47,7 +47,10 @@
 // O_TRUNC while the mount has no other handle on it. Each flush checks
 // that the name still holds it (EIO otherwise, and at the next flush of
 // every other writer sharing it: their writes are not told apart) and
-// reports the writes to the tree's watchers; the host watch tells the
+// reports the writes to the tree's watchers; once the name holds another
+// file (a commit through the API, a rename on the host), an open or a
+// truncate(2) of the name reaches that file, and the handles keep
+// writing theirs, as on a disk; the host watch tells the
 // daemon's own writes to such a file from another program's by the size
 // and time each left
 // (node.ownWrite), and leaves the kernel's pages of its own. O_TRUNC (negotiated as atomic with the kernel) and a

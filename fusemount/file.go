@@ -655,7 +655,14 @@ func (n *node) truncate(size int64, h *handle) syscall.Errno {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if fd, ok := n.ptInPlaceFd(); ok {
-		return n.m.errno("truncate", n.path(), unix.Ftruncate(fd, size))
+		p := n.path()
+		if h == nil && n.ptInPlaceReplaced(p) {
+			// truncate(2) of a name that holds another file now: the
+			// kernel looks the name up again (ESTALE) and truncates
+			// that file, not the one n's handles write.
+			return syscall.ESTALE
+		}
+		return n.m.errno("truncate", p, unix.Ftruncate(fd, size))
 	}
 	onHandle := h != nil
 	if onHandle {

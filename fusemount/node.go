@@ -248,9 +248,9 @@ func typeOf(fi vfs.FileInfo) uint32 {
 // and another name of a host file the kernel knows (a hard link) is that
 // file's node; a file node the host replaced (a new inode at the name)
 // with nothing open on it is replaced too, so its number follows, and
-// so is one whose open handles only pass through to the host file the
-// name held before (ptReplaced): they keep reading (and writing) it, as
-// on disk, and the name opens the new one.
+// so is one whose open handles only pass through to, or write in place,
+// the host file the name held before (ptReplaced): they keep reading
+// (and writing) it, as on disk, and the name opens the new one.
 func (n *node) child(ctx context.Context, name, p string, mode uint32, fi vfs.FileInfo) *fs.Inode {
 	n.mu.Lock()
 	delete(n.negs, name) // the name is there now

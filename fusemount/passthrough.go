@@ -48,7 +48,9 @@ import (
 // where the tree writes in place (see "Shared writes" below); a writer
 // of a name whose host file was replaced meanwhile gets ESTALE, so that
 // the kernel looks the name up again and gets a node of its own for the
-// new file (ptReplaced). An open that cannot share the node's backing
+// new file (ptReplaced), and so does any open, and a truncate(2), of a
+// name whose file written in place was replaced (ptInPlaceReplaced). An
+// open that cannot share the node's backing
 // otherwise (the staging was discarded under open handles; on a tree
 // that cannot write in place, a writer while readers read the host
 // file) waits up to ptWait for those handles to be released (a program
@@ -143,8 +145,9 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // the node's current mode (share its backing), or, when the node has no
 // handle, -1: the caller sets a backing up. p is the file's path. A
 // writer of a node whose backing is a host file no longer at p gets
-// ESTALE (see ptReplaced). It may wait (see ptWait), unlocking n.mu
-// meanwhile. Callers hold n.mu.
+// ESTALE (see ptReplaced), and so does any open of a node written in
+// place whose host file the name no longer holds (ptInPlaceReplaced). It
+// may wait (see ptWait), unlocking n.mu meanwhile. Callers hold n.mu.
 func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 	select {
 	case <-n.m.ptDecided:
@@ -156,6 +159,12 @@ func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 		n.mu.Unlock()
 		<-n.m.ptDecided
 		n.mu.Lock()
+	}
+	if n.ptInPlaceReplaced(p) {
+		// The kernel still has the name at this node (a file replaced
+		// by a file keeps its dentry): ESTALE makes it look the name
+		// up again, and child gives it a node of its own.
+		return ptNone, syscall.ESTALE
 	}
 	if !n.m.pt.Load() || n.deleted {
 		return ptNone, 0
@@ -203,21 +212,25 @@ func (m ptMode) String() string {
 // node's backing: a reader always (the host file it reads, the staging
 // everyone reads while the file is written, or that staging committed), a
 // writer a staging not yet committed or discarded, or a host file the
-// tree lets it write in place (ptShareWriter). Writing into a committed
-// staging or a host file otherwise would land in the tree's file
-// unchecked, where a concurrent change through the API may have replaced
-// it (a lost update reported as done). Callers hold n.mu.
+// tree lets it write in place (ptShareWriter), or a host file written in
+// place (created, holding no data, shared) that is still the file at p.
+// Writing into a committed staging or a host file otherwise would land
+// in the tree's file unchecked, where a concurrent change through the API
+// may have replaced it (a lost update reported as done), or in a file
+// that is no longer the tree's. Callers hold n.mu.
 func (n *node) ptShareable(write bool, p string) bool {
 	switch n.ptMode {
 	case ptInPlace:
-		if !write || !n.ptSharedFile {
-			return true
+		if !write {
+			return true // (ptChoose checked the name holds it)
 		}
-		if n.ptCurrent(p) {
+		if !n.ptCurrent(p) {
+			return false
+		}
+		if n.ptSharedFile {
 			n.m.ptShared.Add(1)
-			return true
 		}
-		return false
+		return true
 	case ptRead:
 		return !write || n.ptShareWriter(p)
 	case ptStage:
@@ -239,10 +252,11 @@ func (n *node) ptShareable(write bool, p string) bool {
 // path (same device and inode: ptCurrent), the node becomes ptInPlace
 // with its writes checked and reported at each close, as a file created
 // in place (ptChecked, publishInPlace). A host file replaced at the path
-// meanwhile is not written: the writer gets ESTALE (ptChoose), and the
-// kernel's second lookup of the name a new node for the new file, as
-// child gives one for a name whose node's handles only pass through to
-// the file it held before (ptReplaced). Readers pass through only on a backing a writer can share:
+// meanwhile is not written: the writer gets ESTALE (ptChoose; a reader
+// too once writers write it in place), and the kernel's second lookup of
+// the name a new node for the new file, as child gives one for a name
+// whose node's handles only pass through to, or write in place, the file
+// it held before (ptReplaced). Readers pass through only on a backing a writer can share:
 // opened for reading and writing (ptReaderFile).
 
 // ptShareWriter turns n, whose handles read the host file (ptRead), into
@@ -292,11 +306,14 @@ func (n *node) ptCommitShared(f *os.File, p string) {
 	n.ptPub = stampInfo(f)
 }
 
-// ptReplaced reports whether n's handles pass through to a host file
-// (readers, and writers sharing it: ptRead, ptSharedFile) that is not the
-// file fi describes, the one now at n's name, and n has no staging: the
-// name is then given a new node (child), which a writer can open, where
-// n's backing could not be written (ptChoose). Callers do not hold n.mu.
+// ptReplaced reports whether n's handles use a host file (readers
+// passing through, ptRead; handles writing it in place, ptInPlace: a file
+// created in place, one that held no data, a shared one, with
+// passthrough or through the daemon) that is not the file fi describes,
+// the one now at n's name, and n has no staging: the name is then given
+// a new node (child), which opens the file at the name, where n's backing
+// could not be written (ptChoose) and is no longer the tree's. Callers do
+// not hold n.mu.
 func (n *node) ptReplaced(fi vfs.FileInfo) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -306,7 +323,7 @@ func (n *node) ptReplaced(fi vfs.FileInfo) bool {
 // ptReplacedLocked is ptReplaced for the host file dev, ino. Callers hold
 // n.mu.
 func (n *node) ptReplacedLocked(dev, ino uint64) bool {
-	if ino == 0 || n.stage != nil || n.ptOpen == 0 || !(n.ptMode == ptRead || n.ptMode == ptInPlace && n.ptSharedFile) {
+	if ino == 0 || n.stage != nil || !(n.ptMode == ptRead && n.ptOpen > 0 || n.ptMode == ptInPlace) {
 		return false
 	}
 	hf, ok := n.ptFile.(hostFile)
@@ -318,6 +335,17 @@ func (n *node) ptReplacedLocked(dev, ino uint64) bool {
 		return false
 	}
 	return st.Ino != ino || dev != 0 && uint64(st.Dev) != dev
+}
+
+// ptInPlaceReplaced reports whether n is written in place (ptInPlace:
+// created in place, holding no data, shared; with passthrough or through
+// the daemon) and its host file is no longer the file at p: another file
+// was put at the name (a compare-and-swap commit through the API, a
+// program's rename on the host). Its handles keep their file, as on a
+// local disk; a new open, or a truncate(2), of the name must reach the
+// file now there. Callers hold n.mu.
+func (n *node) ptInPlaceReplaced(p string) bool {
+	return n.ptMode == ptInPlace && n.ptBackingReplaced(p)
 }
 
 // ptBackingReplaced reports whether the host file n's handles pass
@@ -798,8 +826,12 @@ func (m *mount) debugf(format string, args ...any) {
 // through a staging elsewhere is here a report: the flush checks that the
 // name still holds the file (a rename over it or an unlink by another
 // writer meanwhile is EIO, as a lost compare-and-swap is) and tells the
-// tree's watchers of the writes (vfs.ChangeWrite). docs/mount.md ("Data
-// safety") says what a reader and a crash see.
+// tree's watchers of the writes (vfs.ChangeWrite). Once the name holds
+// another file, the name is that file's, as on a disk: an open or a
+// truncate(2) of it through the node the kernel still has there gets
+// ESTALE (ptInPlaceReplaced), and the kernel's second lookup a node of
+// its own (ptReplaced), while the node's handles keep writing theirs.
+// docs/mount.md ("Data safety") says what a reader and a crash see.
 
 // inPlaceCreator is a tree that creates new files open for writing in
 // place, opens existing ones that hold no data in place, and reports

@@ -612,3 +612,83 @@ func TestPassthroughSharedWritersCheckFails(t *testing.T) {
 	assert.Error(t, w2.Close(), "the check could not be made")
 	assert.Error(t, w3.Close(), "nor could it for the other writer, whose writes are the same file's")
 }
+
+// TestCreatedInPlaceReplaced: a file created through the mount (written
+// in place, by the kernel with passthrough or by the daemon without) is
+// held open for writing while its name is replaced: through the API (a
+// compare-and-swap commit renames a new file over it) or by a program's
+// rename on the host. The name then opens the file now there, for
+// reading and for writing, and a truncate(2) of the name truncates that
+// file; the held handle keeps writing its own file, as on a local disk,
+// and its close fails with EIO, since its writes are not in the tree.
+func TestCreatedInPlaceReplaced(t *testing.T) {
+	requireFUSE(t)
+	for mode, opts := range passthroughModes {
+		for _, by := range []string{"api", "host"} {
+			t.Run(mode+"/"+by, func(t *testing.T) {
+				root, s := localMount(t, nil, opts)
+				env := "M=" + s.Dir()
+				host := filepath.Join(root, "f")
+				w, err := os.OpenFile(filepath.Join(s.Dir(), "f"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				require.NoError(t, err)
+				t.Cleanup(func() { w.Close() })
+				_, err = w.WriteString("mine\n")
+				require.NoError(t, err)
+				mine := hostIno(t, host)
+
+				switch by {
+				case "api":
+					fi, err := s.m.fsys.Stat(t.Context(), "/f")
+					require.NoError(t, err)
+					_, err = s.m.fsys.(*local.FS).WriteIf(t.Context(), "/f", []byte("theirs\n"), vfs.Precondition{IfMatch: fi.ETag})
+					require.NoError(t, err)
+				case "host":
+					tmp := filepath.Join(root, ".f.tmp")
+					require.NoError(t, os.WriteFile(tmp, []byte("theirs\n"), 0o644))
+					require.NoError(t, os.Rename(tmp, host))
+				}
+				require.NotEqual(t, mine, hostIno(t, host), "the name holds another file")
+
+				// The kernel still has the name at the created file's node
+				// (a file replaced by a file keeps its dentry).
+				sh(t, `perl -e 'truncate($ARGV[0], 3) or die "truncate: $!\\n"' "$M/f"`, env) // truncate(2): no open
+				got, err := os.ReadFile(host)
+				require.NoError(t, err)
+				assert.Equal(t, "the", string(got), "truncate(2) of the name truncates the file there")
+				assert.Equal(t, "the", sh(t, `cat "$M/f"`, env), "a reader opening the name")
+				sh(t, `echo irs >> "$M/f"`, env)
+				got, err = os.ReadFile(host)
+				require.NoError(t, err)
+				assert.Equal(t, "theirs\n", string(got), "a writer opening the name appends to the file there")
+
+				_, err = w.WriteString("after\n")
+				require.NoError(t, err, "the held handle writes its own file")
+				assert.Equal(t, "mine\nafter\n", heldHostFile(t, host), "the held handle's file, which the truncate left alone")
+				assert.ErrorIs(t, w.Close(), syscall.EIO, "the held handle's writes are not in the tree")
+				got, err = os.ReadFile(host)
+				require.NoError(t, err)
+				assert.Equal(t, "theirs\n", string(got), "the file at the name after the held handle's close")
+				checkPassthrough(t, s, opts)
+			})
+		}
+	}
+}
+
+// heldHostFile is the content of the host file that was at host, now
+// replaced (unlinked), as a descriptor the daemon (this process) holds
+// on it reads.
+func heldHostFile(t *testing.T, host string) string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	for _, fd := range fds {
+		p := filepath.Join("/proc/self/fd", fd.Name())
+		if target, err := os.Readlink(p); err == nil && target == host+" (deleted)" {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			return string(data)
+		}
+	}
+	require.Failf(t, "no descriptor on the replaced file", "%s (deleted)", host)
+	return ""
+}
