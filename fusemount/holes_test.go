@@ -78,13 +78,29 @@ func hostRead(t *testing.T, path string) []byte {
 // shares what the open handle does (a file written in place, say).
 func waitReleased(t *testing.T, s *Server, name string) {
 	t.Helper()
+	waitHandles(t, s, name, func(n *node) bool { return n.opens > 0 || n.ptLive > 0 })
+}
+
+// waitWritersReleased waits until the daemon has released every writer's
+// handle of the file name in the mount's root directory (readers may
+// stay): a writer's release publishes what was written in place since
+// the last check, whoever wrote it.
+func waitWritersReleased(t *testing.T, s *Server, name string) {
+	t.Helper()
+	waitHandles(t, s, name, func(n *node) bool { return n.writers > 0 })
+}
+
+// waitHandles waits until busy, asked under the node's lock, says false
+// of the node of the file name in the mount's root directory.
+func waitHandles(t *testing.T, s *Server, name string, busy func(*node) bool) {
+	t.Helper()
 	ch := s.inv.root.GetChild(name)
 	require.NotNil(t, ch, "%s is not in the mount's root", name)
 	n := ch.Operations().(*node)
 	deadline := time.Now().Add(toolTimeout)
 	for {
 		n.mu.Lock()
-		busy := n.opens > 0 || n.ptLive > 0
+		busy := busy(n)
 		n.mu.Unlock()
 		if !busy {
 			return

@@ -542,6 +542,7 @@ func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
 	_, err = w1.WriteString("a\n")
 	require.NoError(t, err)
 	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
+	waitWritersReleased(t, s, "f") // (its release checks what is written meanwhile)
 
 	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
@@ -596,6 +597,7 @@ func TestPassthroughSharedWritersCheckFails(t *testing.T) {
 	_, err = w1.WriteString("a\n")
 	require.NoError(t, err)
 	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
+	waitWritersReleased(t, s, "f") // (its release checks what is written meanwhile)
 
 	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
