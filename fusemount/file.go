@@ -77,7 +77,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		return nil, 0, syscall.ENOSYS
 	}
-	h, errno := n.open(flags, "")
+	h, errno := n.open(flags, "", callerPid(ctx))
 	if errno != 0 {
 		return nil, 0, errno
 	}
@@ -112,8 +112,9 @@ func (o opened) fuseHandle() fs.FileHandle {
 }
 
 // open makes a handle on file n for flags; created, when not "", is the
-// path at which n was just created empty by this mount.
-func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
+// path at which n was just created empty by this mount. pid is the
+// caller's (see ptStaleFor).
+func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.Errno) {
 	m := n.m
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
@@ -155,7 +156,7 @@ func (n *node) open(flags uint32, created string) (opened, syscall.Errno) {
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pt, errno := n.ptChoose(write || trunc, p)
+	pt, errno := n.ptChoose(write || trunc, p, pid)
 	if errno != 0 {
 		return opened{}, errno
 	}
@@ -648,7 +649,7 @@ func (n *node) touch() {
 // when no descriptor has the file open for writing: otherwise the writer's
 // next flush (its close) commits it, so a rewrite with O_TRUNC leaves the
 // tree's file whole until the new contents are complete.
-func (n *node) truncate(size int64, h *handle) syscall.Errno {
+func (n *node) truncate(size int64, h *handle, pid uint32) syscall.Errno {
 	if size > n.m.opts.maxFileSize() {
 		return syscall.EFBIG
 	}
@@ -656,11 +657,13 @@ func (n *node) truncate(size int64, h *handle) syscall.Errno {
 	defer n.mu.Unlock()
 	if fd, ok := n.ptInPlaceFd(); ok {
 		p := n.path()
-		if h == nil && n.ptInPlaceReplaced(p) {
-			// truncate(2) of a name that holds another file now: the
-			// kernel looks the name up again (ESTALE) and truncates
-			// that file, not the one n's handles write.
-			return syscall.ESTALE
+		if h == nil {
+			if stale, _ := n.ptStale(p, pid); stale {
+				// truncate(2) of a name that holds another file now:
+				// the kernel looks the name up again (ESTALE) and
+				// truncates that file, not the one n's handles write.
+				return syscall.ESTALE
+			}
 		}
 		return n.m.errno("truncate", p, unix.Ftruncate(fd, size))
 	}

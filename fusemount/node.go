@@ -53,9 +53,11 @@ type node struct {
 	ptPub        vfs.FileInfo   // ptChecked: the file as its writes were last reported (its size and time)
 	ptUnwritten  bool           // ptStage: a copy given ptUnwrittenTime, the kernel not known to have written it (ptMarkUnwritten)
 	ptSharedFile bool           // ptInPlace: the host file readers or a committed staging passed through to, shared by writers (ptShareWriter, ptCommitShared)
-	ptOwn        hostStamp      // ptInPlace through the daemon: the host file after the daemon's last write (see ownWrite)
-	ptNoReader   bool           // in a tree of several mounts: the file's readers have no host descriptor
-	ptNoStage    bool           // in a tree of several mounts: the file's stagings have no host descriptor
+	ptStaleTo    uint32         // ptInPlace: the caller (thread id) an open or truncate of n answered ESTALE to, its name holding another file (ptStale); valid with ptStaleSet
+	ptStaleSet   bool
+	ptOwn        hostStamp // ptInPlace through the daemon: the host file after the daemon's last write (see ownWrite)
+	ptNoReader   bool      // in a tree of several mounts: the file's readers have no host descriptor
+	ptNoStage    bool      // in a tree of several mounts: the file's stagings have no host descriptor
 
 	// changes counts changes to the node's path made through the tree's
 	// API; a handle's whole-file copy is stale once it moves on.
@@ -574,7 +576,7 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		if errno := n.truncate(int64(size), asHandle(f)); errno != 0 {
+		if errno := n.truncate(int64(size), asHandle(f), in.Caller.Pid); errno != 0 {
 			return errno
 		}
 	}
@@ -697,7 +699,7 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 		if n.IsDir() {
 			return syscall.EISDIR
 		}
-		if errno := n.truncate(int64(size), asHandle(f)); errno != 0 {
+		if errno := n.truncate(int64(size), asHandle(f), in.Caller.Pid); errno != 0 {
 			return errno
 		}
 	}
@@ -1147,7 +1149,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if created {
 		at = p
 	}
-	h, errno := cn.open(flags, at)
+	h, errno := cn.open(flags, at, callerPid(ctx))
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}

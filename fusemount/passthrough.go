@@ -148,7 +148,7 @@ func probePassthrough(srv *fuse.Server) (bool, string) {
 // ESTALE (see ptReplaced), and so does any open of a node written in
 // place whose host file the name no longer holds (ptInPlaceReplaced). It
 // may wait (see ptWait), unlocking n.mu meanwhile. Callers hold n.mu.
-func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
+func (n *node) ptChoose(write bool, p string, pid uint32) (ptMode, syscall.Errno) {
 	select {
 	case <-n.m.ptDecided:
 	default:
@@ -160,7 +160,8 @@ func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 		<-n.m.ptDecided
 		n.mu.Lock()
 	}
-	if n.ptInPlaceReplaced(p) {
+	stale, own := n.ptStale(p, pid) // own: the kernel's second try, through a descriptor of n's file
+	if stale {
 		// The kernel still has the name at this node (a file replaced
 		// by a file keeps its dentry): ESTALE makes it look the name
 		// up again, and child gives it a node of its own.
@@ -175,7 +176,7 @@ func (n *node) ptChoose(write bool, p string) (ptMode, syscall.Errno) {
 		switch {
 		case n.cached > 0:
 			return ptNone, 0
-		case n.ptOpen > 0 && n.ptShareable(write, p):
+		case n.ptOpen > 0 && (own || n.ptShareable(write, p)):
 			return n.ptMode, 0
 		case n.ptLive == 0:
 			return -1, 0
@@ -335,6 +336,34 @@ func (n *node) ptReplacedLocked(dev, ino uint64) bool {
 		return false
 	}
 	return st.Ino != ino || dev != 0 && uint64(st.Dev) != dev
+}
+
+// ptStale decides an open or truncate of n at p by the caller pid (a
+// thread id): stale, answer ESTALE, when n's name holds another file
+// (ptInPlaceReplaced). The kernel then tries once more, looking the name
+// up again first, and gets a node of its own for the file there; a try
+// that reaches n again from the same caller came through a descriptor of
+// n's own file (/proc/self/fd/N, /dev/fd/N, which lead to n whatever the
+// name holds): own, it opens or truncates that file, as on a local disk.
+// Callers hold n.mu.
+func (n *node) ptStale(p string, pid uint32) (stale, own bool) {
+	if n.ptStaleSet && n.ptStaleTo == pid {
+		n.ptStaleSet = false
+		return false, true
+	}
+	if !n.ptInPlaceReplaced(p) {
+		return false, false
+	}
+	n.ptStaleTo, n.ptStaleSet = pid, true
+	return true, false
+}
+
+// callerPid is the thread id of the process whose request ctx is, or 0.
+func callerPid(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
+	}
+	return 0
 }
 
 // ptInPlaceReplaced reports whether n is written in place (ptInPlace:
@@ -690,7 +719,7 @@ func (n *node) ptDrop() {
 		n.ptFile.Close()
 		n.ptFile = nil
 	}
-	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked, n.ptSharedFile, n.ptUnwritten = ptNone, nil, false, false, false, false, false
+	n.ptMode, n.ptStage, n.ptCreated, n.ptCommitted, n.ptChecked, n.ptSharedFile, n.ptUnwritten, n.ptStaleSet = ptNone, nil, false, false, false, false, false, false
 	n.ptOwn = hostStamp{}
 }
 

@@ -651,10 +651,18 @@ func TestCreatedInPlaceReplaced(t *testing.T) {
 				}
 				require.NotEqual(t, mine, hostIno(t, host), "the name holds another file")
 
+				// A descriptor's link (/proc/self/fd/N) still opens the
+				// held file, as on a local disk, before and after the name
+				// is looked up again.
+				own := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+				got, err := os.ReadFile(own)
+				require.NoError(t, err, "reopening the held descriptor")
+				assert.Equal(t, "mine\n", string(got))
+
 				// The kernel still has the name at the created file's node
 				// (a file replaced by a file keeps its dentry).
 				sh(t, `perl -e 'truncate($ARGV[0], 3) or die "truncate: $!\\n"' "$M/f"`, env) // truncate(2): no open
-				got, err := os.ReadFile(host)
+				got, err = os.ReadFile(host)
 				require.NoError(t, err)
 				assert.Equal(t, "the", string(got), "truncate(2) of the name truncates the file there")
 				assert.Equal(t, "the", sh(t, `cat "$M/f"`, env), "a reader opening the name")
@@ -662,6 +670,10 @@ func TestCreatedInPlaceReplaced(t *testing.T) {
 				got, err = os.ReadFile(host)
 				require.NoError(t, err)
 				assert.Equal(t, "theirs\n", string(got), "a writer opening the name appends to the file there")
+
+				got, err = os.ReadFile(own)
+				require.NoError(t, err, "reopening the held descriptor after the name was looked up again")
+				assert.Equal(t, "mine\n", string(got))
 
 				_, err = w.WriteString("after\n")
 				require.NoError(t, err, "the held handle writes its own file")
