@@ -113,7 +113,7 @@ func (o opened) fuseHandle() fs.FileHandle {
 
 // open makes a handle on file n for flags; created, when not "", is the
 // path at which n was just created empty by this mount. pid is the
-// caller's (see ptStaleFor).
+// caller's (see ptStale).
 func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.Errno) {
 	m := n.m
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY

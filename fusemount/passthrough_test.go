@@ -533,6 +533,23 @@ func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
 	requireFUSE(t)
 	root, s := localMount(t, map[string]string{"f": "old\n"}, Options{})
 	skipNoKernelPassthrough(t, s)
+	w2, w3 := sharedWriters(t, s)
+	require.NoError(t, s.m.fsys.Write(t.Context(), "/f", []byte("api\n")))
+
+	assert.ErrorIs(t, w2.Close(), syscall.EIO, "the file was replaced under the writer")
+	assert.ErrorIs(t, w3.Close(), syscall.EIO, "so it was under the other writer")
+	got, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "api\n", string(got))
+}
+
+// sharedWriters opens two writers of /f (which holds "old\n") that share
+// its host file in place: a writer appends "a\n" and closes while a
+// reader stays open (the committed staging is the host file), and once
+// its release is done (it checks what is written meanwhile), the two
+// writers open and append "b\n" and "c\n".
+func sharedWriters(t *testing.T, s *Server) (w2, w3 *os.File) {
+	t.Helper()
 	name := filepath.Join(s.Dir(), "f")
 	w1, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
@@ -542,12 +559,12 @@ func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
 	_, err = w1.WriteString("a\n")
 	require.NoError(t, err)
 	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
-	waitWritersReleased(t, s, "f") // (its release checks what is written meanwhile)
+	waitWritersReleased(t, s, "f")
 
-	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	w2, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { w2.Close() })
-	w3, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	w3, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { w3.Close() })
 	require.Equal(t, int64(2), s.m.ptShared.Load(), "both writers share the committed file")
@@ -555,13 +572,7 @@ func TestPassthroughSharedWritersRefusedTogether(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w3.WriteString("c\n")
 	require.NoError(t, err)
-	require.NoError(t, s.m.fsys.Write(t.Context(), "/f", []byte("api\n")))
-
-	assert.ErrorIs(t, w2.Close(), syscall.EIO, "the file was replaced under the writer")
-	assert.ErrorIs(t, w3.Close(), syscall.EIO, "so it was under the other writer")
-	got, err := os.ReadFile(filepath.Join(root, "f"))
-	require.NoError(t, err)
-	assert.Equal(t, "api\n", string(got))
+	return w2, w3
 }
 
 // uncheckable is a local: tree whose checks of writes in place cannot be
@@ -588,28 +599,7 @@ func TestPassthroughSharedWritersCheckFails(t *testing.T) {
 	t.Cleanup(func() { fsys.Close() })
 	s := mountT(t, uncheckable{fsys}, Options{Passthrough: true})
 	skipNoKernelPassthrough(t, s)
-	name := filepath.Join(s.Dir(), "f")
-	w1, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
-	require.NoError(t, err)
-	r, err := os.Open(name)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	_, err = w1.WriteString("a\n")
-	require.NoError(t, err)
-	require.NoError(t, w1.Close(), "the staging is committed; the reader holds it")
-	waitWritersReleased(t, s, "f") // (its release checks what is written meanwhile)
-
-	w2, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { w2.Close() })
-	w3, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { w3.Close() })
-	require.Equal(t, int64(2), s.m.ptShared.Load(), "both writers share the committed file")
-	_, err = w2.WriteString("b\n")
-	require.NoError(t, err)
-	_, err = w3.WriteString("c\n")
-	require.NoError(t, err)
+	w2, w3 := sharedWriters(t, s)
 
 	assert.Error(t, w2.Close(), "the check could not be made")
 	assert.Error(t, w3.Close(), "nor could it for the other writer, whose writes are the same file's")

@@ -309,7 +309,8 @@ func (s *state) setMeta(p string, fn func(*meta)) {
 // before the change returns) is then not sent to the kernel, which
 // already knows. op is the kind of report the change makes when it is
 // made (vfs.ChangeWrite, vfs.ChangeDelete), or 0 when it makes none (a
-// chown, or a chmod of a directory, on local: and temp:). Only one report
+// chmod, utimes or chown of a directory or of a link itself, on local:
+// and temp:; see node.metaReport). Only one report
 // of that kind is taken for the mount's: another program's change of the
 // same path meanwhile, of another kind or a second one, goes to the
 // kernel.

@@ -53,10 +53,7 @@ func BenchmarkRemoveTree(b *testing.B) {
 		require.NoError(b, err)
 		b.Cleanup(func() { fsys.Close() })
 		s := mountT(b, fsys, Options{})
-		for deadline := time.Now().Add(10 * time.Second); !s.HostWatched() && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		require.True(b, s.HostWatched(), "the host watch started")
+		waitHostWatched(b, s)
 		b.StartTimer()
 		out, err = exec.Command("rm", "-rf", filepath.Join(s.Dir(), "tree")).CombinedOutput()
 		b.StopTimer()
@@ -86,10 +83,7 @@ func BenchmarkExtractTar(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { fsys.Close() })
 	s := mountT(b, fsys, Options{})
-	for deadline := time.Now().Add(10 * time.Second); !s.HostWatched() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.True(b, s.HostWatched(), "the host watch started")
+	waitHostWatched(b, s)
 	b.ResetTimer()
 	for i := range b.N {
 		dst := filepath.Join(s.Dir(), fmt.Sprintf("x%d", i))
@@ -97,4 +91,14 @@ func BenchmarkExtractTar(b *testing.B) {
 		out, err := exec.Command("tar", "-xf", tarball, "-C", dst).CombinedOutput()
 		require.NoError(b, err, "%s", out)
 	}
+}
+
+// waitHostWatched waits (10 s at most) until the mount's host watch has
+// started: a watch per directory, set up in the background.
+func waitHostWatched(b *testing.B, s *Server) {
+	b.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !s.HostWatched() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.True(b, s.HostWatched(), "the host watch started")
 }

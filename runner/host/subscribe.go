@@ -114,8 +114,11 @@ func (h *Host) poll(id string, hb *hub) {
 		}
 		// The size is taken before the read: an event appended between
 		// the two moves it again, and is read at the next tick.
-		size, sizeErr := h.opts.Store.LogSize(id)
-		if sizeErr == nil && size == last {
+		size, err := h.opts.Store.LogSize(id)
+		switch {
+		case err != nil:
+			size = -1 // not known: read, and again next time
+		case size == last:
 			continue
 		}
 		hb.mu.Lock()
@@ -129,9 +132,6 @@ func (h *Host) poll(id string, hb *hub) {
 		}
 		hb.extend(evs)
 		last = size
-		if sizeErr != nil {
-			last = -1
-		}
 	}
 }
 

@@ -101,12 +101,13 @@ func (d *disk) List() ([]Listing, error) {
 // when the size moved, or when there is no record (a filesystem without
 // user extended attributes, an older july), as if nothing were known.
 func (d *disk) Stale(id string) bool {
-	f, err := os.Open(filepath.Join(d.sessionDir(id), MetaFile))
+	dir := d.sessionDir(id)
+	f, err := os.Open(filepath.Join(dir, MetaFile))
 	if err != nil {
 		return true
 	}
 	defer f.Close()
-	return staleFrom(d.sessionDir(id), f)
+	return staleFrom(dir, f)
 }
 
 // staleFrom is Stale of the session in dir whose session.json is open as
