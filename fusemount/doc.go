@@ -161,7 +161,9 @@
 // (the inotify watch limit) keeps, or falls back to, the short timeouts.
 // Explicit timeouts turn the watch off. A file reopened at the version
 // the kernel keeps pages of is not read at open. Readers open with
-// FOPEN_NOFLUSH (they have nothing to commit). A read-only mount answers
+// FOPEN_NOFLUSH (they have nothing to commit), and so does the descriptor
+// a create opens on a file made in place (its writes are on the host; its
+// release checks and reports them). A read-only mount answers
 // OPEN and FLUSH with ENOSYS (no-open, no-flush): reads come without a
 // handle and are served by range from the tree's current file; on a tree
 // that reports its changes OPENDIR too (no-opendir, noopendir.go).

@@ -611,8 +611,10 @@ func TestPassthroughSharedWritersCheckFails(t *testing.T) {
 // compare-and-swap commit renames a new file over it) or by a program's
 // rename on the host. The name then opens the file now there, for
 // reading and for writing, and a truncate(2) of the name truncates that
-// file; the held handle keeps writing its own file, as on a local disk,
-// and its close fails with EIO, since its writes are not in the tree.
+// file; the held handle keeps writing its own file, as on a local disk.
+// Another writer of that file (opened through the descriptor's link)
+// gets EIO at its close, since its writes are not in the tree; the
+// creator's close sends no FLUSH and succeeds.
 func TestCreatedInPlaceReplaced(t *testing.T) {
 	requireFUSE(t)
 	for mode, opts := range passthroughModes {
@@ -668,7 +670,17 @@ func TestCreatedInPlaceReplaced(t *testing.T) {
 				_, err = w.WriteString("after\n")
 				require.NoError(t, err, "the held handle writes its own file")
 				assert.Equal(t, "mine\nafter\n", heldHostFile(t, host), "the held handle's file, which the truncate left alone")
-				assert.ErrorIs(t, w.Close(), syscall.EIO, "the held handle's writes are not in the tree")
+				// A writer opened on the held file (through the
+				// descriptor's link) is told at its close that its writes
+				// are not in the tree; the creator's own close sends no
+				// FLUSH (FOPEN_NOFLUSH) and succeeds, as on a local disk.
+				w2, err := os.OpenFile(own, os.O_WRONLY|os.O_APPEND, 0)
+				require.NoError(t, err, "reopening the held descriptor for writing")
+				_, err = w2.WriteString("again\n")
+				require.NoError(t, err)
+				assert.ErrorIs(t, w2.Close(), syscall.EIO, "the second writer's writes are not in the tree")
+				assert.Equal(t, "mine\nafter\nagain\n", heldHostFile(t, host), "the held file has both writers' writes")
+				assert.NoError(t, w.Close(), "the creator's close")
 				got, err = os.ReadFile(host)
 				require.NoError(t, err)
 				assert.Equal(t, "theirs\n", string(got), "the file at the name after the held handle's close")
