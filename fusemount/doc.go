@@ -156,8 +156,10 @@
 // vfs/local's WatchHost, inotify, asked for by interface, not part of
 // vfs.Notifier): every host change, by any program, is invalidated from
 // the invalidator's goroutine; so are names found missing there, with no
-// Options.NegativeTimeout (negative.go); lost changes (an inotify overflow) drop
-// everything the kernel holds; a tree that cannot be watched completely
+// Options.NegativeTimeout (negative.go); the mount's own creates, unlinks
+// and mkdirs are not (a directory it makes is watched before its MKDIR
+// reply, so its report is the mount's and nothing under it is dropped);
+// lost changes (an inotify overflow) drop everything the kernel holds; a tree that cannot be watched completely
 // (the inotify watch limit) keeps, or falls back to, the short timeouts.
 // Explicit timeouts turn the watch off. A file reopened at the version
 // the kernel keeps pages of is not read at open. Readers open with

@@ -51,6 +51,9 @@ type hostState struct {
 	hostGen atomic.Uint64
 	// hostDropForTest drops the host changes heard (tests: changes lost).
 	hostDropForTest atomic.Bool
+	// hostHookForTest, when set, sees each host change first, on the
+	// watch's goroutine (tests: holding the watch back).
+	hostHookForTest atomic.Pointer[func(local.HostChange)]
 	// handlelessReads counts the directory reads served without a
 	// handle (no-opendir, see noopendir.go).
 	handlelessReads atomic.Int64
@@ -121,15 +124,17 @@ func (m *mount) entryChange(p string, made bool, change func() error) error {
 	return err
 }
 
-// doneEntry ends an expectEntry(p, made). A change that was not made
-// (ok false: an error) is not waited for; as another program's change of
-// p heard meanwhile may have been taken for the mount's, the name is
-// invalidated as a host change of it would be.
-func (m *mount) doneEntry(p string, made, ok bool) {
-	if ok {
-		return
-	}
+// unexpectEntry takes back an expectEntry(p, made) whose report will not
+// be taken for the mount's (a directory reported Lost: see watchMade),
+// with no invalidation: the report itself brings that.
+func (m *mount) unexpectEntry(p string, made bool) {
 	m.selfMu.Lock()
+	m.dropExpected(p, made)
+	m.selfMu.Unlock()
+}
+
+// dropExpected takes one expected change of p back; selfMu is held.
+func (m *mount) dropExpected(p string, made bool) bool {
 	e, found := m.selfEntries[p]
 	if found {
 		if made {
@@ -139,6 +144,50 @@ func (m *mount) doneEntry(p string, made, ok bool) {
 		}
 		m.putEntry(p, e)
 	}
+	return found
+}
+
+// watchMade has the host watch of the tree holding p, a directory the
+// mount has just made and not yet told the kernel of, watch it at once
+// (local.HostWatch.WatchMade), so that the report of its creation says
+// nothing went unreported in it: the mount takes it for its own (the
+// kernel learns of the directory from the MKDIR reply) instead of
+// dropping everything the kernel cached under it meanwhile, which for a
+// tar -x or a git checkout is every file made in it before the report
+// came. false when it could not: the report then says changes in it may
+// have been missed, as for a directory another program made.
+func (m *mount) watchMade(p string) bool {
+	mounts := m.hostMounts.Load()
+	if !m.hostOK.Load() || mounts == nil {
+		return false
+	}
+	for _, hm := range *mounts {
+		rel, ok := vfs.Rel(p, hm.prefix)
+		if !ok {
+			continue
+		}
+		if hm.watch == nil || rel == "" {
+			return false
+		}
+		made, err := hm.watch.WatchMade("/" + rel)
+		if err != nil {
+			m.debugf("host changes: %v", err)
+		}
+		return made
+	}
+	return false
+}
+
+// doneEntry ends an expectEntry(p, made). A change that was not made
+// (ok false: an error) is not waited for; as another program's change of
+// p heard meanwhile may have been taken for the mount's, the name is
+// invalidated as a host change of it would be.
+func (m *mount) doneEntry(p string, made, ok bool) {
+	if ok {
+		return
+	}
+	m.selfMu.Lock()
+	found := m.dropExpected(p, made)
 	m.selfMu.Unlock()
 	if found {
 		m.mu.Lock()
@@ -266,6 +315,9 @@ func (m *mount) watchHost(iv *invalidator) {
 			prefix := mounts[i].prefix
 			hw, err := mounts[i].tree.WatchHost(func(c local.HostChange) {
 				c.Path = vfs.Join(prefix, c.Path)
+				if hook := m.hostHookForTest.Load(); hook != nil {
+					(*hook)(c)
+				}
 				if m.ownEntry(c) {
 					return
 				}

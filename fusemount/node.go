@@ -945,11 +945,18 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, syscall.EEXIST
 	}
 	now := time.Now()
+	// The host watch's report of the directory is the mount's own when
+	// the watch holds the directory before the reply (watchMade).
+	n.m.expectEntry(p, true)
 	switch err := vfs.MakeDir(n.m.ctx, n.m.fsys, p); {
 	case errors.Is(err, errors.ErrUnsupported):
+		n.m.unexpectEntry(p, true)
 		n.m.addPending(p, now)
 	case err != nil:
+		n.m.doneEntry(p, true, false)
 		return nil, n.m.errno("mkdir", p, err)
+	case !n.m.watchMade(p):
+		n.m.unexpectEntry(p, true)
 	}
 	n.forgetSubdirs()
 	n.createMode(p, mode&0o7777, 0o755)

@@ -94,6 +94,7 @@ type HostWatch struct {
 
 	mu   sync.Mutex
 	dirs map[string]uint64 // host directories watched -> inode (0: unknown)
+	made map[string]uint64 // directories WatchMade watched, their creation not yet reported -> inode
 
 	barrierDir string                   // HostWatchOptions.BarrierDir, "" if not watched
 	barriers   map[string]chan struct{} // barrier file -> its waiter (under mu)
@@ -167,7 +168,7 @@ func (fsys *FS) WatchHostWith(opts HostWatchOptions, fn func(HostChange)) (*Host
 	if err != nil {
 		return nil, fmt.Errorf("local: watching %s: %w", fsys.real, err)
 	}
-	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{},
+	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{}, made: map[string]uint64{},
 		barriers: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := hw.watchTree(fsys.real); err != nil {
 		w.Close()
@@ -204,6 +205,71 @@ func (hw *HostWatch) Close() error {
 		<-hw.done
 	})
 	return err
+}
+
+// WatchMade watches the directory at tree path p, which the caller has
+// just made and told nobody of yet, at once (and whatever another
+// program made in it meanwhile), rather than when the report of its
+// creation is handled; that report is then a plain Entry change of p
+// with Op HostCreated, not Lost. A FUSE mount calls it before it answers
+// a mkdir: every change in the directory after the kernel first hears of
+// it is then reported one by one, and nothing under it was cached
+// before, so nothing needs dropping. It reports false, and the creation
+// is reported Lost as for any directory, when the directory was watched
+// already (the report was handled first), is not there, is left out
+// (HostWatchOptions.SkipDir), or is not under a watched directory by
+// that name (a link on the way). An error is the watch's (the inotify
+// watch limit: Complete is false from then on).
+func (hw *HostWatch) WatchMade(p string) (bool, error) {
+	p = vfs.Clean(p)
+	if p == "/" {
+		return false, nil
+	}
+	host := filepath.Join(hw.root, filepath.FromSlash(p))
+	if hw.skipped(host) {
+		return false, nil
+	}
+	fi, err := os.Lstat(host)
+	if err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	ino := inode(fi)
+	hw.mu.Lock()
+	_, parent := hw.dirs[filepath.Dir(host)]
+	_, watched := hw.dirs[host]
+	if !parent || watched {
+		hw.mu.Unlock()
+		return false, nil
+	}
+	if max := maxWatchesForTest.Load(); max > 0 && int64(len(hw.dirs)) >= max {
+		hw.mu.Unlock()
+		hw.complete.Store(false)
+		return false, fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", host, syscall.ENOSPC)
+	}
+	// Under mu, so that the report of the creation (event) finds the
+	// directory either not watched yet (it then watches it itself and
+	// reports Lost, and this returns false above) or watched and made.
+	if err := hw.w.Add(host); err != nil {
+		hw.mu.Unlock()
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return false, nil // gone or replaced meanwhile: reported so
+		}
+		hw.complete.Store(false)
+		if errors.Is(err, syscall.ENOSPC) {
+			return false, fmt.Errorf("local: watching %s: %w (raise fs.inotify.max_user_watches)", host, err)
+		}
+		return false, fmt.Errorf("local: watching %s: %w", host, err)
+	}
+	hw.dirs[host] = ino
+	hw.made[host] = ino
+	hw.mu.Unlock()
+	// What another program made in it before the watch: its directories
+	// are watched too (none is known to anyone who caches).
+	if err := hw.watchTree(host); err != nil {
+		hw.complete.Store(false)
+		return true, err
+	}
+	return true, nil
 }
 
 // watchTree watches host directory dir and every directory under it
@@ -438,7 +504,15 @@ func (hw *HostWatch) event(ev hostEvent) {
 			// a rename): drop that one.
 			hw.mu.Lock()
 			ino, watched := hw.dirs[ev.Name]
+			made, byMaker := hw.made[ev.Name]
+			delete(hw.made, ev.Name)
 			hw.mu.Unlock()
+			if byMaker && watched && made == ino && made == inode(fi) {
+				// Watched by its maker before anyone heard of it
+				// (WatchMade): nothing in it went unreported since.
+				hw.report(c)
+				return
+			}
 			if watched && (ino == 0 || ino != inode(fi)) {
 				hw.unwatchTree(ev.Name)
 			}
@@ -455,11 +529,13 @@ func (hw *HostWatch) event(ev hostEvent) {
 		hw.mu.Lock()
 		_, dir := hw.dirs[ev.Name]
 		delete(hw.dirs, ev.Name)
+		delete(hw.made, ev.Name)
 		hw.mu.Unlock()
 		hw.report(HostChange{Path: p, Entry: true, Lost: dir && p != "/", Op: HostRemoved})
 	case ev.Has(fsnotify.Rename):
 		hw.mu.Lock()
 		_, dir := hw.dirs[ev.Name]
+		delete(hw.made, ev.Name)
 		hw.mu.Unlock()
 		c := HostChange{Path: p, Entry: true, Op: HostRenamed}
 		if dir && p != "/" {

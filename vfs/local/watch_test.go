@@ -285,3 +285,79 @@ func TestWatchHostWith(t *testing.T) {
 	_, plain, _ := watchT(t, root)
 	assert.ErrorIs(t, plain.Barrier(t.Context()), ErrNoBarrier)
 }
+
+// TestWatchMade: a directory its maker has the watch hold at once
+// (WatchMade) is watched with what it already holds, its creation is
+// reported as a plain create (not Lost), and what is made in it from
+// then on is reported one by one. A directory the watch already holds,
+// one that is not there, a file, the root and a directory reached
+// through a link are refused, and their creation keeps its Lost report.
+func TestWatchMade(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "d"), 0o755))
+	require.NoError(t, os.Symlink("d", filepath.Join(root, "link")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "file"), nil, 0o644))
+	fsys, err := New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	// The report of /gate holds the watch's loop until gate is closed:
+	// the reports after it (the creation of /m) wait behind it.
+	l, gate, held := &hostLog{}, make(chan struct{}), make(chan struct{})
+	var open sync.Once
+	hw, err := fsys.WatchHost(func(c HostChange) {
+		if c.Path == "/gate" {
+			close(held)
+			<-gate
+		}
+		l.add(c)
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+	t.Cleanup(func() { open.Do(func() { close(gate) }) })
+	require.Equal(t, 2, hw.Dirs(), "/ and /d")
+
+	// Made, with a directory and a file in it (another program's) before
+	// the watch holds it.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "gate"), nil, 0o644))
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "the creation of /gate was not reported")
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "m", "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "m", "early"), nil, 0o644))
+	made, err := hw.WatchMade("/m")
+	require.NoError(t, err)
+	assert.True(t, made, "a directory made and not yet reported")
+	open.Do(func() { close(gate) })
+	assert.Equal(t, 4, hw.Dirs(), "/, /d, /m and /m/sub watched when WatchMade returns")
+	l.waitFor(t, "mkdir /m, not Lost", func(c HostChange) bool {
+		return c.Path == "/m" && c.Entry && !c.Lost && c.Op == HostCreated
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(root, "m", "sub", "f"), nil, 0o644))
+	l.waitFor(t, "create of /m/sub/f", is("/m/sub/f", true, false))
+	l.mu.Lock()
+	for _, c := range l.got {
+		assert.False(t, c.Path == "/m" && c.Lost, "the creation of /m reported Lost: %v", c)
+	}
+	l.mu.Unlock()
+
+	// Watched already: the report came first.
+	require.NoError(t, os.Mkdir(filepath.Join(root, "x"), 0o755))
+	l.waitFor(t, "mkdir /x, Lost", is("/x", true, true))
+	made, err = hw.WatchMade("/x")
+	require.NoError(t, err)
+	assert.False(t, made, "a directory the watch holds already")
+
+	for _, p := range []string{"/", "/missing", "/file", "/d"} {
+		made, err := hw.WatchMade(p)
+		require.NoError(t, err, p)
+		assert.False(t, made, p)
+	}
+	// Through a link: the host's name of the directory is another.
+	require.NoError(t, os.Mkdir(filepath.Join(root, "d", "y"), 0o755))
+	made, err = hw.WatchMade("/link/y")
+	require.NoError(t, err)
+	assert.False(t, made, "a directory reached through a link")
+	l.waitFor(t, "mkdir /d/y, Lost", is("/d/y", true, true))
+}
