@@ -33,6 +33,12 @@ type mount struct {
 	uid, gid    uint32
 	start       time.Time
 	gen         atomic.Uint64 // last StableAttr.Gen handed out
+	// names is held for writing through each RENAME and UNLINK request,
+	// go-fuse's move of its nodes included, and for reading through each
+	// RELEASE: a release checking that a name still holds a file written
+	// in place (publishInPlace) sees every name the mount itself changed
+	// as changed, not as another writer's replace (rawFS).
+	names sync.RWMutex
 
 	// mu guards dirty, inv and displaced (the embedded state has its own
 	// lock).

@@ -20,8 +20,9 @@ import (
 // The tests of new files written in place (passthrough.go, "New files
 // written in place"): with passthrough or without, a file created through a local:
 // mount is the host file from the create on, its writes reported at
-// close, a lost race reported as EIO, and a crash leaves what was
-// written; an existing file is still rewritten through a staging.
+// its release (its close sends no FLUSH), a lost race logged, and a crash
+// leaves what was written; an existing file is still rewritten through a
+// staging.
 
 // ptAvailable reports whether this machine lets a mount pass through
 // (root on Linux 6.9+), by mounting one.
@@ -250,6 +251,85 @@ func TestCreateSendsNoFlush(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(root, "old.txt"))
 			require.NoError(t, err)
 			assert.Equal(t, "old\nmore\n", string(got))
+		})
+	}
+}
+
+// TestCreatedMovedBeforeRelease: a program writes a file through the
+// mount, closes it and at once renames it into place, removes it, or
+// renames the directory holding it (git, editors, compilers): the
+// creator's writes are checked and reported at the release, which the
+// kernel sends a moment after the close and may be handled while the
+// rename or unlink is. None of these is taken for another writer's
+// replace (no conflict logged), and each renamed file's writes are
+// reported.
+func TestCreatedMovedBeforeRelease(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			logs := newTestLog(t)
+			opts.Logger = logs.logger()
+			_, s := localMount(t, nil, opts)
+			var mu sync.Mutex
+			wrote := map[string]int{}
+			cancel, ok := vfs.Watch(s.m.fsys, func(c vfs.Change) {
+				if c.Op == vfs.ChangeWrite {
+					mu.Lock()
+					wrote[c.Path]++
+					mu.Unlock()
+				}
+			})
+			require.True(t, ok)
+			t.Cleanup(cancel)
+			const n, workers = 150, 2
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					write := func(p string) bool {
+						f, err := os.Create(p)
+						if !assert.NoError(t, err) {
+							return false
+						}
+						_, err = f.WriteString("data\n")
+						assert.NoError(t, err)
+						return assert.NoError(t, f.Close())
+					}
+					for i := range n {
+						at := func(f string) string { return filepath.Join(s.Dir(), fmt.Sprintf(f, w, i)) }
+						if !write(at("t%d-%d.tmp")) || !assert.NoError(t, os.Rename(at("t%d-%d.tmp"), at("f%d-%d"))) {
+							return
+						}
+						if !write(at("u%d-%d")) || !assert.NoError(t, os.Remove(at("u%d-%d"))) {
+							return
+						}
+						if !assert.NoError(t, os.Mkdir(at("d%d-%d"), 0o755)) || !write(at("d%d-%d/g")) ||
+							!assert.NoError(t, os.Rename(at("d%d-%d"), at("e%d-%d"))) {
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			// A renamed file's writes are reported at either name: at the
+			// temporary one (a create and the writes) when its release
+			// came first.
+			reported := func() int {
+				mu.Lock()
+				defer mu.Unlock()
+				k := 0
+				for w := range workers {
+					for i := range n {
+						if wrote[fmt.Sprintf("/f%d-%d", w, i)] > 0 || wrote[fmt.Sprintf("/t%d-%d.tmp", w, i)] > 1 {
+							k++
+						}
+					}
+				}
+				return k
+			}
+			assert.Eventually(t, func() bool { return reported() == n*workers }, 20*time.Second, 10*time.Millisecond,
+				"files renamed into place whose writes were reported: %d of %d", reported(), n*workers)
+			assert.NotContains(t, logs.String(), "replaced or removed on the host", "the mount's own renames and unlinks taken for another writer's")
 		})
 	}
 }

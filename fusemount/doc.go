@@ -44,7 +44,8 @@
 // create opened; so is an existing file that holds no data
 // (empty, or only holes and space reserved with fallocate:
 // OpenDatalessInPlace, fio's laid-out file) that a writer opens without
-// O_TRUNC while the mount has no other handle on it. Each flush checks
+// O_TRUNC while the mount has no other handle on it. Each flush (the
+// creator's close sends none: FOPEN_NOFLUSH; its release does it) checks
 // that the name still holds it (EIO otherwise, and at the next flush of
 // every other writer sharing it: their writes are not told apart) and
 // reports the writes to the tree's watchers; once the name holds another

@@ -742,8 +742,16 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	return r.RawFileSystem.Flush(cancel, in)
 }
 
+// Release holds the mount's names for reading: the release of a file
+// written in place checks its name (publishInPlace), and a rename or an
+// unlink through the mount (Rename, Unlink) is then either done, with
+// go-fuse's nodes moved, or not begun. A creator's writes are checked
+// only here (its close sends no FLUSH), a moment after its close: the
+// program may well have renamed the file by then.
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	r.m.names.RLock()
 	r.RawFileSystem.Release(cancel, in)
+	r.m.names.RUnlock()
 	r.m.ptMu.Lock()
 	n, ok := r.m.ptReleasing[cancel]
 	delete(r.m.ptReleasing, cancel)
@@ -753,6 +761,22 @@ func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 		n.ptReleased()
 		n.mu.Unlock()
 	}
+}
+
+// Rename holds the mount's names for writing until go-fuse has moved its
+// nodes (see Release).
+func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
+	r.m.names.Lock()
+	defer r.m.names.Unlock()
+	return r.RawFileSystem.Rename(cancel, in, oldName, newName)
+}
+
+// Unlink holds the mount's names for writing until go-fuse has dropped
+// the name (see Release).
+func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name string) fuse.Status {
+	r.m.names.Lock()
+	defer r.m.names.Unlock()
+	return r.RawFileSystem.Unlink(cancel, header, name)
 }
 
 // ptRelease records that pt handle h of n is being released in the
@@ -855,7 +879,11 @@ func (m *mount) debugf(format string, args ...any) {
 // through a staging elsewhere is here a report: the flush checks that the
 // name still holds the file (a rename over it or an unlink by another
 // writer meanwhile is EIO, as a lost compare-and-swap is) and tells the
-// tree's watchers of the writes (vfs.ChangeWrite). Once the name holds
+// tree's watchers of the writes (vfs.ChangeWrite). The creator's close
+// sends no flush (FOPEN_NOFLUSH in the CREATE reply): its release does
+// the same, under the mount's names (rawFS.Release), so the program's own
+// rename or unlink right after the close is not taken for another
+// writer's. Once the name holds
 // another file, the name is that file's, as on a disk: an open or a
 // truncate(2) of it through the node the kernel still has there gets
 // ESTALE (ptInPlaceReplaced), and the kernel's second lookup a node of

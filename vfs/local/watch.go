@@ -95,6 +95,9 @@ type HostWatch struct {
 	mu   sync.Mutex
 	dirs map[string]uint64 // host directories watched -> inode (0: unknown)
 	made map[string]uint64 // directories WatchMade watched, their creation not yet reported -> inode
+	// walking holds the directories whose creation event is watching
+	// them (and will report them Lost): WatchMade leaves them alone.
+	walking map[string]int
 
 	barrierDir string                   // HostWatchOptions.BarrierDir, "" if not watched
 	barriers   map[string]chan struct{} // barrier file -> its waiter (under mu)
@@ -104,6 +107,10 @@ type HostWatch struct {
 	done     chan struct{}
 	closeMu  sync.Once
 }
+
+// beforeWalkForTest, when set, is called with a directory whose creation
+// the watch is about to walk (tests: WatchMade racing the report).
+var beforeWalkForTest atomic.Pointer[func(dir string)]
 
 // maxWatchesForTest, when above zero, bounds the directories a HostWatch
 // watches, as fs.inotify.max_user_watches does (tests).
@@ -168,7 +175,7 @@ func (fsys *FS) WatchHostWith(opts HostWatchOptions, fn func(HostChange)) (*Host
 	if err != nil {
 		return nil, fmt.Errorf("local: watching %s: %w", fsys.real, err)
 	}
-	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{}, made: map[string]uint64{},
+	hw := &HostWatch{fsys: fsys, root: fsys.real, w: w, fn: fn, skip: opts.SkipDir, dirs: map[string]uint64{}, made: map[string]uint64{}, walking: map[string]int{},
 		barriers: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := hw.watchTree(fsys.real); err != nil {
 		w.Close()
@@ -237,7 +244,7 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 	hw.mu.Lock()
 	_, parent := hw.dirs[filepath.Dir(host)]
 	_, watched := hw.dirs[host]
-	if !parent || watched {
+	if !parent || watched || hw.walking[host] > 0 {
 		hw.mu.Unlock()
 		return false, nil
 	}
@@ -264,10 +271,15 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 	hw.made[host] = ino
 	hw.mu.Unlock()
 	// What another program made in it before the watch: its directories
-	// are watched too (none is known to anyone who caches).
+	// are watched too (none is known to anyone who caches). Should that
+	// fail, the creation is reported Lost, if it was not yet, and the
+	// subscriber learns there that the watch is no longer complete.
 	if err := hw.watchTree(host); err != nil {
 		hw.complete.Store(false)
-		return true, err
+		hw.mu.Lock()
+		delete(hw.made, host)
+		hw.mu.Unlock()
+		return false, err
 	}
 	return true, nil
 }
@@ -334,6 +346,7 @@ func (hw *HostWatch) unwatchTree(dir string) {
 		if d == dir || strings.HasPrefix(d, dir+"/") {
 			gone = append(gone, d)
 			delete(hw.dirs, d)
+			delete(hw.made, d)
 		}
 	}
 	hw.mu.Unlock()
@@ -446,6 +459,10 @@ func (hw *HostWatch) releaseBarriers() {
 func (hw *HostWatch) loop() {
 	defer close(hw.done)
 	lost := func() {
+		// What was lost may be the creation WatchMade waits for.
+		hw.mu.Lock()
+		clear(hw.made)
+		hw.mu.Unlock()
 		hw.report(HostChange{Path: "/", Lost: true})
 		hw.releaseBarriers()
 	}
@@ -506,13 +523,27 @@ func (hw *HostWatch) event(ev hostEvent) {
 			ino, watched := hw.dirs[ev.Name]
 			made, byMaker := hw.made[ev.Name]
 			delete(hw.made, ev.Name)
+			byMaker = byMaker && watched && made == ino && made == inode(fi)
+			if !byMaker {
+				hw.walking[ev.Name]++ // from here on, WatchMade leaves it to this report
+			}
 			hw.mu.Unlock()
-			if byMaker && watched && made == ino && made == inode(fi) {
+			if byMaker {
 				// Watched by its maker before anyone heard of it
 				// (WatchMade): nothing in it went unreported since.
 				hw.report(c)
 				return
 			}
+			if hook := beforeWalkForTest.Load(); hook != nil {
+				(*hook)(ev.Name)
+			}
+			defer func() {
+				hw.mu.Lock()
+				if hw.walking[ev.Name]--; hw.walking[ev.Name] <= 0 {
+					delete(hw.walking, ev.Name)
+				}
+				hw.mu.Unlock()
+			}()
 			if watched && (ino == 0 || ino != inode(fi)) {
 				hw.unwatchTree(ev.Name)
 			}

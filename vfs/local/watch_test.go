@@ -360,4 +360,57 @@ func TestWatchMade(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, made, "a directory reached through a link")
 	l.waitFor(t, "mkdir /d/y, Lost", is("/d/y", true, true))
+
+	// The report of a creation that is watching the directory already
+	// (it will report it Lost) wins over WatchMade, even before its walk
+	// has the directory watched.
+	reached, resume := make(chan struct{}), make(chan struct{})
+	hook := func(dir string) {
+		if filepath.Base(dir) == "r" {
+			close(reached)
+			<-resume
+		}
+	}
+	beforeWalkForTest.Store(&hook)
+	t.Cleanup(func() { beforeWalkForTest.Store(nil) })
+	require.NoError(t, os.Mkdir(filepath.Join(root, "r"), 0o755))
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		close(resume)
+		require.Fail(t, "the creation of /r was not handled")
+	}
+	made, err = hw.WatchMade("/r")
+	close(resume)
+	require.NoError(t, err)
+	assert.False(t, made, "a directory whose creation is being reported")
+	l.waitFor(t, "mkdir /r, Lost", is("/r", true, true))
+}
+
+// TestWatchMadeRace: directories made one by one, each handed to
+// WatchMade at once while the watch's loop is idle (it reads the
+// creation at once, racing WatchMade): whichever wins, WatchMade's answer
+// and the report agree (true: a plain create; false: Lost), and nothing
+// is left waiting for a report.
+func TestWatchMadeRace(t *testing.T) {
+	root := t.TempDir()
+	_, hw, l := watchT(t, root)
+	won := 0
+	for i := range 100 {
+		p := fmt.Sprintf("/d%d", i)
+		require.NoError(t, os.Mkdir(filepath.Join(root, p), 0o755))
+		made, err := hw.WatchMade(p)
+		require.NoError(t, err)
+		if made {
+			won++
+		}
+		l.waitFor(t, "mkdir "+p, is(p, true, !made))
+		time.Sleep(time.Millisecond) // the loop goes idle: it reads the next creation at once
+	}
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	assert.Empty(t, hw.made, "directories still waiting for the report of their creation")
+	assert.Empty(t, hw.walking)
+	assert.Equal(t, 101, len(hw.dirs), "every directory watched")
+	t.Logf("WatchMade first for %d of 100", won)
 }
