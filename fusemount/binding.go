@@ -35,9 +35,10 @@ type mount struct {
 	gen         atomic.Uint64 // last StableAttr.Gen handed out
 	// names is held for writing through each RENAME and UNLINK request,
 	// go-fuse's move of its nodes included, and for reading through each
-	// RELEASE: a release checking that a name still holds a file written
-	// in place (publishInPlace) sees every name the mount itself changed
-	// as changed, not as another writer's replace (rawFS).
+	// writer's RELEASE: a release checking that a name still holds a file
+	// written in place (publishInPlace) sees every name the mount itself
+	// changed as changed, not as another writer's replace (rawFS,
+	// handle.Release).
 	names sync.RWMutex
 
 	// mu guards dirty, inv and displaced (the embedded state has its own

@@ -866,6 +866,18 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	h.mu.Unlock()
 	n := h.n
+	if h.write {
+		// A writer's release may check that the name still holds a
+		// file written in place (publishInPlace): a creator's writes
+		// are checked only here (its close sends no FLUSH), a moment
+		// after its close, when the program may well have renamed or
+		// removed the file through the mount. The mount's names are
+		// held for reading, so such a rename or unlink (rawFS.Rename,
+		// rawFS.Unlink) is either done, go-fuse's nodes moved with it,
+		// or not begun. Readers, most releases, do not wait for them.
+		n.m.names.RLock()
+		defer n.m.names.RUnlock()
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.handles, h)

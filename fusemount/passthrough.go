@@ -723,6 +723,14 @@ func (n *node) ptDrop() {
 	n.ptOwn = hostStamp{}
 }
 
+// links is the link count of the host file st describes (1 if unknown).
+func links(st os.FileInfo) uint64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
+}
+
 // rawFS is go-fuse's bridge with a hook after each RELEASE: go-fuse drops
 // a node's backing registration after the handle's own Release returns,
 // and a node's next open must not pick a new backing before that (go-fuse
@@ -742,16 +750,8 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	return r.RawFileSystem.Flush(cancel, in)
 }
 
-// Release holds the mount's names for reading: the release of a file
-// written in place checks its name (publishInPlace), and a rename or an
-// unlink through the mount (Rename, Unlink) is then either done, with
-// go-fuse's nodes moved, or not begun. A creator's writes are checked
-// only here (its close sends no FLUSH), a moment after its close: the
-// program may well have renamed the file by then.
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	r.m.names.RLock()
 	r.RawFileSystem.Release(cancel, in)
-	r.m.names.RUnlock()
 	r.m.ptMu.Lock()
 	n, ok := r.m.ptReleasing[cancel]
 	delete(r.m.ptReleasing, cancel)
@@ -764,7 +764,7 @@ func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 }
 
 // Rename holds the mount's names for writing until go-fuse has moved its
-// nodes (see Release).
+// nodes (see handle.Release).
 func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
 	r.m.names.Lock()
 	defer r.m.names.Unlock()
@@ -772,7 +772,7 @@ func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newNa
 }
 
 // Unlink holds the mount's names for writing until go-fuse has dropped
-// the name (see Release).
+// the name (see handle.Release).
 func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name string) fuse.Status {
 	r.m.names.Lock()
 	defer r.m.names.Unlock()
@@ -1009,6 +1009,17 @@ func (n *node) publishInPlace(self *handle) syscall.Errno {
 	m.beginSelf(p, vfs.ChangeWrite)
 	fi, wrote, err := m.fsys.(inPlaceCreator).WroteInPlace(m.ctx, p, hf.f, n.ptPub)
 	m.endSelf(p, vfs.ChangeWrite, err == nil && wrote)
+	if vfs.KindOf(err) == vfs.KindConflict {
+		if st, serr := hf.f.Stat(); serr == nil && links(st) > 0 {
+			// Not at the name, yet still linked: moved (a rename of it
+			// or of a directory above it, through the API, on the host,
+			// or through the mount while this check ran), not replaced
+			// or removed. Its writes are in the file wherever it went,
+			// as on a disk, and the rename reported the file there.
+			n.ptPub.Size, n.ptPub.ModTime = st.Size(), st.ModTime()
+			return 0
+		}
+	}
 	switch {
 	case err == nil && !wrote:
 		return 0

@@ -290,7 +290,9 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 func (hw *HostWatch) watchTree(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p != dir && errors.Is(err, fs.ErrNotExist) {
+			// A directory gone meanwhile (this one, made and removed at
+			// once, included) is skipped: its removal is reported.
+			if (p != dir || dir != hw.root) && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
 				return nil
 			}
 			return fmt.Errorf("local: watching %s: %w", p, err)

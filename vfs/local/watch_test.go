@@ -414,3 +414,23 @@ func TestWatchMadeRace(t *testing.T) {
 	assert.Equal(t, 101, len(hw.dirs), "every directory watched")
 	t.Logf("WatchMade first for %d of 100", won)
 }
+
+// TestWatchShortLivedDirs: directories another program makes and at once
+// removes (a tool's temporary directories) leave the watch complete: a
+// directory gone before its walk is skipped (its removal is reported),
+// not taken for one that could not be watched.
+func TestWatchShortLivedDirs(t *testing.T) {
+	root := t.TempDir()
+	_, hw, l := watchT(t, root)
+	for i := range 1000 {
+		d := filepath.Join(root, fmt.Sprintf("tmp%d", i))
+		require.NoError(t, os.Mkdir(d, 0o755))
+		if i%3 == 0 {
+			time.Sleep(time.Duration(i%50) * time.Microsecond)
+		}
+		require.NoError(t, os.Remove(d))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "last"), nil, 0o644))
+	l.waitFor(t, "create of /last", is("/last", true, false)) // every earlier event handled
+	assert.True(t, hw.Complete(), "the watch after directories came and went")
+}
