@@ -46,7 +46,8 @@
 // OpenDatalessInPlace, fio's laid-out file) that a writer opens without
 // O_TRUNC while the mount has no other handle on it. Each flush (the
 // creator's close sends none: FOPEN_NOFLUSH; its release does it) checks
-// that the name still holds it (EIO otherwise, and at the next flush of
+// that the name still holds it or that it was only moved (EIO when it was
+// replaced or removed, and at the next flush of
 // every other writer sharing it: their writes are not told apart) and
 // reports the writes to the tree's watchers; once the name holds another
 // file (a commit through the API, a rename on the host), an open or a

@@ -881,9 +881,9 @@ func (m *mount) debugf(format string, args ...any) {
 // writer meanwhile is EIO, as a lost compare-and-swap is) and tells the
 // tree's watchers of the writes (vfs.ChangeWrite). The creator's close
 // sends no flush (FOPEN_NOFLUSH in the CREATE reply): its release does
-// the same, under the mount's names (rawFS.Release), so the program's own
-// rename or unlink right after the close is not taken for another
-// writer's. Once the name holds
+// the same, under the mount's names (handle.Release), so the program's
+// own rename or unlink right after the close is not taken for another
+// writer's; nor is a file only moved (still linked), by anyone. Once the name holds
 // another file, the name is that file's, as on a disk: an open or a
 // truncate(2) of it through the node the kernel still has there gets
 // ESTALE (ptInPlaceReplaced), and the kernel's second lookup a node of
