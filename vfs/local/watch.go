@@ -248,24 +248,15 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 		hw.mu.Unlock()
 		return false, nil
 	}
-	if max := maxWatchesForTest.Load(); max > 0 && int64(len(hw.dirs)) >= max {
-		hw.mu.Unlock()
-		hw.complete.Store(false)
-		return false, fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", host, syscall.ENOSPC)
-	}
 	// Under mu, so that the report of the creation (event) finds the
 	// directory either not watched yet (it then watches it itself and
 	// reports Lost, and this returns false above) or watched and made.
-	if err := hw.w.Add(host); err != nil {
+	if gone, err := hw.addWatch(host, len(hw.dirs), false); gone || err != nil {
 		hw.mu.Unlock()
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return false, nil // gone or replaced meanwhile: reported so
+		if err != nil {
+			hw.complete.Store(false)
 		}
-		hw.complete.Store(false)
-		if errors.Is(err, syscall.ENOSPC) {
-			return false, fmt.Errorf("local: watching %s: %w (raise fs.inotify.max_user_watches)", host, err)
-		}
-		return false, fmt.Errorf("local: watching %s: %w", host, err)
+		return false, err // gone or replaced meanwhile: reported so
 	}
 	hw.dirs[host] = ino
 	hw.made[host] = ino
@@ -274,7 +265,19 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 	// are watched too (none is known to anyone who caches). Should that
 	// fail, the creation is reported Lost, if it was not yet, and the
 	// subscriber learns there that the watch is no longer complete.
-	if err := hw.watchTree(host); err != nil {
+	entries, err := os.ReadDir(host)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		err = nil // gone meanwhile: its removal is reported
+	case err != nil:
+		err = fmt.Errorf("local: watching %s: %w", host, err)
+	}
+	for _, e := range entries {
+		if sub := filepath.Join(host, e.Name()); err == nil && e.IsDir() && !hw.skipped(sub) {
+			err = hw.watchTree(sub)
+		}
+	}
+	if err != nil {
 		hw.complete.Store(false)
 		hw.mu.Lock()
 		delete(hw.made, host)
@@ -282,6 +285,26 @@ func (hw *HostWatch) WatchMade(p string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// addWatch has inotify watch host directory p, which is known when the
+// watch holds it already and would be the n-th watched otherwise (the
+// limit tests set, maxWatchesForTest). gone says p vanished or is no
+// directory any more: not an error, its removal is reported.
+func (hw *HostWatch) addWatch(p string, n int, known bool) (gone bool, err error) {
+	if max := maxWatchesForTest.Load(); max > 0 && !known && int64(n) >= max {
+		return false, fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", p, syscall.ENOSPC)
+	}
+	if err := hw.w.Add(p); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			return true, nil
+		case errors.Is(err, syscall.ENOSPC):
+			return false, fmt.Errorf("local: watching %s: %w (raise fs.inotify.max_user_watches)", p, err)
+		}
+		return false, fmt.Errorf("local: watching %s: %w", p, err)
+	}
+	return false, nil
 }
 
 // watchTree watches host directory dir and every directory under it
@@ -307,21 +330,12 @@ func (hw *HostWatch) watchTree(dir string) error {
 		_, known := hw.dirs[p]
 		n := len(hw.dirs)
 		hw.mu.Unlock()
-		if max := maxWatchesForTest.Load(); max > 0 && !known && int64(n) >= max {
-			return fmt.Errorf("local: watching %s: %w (fs.inotify.max_user_watches)", p, syscall.ENOSPC)
-		}
 		var ino uint64
 		if fi, err := d.Info(); err == nil {
 			ino = inode(fi)
 		}
-		if err := hw.w.Add(p); err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				return nil // gone or replaced meanwhile
-			}
-			if errors.Is(err, syscall.ENOSPC) {
-				return fmt.Errorf("local: watching %s: %w (raise fs.inotify.max_user_watches)", p, err)
-			}
-			return fmt.Errorf("local: watching %s: %w", p, err)
+		if gone, err := hw.addWatch(p, n, known); gone || err != nil {
+			return err // gone or replaced meanwhile: nil
 		}
 		hw.mu.Lock()
 		hw.dirs[p] = ino
