@@ -118,9 +118,7 @@ func TestCreateInPlaceReplaced(t *testing.T) {
 }
 
 func testCreateInPlaceReplaced(t *testing.T, opts Options) {
-	logs := newTestLog(t)
-	opts.Logger = logs.logger()
-	root, s := localMount(t, nil, opts)
+	root, s, logs := loggedLocalMount(t, nil, opts)
 	if !opts.NoPassthrough && !s.m.pt.Load() {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
@@ -231,9 +229,8 @@ func TestOwnEntryChangesSkipped(t *testing.T) {
 func TestCreateSendsNoFlush(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
-			logs := newTestLog(t)
-			opts.Logger, opts.Debug = logs.logger(), true
-			root, s := localMount(t, map[string]string{"old.txt": "old\n"}, opts)
+			opts.Debug = true
+			root, s, logs := loggedLocalMount(t, map[string]string{"old.txt": "old\n"}, opts)
 			env := "M=" + s.Dir()
 			// go-fuse's own poll probe at mount (node ^0) aside.
 			flushes := func() int {
@@ -266,9 +263,7 @@ func TestCreateSendsNoFlush(t *testing.T) {
 func TestCreatedMovedBeforeRelease(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
-			logs := newTestLog(t)
-			opts.Logger = logs.logger()
-			_, s := localMount(t, nil, opts)
+			_, s, logs := loggedLocalMount(t, nil, opts)
 			var mu sync.Mutex
 			wrote := map[string]int{}
 			cancel, ok := vfs.Watch(s.m.fsys, func(c vfs.Change) {
@@ -344,9 +339,7 @@ func TestCreatedMovedBeforeRelease(t *testing.T) {
 func TestCreatedMovedByOthers(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
-			logs := newTestLog(t)
-			opts.Logger = logs.logger()
-			_, s := localMount(t, nil, opts)
+			_, s, logs := loggedLocalMount(t, nil, opts)
 			r, ok := s.m.fsys.(vfs.Renamer)
 			require.True(t, ok)
 			for i := range 100 {

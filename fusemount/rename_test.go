@@ -89,6 +89,16 @@ func localMount(t *testing.T, files map[string]string, opts Options) (root strin
 	return root, mountT(t, fsys, opts)
 }
 
+// loggedLocalMount is localMount with the mount's log lines kept, for
+// tests that look at them.
+func loggedLocalMount(t *testing.T, files map[string]string, opts Options) (root string, s *Server, logs *testLog) {
+	t.Helper()
+	logs = newTestLog(t)
+	opts.Logger = logs.logger()
+	root, s = localMount(t, files, opts)
+	return root, s, logs
+}
+
 // TestRenameLocalMovesInOneStep: mv within a local: mount is one rename on
 // the host (the file keeps its inode), across directories, over an
 // existing file, and of a directory with its contents.
