@@ -65,6 +65,7 @@ type mount struct {
 
 	ptState
 	hostState
+	killState
 }
 
 func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {

@@ -81,6 +81,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if errno != 0 {
 		return nil, 0, errno
 	}
+	n.killAsked(ctx) // O_TRUNC by an unprivileged caller
 	var fuseFlags uint32
 	if h.keepCache {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
@@ -550,6 +551,7 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 // goes at the end whatever the offset.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n := h.n
+	n.killAsked(ctx) // a write by an unprivileged caller
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	h.wrote = true

@@ -77,7 +77,9 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 			// The kernel hands O_TRUNC to OPEN instead of truncating
 			// with a separate SETATTR first: the truncation goes into
 			// the staging with the rewrite and lands with it at close.
-			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+			// The daemon clears set-ID bits where Linux does, which
+			// spares a GETATTR before each chown (killpriv.go).
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
 		},
 	}
 	if opts.AllowOther {

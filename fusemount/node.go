@@ -572,6 +572,7 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return stale
 	}
 	link := n.StableAttr().Mode == syscall.S_IFLNK
+	kill := setattrKills(in) && n.StableAttr().Mode&syscall.S_IFMT == syscall.S_IFREG
 	if size, ok := in.GetSize(); ok {
 		if n.IsDir() {
 			return syscall.EISDIR
@@ -650,7 +651,10 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			}
 		})
 	}
-	return n.Getattr(ctx, f, out)
+	if errno := n.Getattr(ctx, f, out); errno != 0 || !kill {
+		return errno
+	}
+	return n.killPrivs(ctx, f, p, out)
 }
 
 // setOwner gives p (a link itself when link) the owner uid and the
@@ -722,6 +726,9 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	}
 	if gid, ok := in.GetGID(); ok {
 		n.last.Gid = gid
+	}
+	if setattrKills(in) && n.last.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		n.last.Mode = n.last.Mode&syscall.S_IFMT | killedMode(n.last.Mode&0o7777)
 	}
 	n.mu.Unlock()
 	return n.Getattr(context.Background(), f, out)
@@ -1164,6 +1171,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	h, errno := cn.open(flags, at, callerPid(ctx))
 	if errno != 0 {
 		return nil, nil, 0, errno
+	}
+	if !created {
+		cn.killAsked(ctx) // O_TRUNC of the file found there
 	}
 	if !known {
 		gen = n.m.hostGen.Load()
