@@ -77,7 +77,22 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		return nil, 0, syscall.ENOSYS
 	}
+	p, _ := n.livePath()
 	h, errno := n.open(flags, "", callerPid(ctx))
+	for range settleTries {
+		if errno != syscall.ENOENT {
+			break
+		}
+		// Nothing at n's path: a rename through the mount may be
+		// moving n (see settledPath). Once it is done, again at
+		// n's new path.
+		q, moved := n.settledPath(p)
+		if !moved {
+			break
+		}
+		p = q
+		h, errno = n.open(flags, "", callerPid(ctx))
+	}
 	if errno != 0 {
 		return nil, 0, errno
 	}
@@ -536,6 +551,17 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 		return stale
 	}
 	r, err := vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
+	for range settleTries {
+		if vfs.KindOf(err) != vfs.KindNotFound {
+			break
+		}
+		q, moved := h.n.settledPath(p) // a rename moving the file: its new path
+		if !moved {
+			break
+		}
+		p = q
+		r, err = vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
+	}
 	if err != nil {
 		return h.n.m.errno("read", p, err)
 	}

@@ -148,6 +148,32 @@ func (n *node) livePath() (string, syscall.Errno) {
 	return b.String(), 0
 }
 
+// settledPath is called when the tree has nothing at p, n's path: a
+// rename through the mount may be moving n or a directory above it (the
+// tree has renamed, go-fuse's nodes are not moved yet: an OPEN or a
+// GETATTR by node, such as a reopen of /proc/self/fd/N, can arrive in
+// between). It waits for the renames in flight (settleNames) and returns
+// n's path after them, and whether that differs from p.
+func (n *node) settledPath(p string) (string, bool) {
+	n.m.settleNames()
+	q, stale := n.livePath()
+	return q, stale == 0 && q != p
+}
+
+// settleTries bounds how often a request that found nothing at a node's
+// path tries again at the path a rename gave it: each try follows one
+// rename through the mount that moved the node meanwhile.
+const settleTries = 8
+
+// settleNames waits for the renames and unlinks through the mount in
+// flight: each holds m.names for writing through go-fuse's whole request,
+// its move of the nodes included. Only a request that found nothing
+// waits; callers hold neither a node's mu nor m.names.
+func (m *mount) settleNames() {
+	m.names.RLock()
+	m.names.RUnlock()
+}
+
 func (n *node) isDeleted() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -518,6 +544,17 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
+	for range settleTries {
+		if err != nil || fi.Kind != vfs.KindMissing || fi.Link || fi.Special != 0 {
+			break
+		}
+		q, moved := n.settledPath(p)
+		if !moved {
+			break
+		}
+		p = q
+		fi, err = n.m.stat(p)
+	}
 	if err != nil {
 		return n.m.errno("getattr", p, err)
 	}

@@ -169,6 +169,39 @@ rm -f "$E" "$T"`
 	assert.Equal(t, "bad=0\n", sh(t, script, env...))
 }
 
+// TestReopenDuringRename: a file reopened and stat'ed by node (through
+// /proc/self/fd/N of a descriptor held open, no lookup) while its
+// directory is renamed back and forth through the mount is always found,
+// with its one link: an OPEN or a GETATTR that lands between the host's
+// rename and go-fuse's move of its nodes waits for the rename
+// (settledPath) instead of finding nothing at the old path (about one
+// reopen in fifteen failed with ENOENT, and fstat showed no link).
+func TestReopenDuringRename(t *testing.T) {
+	_, s := localMount(t, map[string]string{"d/f": "hello\n"}, Options{})
+	script := `cd "$M"
+( for i in $(seq 1 300); do mv d e; mv e d; done ) &
+r=$!
+exec 3<d/f
+ok=0 opens=0 stats=0
+E=$(mktemp)
+while kill -0 $r 2>/dev/null; do
+	if ! cat /proc/self/fd/3 >/dev/null 2>>"$E"; then opens=$((opens+1)); continue; fi
+	if [ "$(stat -L -c %h /proc/self/fd/3)" != 1 ]; then stats=$((stats+1)); continue; fi
+	ok=$((ok+1))
+done
+wait $r
+echo "$ok $opens $stats"
+sort -u "$E" >&2`
+	out, errOut, err := shErr(t, script, "M="+s.Dir())
+	require.NoError(t, err, "stderr:\n%s", errOut)
+	var ok, opens, stats int
+	_, err = fmt.Sscan(out, &ok, &opens, &stats)
+	require.NoError(t, err, "output %q", out)
+	assert.Greater(t, ok, 20, "reopens during the renames (stderr: %s)", errOut)
+	assert.Zero(t, opens, "reopens that failed (stderr: %s)", errOut)
+	assert.Zero(t, stats, "stats of the open file that showed no link")
+}
+
 // TestRenameAcrossMounts: rename(2) between two mounts of a union is
 // EXDEV, and mv falls back to copy and delete.
 func TestRenameAcrossMounts(t *testing.T) {
