@@ -178,6 +178,10 @@
 // host's on local:; modes set on temp:) or 0644/0755 owned by the
 // mounting user. With Options.AllowOther the mount adds
 // default_permissions, so the kernel enforces them for every user.
+// Set-user-ID and set-group-ID bits are cleared by the daemon where Linux
+// clears them (chown; write, truncate, O_TRUNC by an unprivileged caller):
+// the mount negotiates FUSE_HANDLE_KILLPRIV_V2, which spares the kernel's
+// GETATTR before each chown (killpriv.go).
 //
 // # Errors
 //
@@ -200,7 +204,8 @@
 // type the go-fuse nodes share (the state, inode numbers, dirty files, the
 // invalidator, attributes). node.go, dir.go, file.go, rename.go: the
 // go-fuse node. private.go: the buffer of a file whose name is gone.
-// passthrough.go: FUSE passthrough. notify.go: kernel invalidation from a
+// passthrough.go: FUSE passthrough. killpriv.go: set-ID bits cleared by
+// the daemon. notify.go: kernel invalidation from a
 // worker. hostwatch.go: host changes behind a local: mount. negative.go:
 // missing names cached long under watched host directories. errno.go: the
 // one kind-to-errno function.
@@ -211,7 +216,10 @@
 // own mutex and the mount's shared state with another, never calling into
 // the kernel while holding either. Invalidations are queued by the Watch
 // callback and sent from a separate goroutine, since the tree reports
-// changes from inside requests the kernel holds locks for. As go-fuse
+// changes from inside requests the kernel holds locks for. The one
+// notification sent from inside a request is an attributes-only
+// NOTIFY_INVAL_INODE (offset -1) after an OPEN or WRITE cleared a set-ID
+// bit: the kernel takes no inode or page lock for it. As go-fuse
 // documents, a process must not access its own mount from code that can
 // block the serving threads (fork with inherited mount descriptors, mmap of
 // mounted files); the tests run every tool in a separate process.
