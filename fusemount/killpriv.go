@@ -2,6 +2,9 @@ package fusemount
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,21 +17,25 @@ import (
 
 // Set-ID bits are cleared by the daemon (FUSE_HANDLE_KILLPRIV_V2).
 //
-// Linux clears a regular file's set-user-ID bit, and its set-group-ID
-// bit when its group may execute it, at every chown (root's too), and at
-// a write or a truncation by a caller without CAP_FSETID. Unless the
-// daemon takes that on, the kernel does it for a FUSE filesystem itself:
-// before each chown, and each such write or truncation, it asks the
-// daemon for the file's mode (a GETATTR the program waits for) and sends
-// the mode without the bits along with the change. `tar -x` as root
-// chowns every file it makes: one request in six.
+// Linux clears a file's set-user-ID bit, and its set-group-ID bit, at
+// every chown of anything but a directory (root's too), and a regular
+// file's at a write or a truncation by a caller without CAP_FSETID. The
+// set-group-ID bit goes when the group may execute, and otherwise (it
+// then marks mandatory locking) only when the caller is neither in the
+// file's group nor privileged (Linux 6.2+, setattr_should_drop_sgid).
+// Unless the daemon takes that on, the kernel does it for a FUSE
+// filesystem itself: before each chown, and each such write or
+// truncation, it asks the daemon for the file's mode (a GETATTR the
+// program waits for) and sends the mode without the bits along with the
+// change. `tar -x` as root chowns every file it makes: one request in
+// six.
 //
 // The mount negotiates FUSE_HANDLE_KILLPRIV_V2 instead (Linux 5.11+) and
 // clears the bits where the kernel says so:
 //
 //   - SETATTR of an owner or a group: always, as Linux does (on local:
-//     the host's chown does it too; a tree whose owners the mount holds
-//     needs the mount to);
+//     the host's chown does it too, but as the daemon, not as the
+//     caller; a tree whose owners the mount holds needs the mount to);
 //   - SETATTR of a size with FATTR_KILL_SUIDGID (truncate(2) by an
 //     unprivileged caller);
 //   - SETATTR with nothing to set: the kernel removing privileges before
@@ -40,44 +47,103 @@ import (
 //     OPEN_KILL_SUIDGID, and WRITE with WRITE_KILL_SUIDGID (an
 //     unprivileged caller; the kernel sets them however the mode is).
 //
-// A commit of a staging never carries the bits to the new file anyway
-// (vfs/local keepAttrs); clearing them at the request shows the change at
-// once, as on a local disk, and covers files written in place.
+// A passthrough write by an unprivileged caller to a file whose set-ID
+// bit the kernel does not know of (set on the host, behind the mount,
+// while the writer held the file open) reaches no one: the kernel writes
+// the host file as the daemon. A commit of a staging carries neither bit
+// to the new file whoever wrote it (vfs/local keepAttrs), as before.
 
 // killedMode is the permission bits mode without those a chown, or a
 // write by an unprivileged caller, clears: set-user-ID, and set-group-ID
-// when the group may execute (without it the bit marks mandatory locking,
-// which Linux keeps).
-func killedMode(mode uint32) uint32 {
+// when the group may execute or keepSGID (the caller is in the file's
+// group or privileged: see keepsSGID) is false.
+func killedMode(mode uint32, keepSGID bool) uint32 {
 	mode &^= syscall.S_ISUID
-	if mode&(syscall.S_ISGID|syscall.S_IXGRP) == syscall.S_ISGID|syscall.S_IXGRP {
+	if mode&syscall.S_IXGRP != 0 || !keepSGID {
 		mode &^= syscall.S_ISGID
 	}
 	return mode
 }
 
-// setattrKills reports whether SETATTR in asks for the set-ID bits of a
-// regular file cleared (see above).
-func setattrKills(in *fuse.SetAttrIn) bool {
-	switch {
-	case in.Valid&(fuse.FATTR_UID|fuse.FATTR_GID) != 0:
-		return true
-	case in.Valid&fuse.FATTR_SIZE != 0:
-		return in.Valid&fuse.FATTR_KILL_SUIDGID != 0
+// keepsSGID reports whether the caller of ctx keeps a set-group-ID bit
+// without group execute on a file of group gid (Linux's
+// in_group_or_capable): privileged (root: the kernel asks about writes
+// only for callers without CAP_FSETID, so priv is false for those) or
+// in the group, its primary one or one of its process's supplementary
+// groups (/proc/PID/status). Unknown is not in the group.
+func keepsSGID(ctx context.Context, gid uint32, priv bool) bool {
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return false
 	}
-	return in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_CTIME|fuse.FATTR_KILL_SUIDGID) == 0
+	if priv && c.Uid == 0 || c.Gid == gid {
+		return true
+	}
+	if c.Pid == 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(c.Pid), 10) + "/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if groups, ok := strings.CutPrefix(line, "Groups:"); ok {
+			for _, g := range strings.Fields(groups) {
+				if g == strconv.FormatUint(uint64(gid), 10) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
 }
 
-// killPrivs clears the set-ID bits of n at p, a regular file whose
-// attributes Getattr just answered into out, when it has one to clear
-// (through the tree, as a chmod: see setMode), and answers its attributes
-// anew into out. A tree without modes has no bits to clear.
-func (n *node) killPrivs(ctx context.Context, f fs.FileHandle, p string, out *fuse.AttrOut) syscall.Errno {
-	if out.Mode&syscall.S_IFMT != syscall.S_IFREG {
+// setattrKills reports whether SETATTR in asks for the set-ID bits of a
+// file cleared (see above), and whether by a chown.
+func setattrKills(in *fuse.SetAttrIn) (kill, chown bool) {
+	switch {
+	case in.Valid&(fuse.FATTR_UID|fuse.FATTR_GID) != 0:
+		return true, true
+	case in.Valid&fuse.FATTR_SIZE != 0:
+		return in.Valid&fuse.FATTR_KILL_SUIDGID != 0, false
+	}
+	return in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_CTIME|fuse.FATTR_KILL_SUIDGID) == 0, false
+}
+
+// killable reports whether a file of type typ (S_IFMT bits) has set-ID
+// bits a chown (chown) or a write clears: a regular file, and for a
+// chown anything but a directory or a link.
+func killable(typ uint32, chown bool) bool {
+	switch typ {
+	case syscall.S_IFREG:
+		return true
+	case syscall.S_IFDIR, syscall.S_IFLNK:
+		return false
+	}
+	return chown
+}
+
+// killedModeFor is killedMode for the caller of ctx and a file of group
+// gid (chown: by a chown, where a privileged caller keeps the bit).
+func killedModeFor(ctx context.Context, mode, gid uint32, chown bool) uint32 {
+	if mode&(syscall.S_ISGID|syscall.S_IXGRP) == syscall.S_ISGID {
+		return killedMode(mode, keepsSGID(ctx, gid, chown))
+	}
+	return killedMode(mode, true)
+}
+
+// killPrivs clears the set-ID bits of n at p, whose attributes Getattr
+// just answered into out, when it has one to clear for the caller of ctx
+// (chown: by a chown, which root's clears too; gid: the file's group
+// before it), through the tree as a chmod (see setMode), and answers its
+// attributes anew into out. A tree without modes has no bits to clear.
+func (n *node) killPrivs(ctx context.Context, f fs.FileHandle, p string, out *fuse.AttrOut, chown bool, gid uint32) syscall.Errno {
+	if !killable(out.Mode&syscall.S_IFMT, chown) {
 		return 0
 	}
 	mode := out.Mode & 0o7777
-	killed := killedMode(mode)
+	killed := killedModeFor(ctx, mode, gid, chown)
 	if killed == mode {
 		return 0
 	}
@@ -94,19 +160,31 @@ func (n *node) killAsked(ctx context.Context) {
 	if !n.m.killAsked(ctx) {
 		return
 	}
-	if fi, ok := n.recent(); ok && killedMode(vfs.ModeBits(fi.Mode)) == vfs.ModeBits(fi.Mode) {
+	if fi, ok := n.recent(); ok && vfs.ModeBits(fi.Mode)&(syscall.S_ISUID|syscall.S_ISGID) == 0 {
 		return // nothing to clear: no request to the tree for each write
+	}
+	var out fuse.AttrOut
+	if n.isDeleted() {
+		// Open, its name gone: its attributes are the node's own.
+		n.mu.Lock()
+		mode := n.last.Mode & 0o7777
+		killed := killedModeFor(ctx, mode, n.last.Gid, false)
+		n.last.Mode = n.last.Mode&syscall.S_IFMT | killed
+		n.mu.Unlock()
+		if killed != mode {
+			n.NotifyContent(-1, 0)
+		}
+		return
 	}
 	p, stale := n.livePath()
 	if stale != 0 {
 		return
 	}
-	var out fuse.AttrOut
 	if n.Getattr(ctx, nil, &out) != 0 {
 		return
 	}
 	mode := out.Mode
-	if errno := n.killPrivs(ctx, nil, p, &out); errno != 0 {
+	if errno := n.killPrivs(ctx, nil, p, &out, false, out.Gid); errno != 0 {
 		n.m.log.Printf("clearing the set-ID bits of %s: %v", p, errno)
 	}
 	if out.Mode != mode {
@@ -120,15 +198,17 @@ func (n *node) killAsked(ctx context.Context) {
 // killState holds the requests whose kernel asked for the set-ID bits
 // cleared with a flag the go-fuse node API does not pass on (OPEN and
 // CREATE: OPEN_KILL_SUIDGID; WRITE: WRITE_KILL_SUIDGID), by their cancel
-// channel, as ptReleasing: rawFS marks them, the node asks.
+// channel, as ptReleasing: rawFS marks them, the node asks. Every WRITE
+// of an unprivileged caller carries the flag: a mark is a map entry under
+// a mutex, no allocation.
 type killState struct {
 	killN   atomic.Int32 // requests marked: none is the common case
 	killMu  sync.Mutex
 	killing map[<-chan struct{}]bool
 }
 
-// markKill marks the request of cancel until the returned func is called.
-func (m *mount) markKill(cancel <-chan struct{}) func() {
+// markKill marks the request of cancel, until unmarkKill.
+func (m *mount) markKill(cancel <-chan struct{}) {
 	m.killMu.Lock()
 	if m.killing == nil {
 		m.killing = map[<-chan struct{}]bool{}
@@ -136,12 +216,14 @@ func (m *mount) markKill(cancel <-chan struct{}) func() {
 	m.killing[cancel] = true
 	m.killMu.Unlock()
 	m.killN.Add(1)
-	return func() {
-		m.killN.Add(-1)
-		m.killMu.Lock()
-		delete(m.killing, cancel)
-		m.killMu.Unlock()
-	}
+}
+
+// unmarkKill ends markKill's mark.
+func (m *mount) unmarkKill(cancel <-chan struct{}) {
+	m.killN.Add(-1)
+	m.killMu.Lock()
+	delete(m.killing, cancel)
+	m.killMu.Unlock()
 }
 
 // killAsked reports whether the request of ctx is marked (markKill).
@@ -161,26 +243,34 @@ func (m *mount) killAsked(ctx context.Context) bool {
 // Open marks an OPEN with O_TRUNC whose kernel asks for the set-ID bits
 // cleared (node.Open clears them).
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if in.Mode&fuse.OPEN_KILL_SUIDGID != 0 && in.Flags&syscall.O_TRUNC != 0 {
-		defer r.m.markKill(cancel)()
+	if in.Mode&fuse.OPEN_KILL_SUIDGID == 0 || in.Flags&syscall.O_TRUNC == 0 {
+		return r.RawFileSystem.Open(cancel, in, out)
 	}
+	r.m.markKill(cancel)
+	defer r.m.unmarkKill(cancel)
 	return r.RawFileSystem.Open(cancel, in, out)
 }
 
 // Create marks a CREATE with O_TRUNC whose kernel asks for the set-ID
 // bits cleared, for the file it finds there already (node.Create).
 func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
-	if in.OpenFlags&fuse.OPEN_KILL_SUIDGID != 0 && in.Flags&syscall.O_TRUNC != 0 {
-		defer r.m.markKill(cancel)()
+	if in.OpenFlags&fuse.OPEN_KILL_SUIDGID == 0 || in.Flags&syscall.O_TRUNC == 0 {
+		return r.RawFileSystem.Create(cancel, in, name, out)
 	}
+	r.m.markKill(cancel)
+	defer r.m.unmarkKill(cancel)
 	return r.RawFileSystem.Create(cancel, in, name, out)
 }
 
-// Write marks a WRITE whose kernel asks for the set-ID bits cleared
-// (handle.Write clears them).
-func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	if in.WriteFlags&fuse.WRITE_KILL_SUIDGID != 0 {
-		defer r.m.markKill(cancel)()
+// Writev marks a WRITE whose kernel asks for the set-ID bits cleared
+// (handle.Write clears them). go-fuse serves each WRITE through Writev
+// (Write only where Writev answers ENOSYS, which the node bridge never
+// does).
+func (r *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	if in.WriteFlags&fuse.WRITE_KILL_SUIDGID == 0 {
+		return r.RawFileSystem.Writev(cancel, in, data)
 	}
-	return r.RawFileSystem.Write(cancel, in, data)
+	r.m.markKill(cancel)
+	defer r.m.unmarkKill(cancel)
+	return r.RawFileSystem.Writev(cancel, in, data)
 }

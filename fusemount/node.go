@@ -602,14 +602,14 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return syscall.EROFS
 	}
 	if n.isDeleted() {
-		return n.setattrDeleted(f, in, out)
+		return n.setattrDeleted(ctx, f, in, out)
 	}
 	p, stale := n.livePath()
 	if stale != 0 {
 		return stale
 	}
 	link := n.StableAttr().Mode == syscall.S_IFLNK
-	kill := setattrKills(in) && n.StableAttr().Mode&syscall.S_IFMT == syscall.S_IFREG
+	kill, chown := setattrKills(in)
 	if size, ok := in.GetSize(); ok {
 		if n.IsDir() {
 			return syscall.EISDIR
@@ -649,11 +649,13 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	uid, hasUID := in.GetUID()
 	gid, hasGID := in.GetGID()
 	atime, hasAtime := in.GetATime()
+	gid0, hasGid0 := uint32(0), false // the group before a chown
 	if hasUID || hasGID || hasAtime {
 		var cur fuse.AttrOut
 		if errno := n.Getattr(ctx, f, &cur); errno != 0 {
 			return errno
 		}
+		gid0, hasGid0 = cur.Gid, true
 		if hasUID && uid == cur.Uid {
 			hasUID = false
 		}
@@ -691,7 +693,10 @@ func (n *node) setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if errno := n.Getattr(ctx, f, out); errno != 0 || !kill {
 		return errno
 	}
-	return n.killPrivs(ctx, f, p, out)
+	if !hasGid0 {
+		gid0 = out.Gid
+	}
+	return n.killPrivs(ctx, f, p, out, chown, gid0)
 }
 
 // setOwner gives p (a link itself when link) the owner uid and the
@@ -735,7 +740,7 @@ func (n *node) setOwner(p string, link, hasUID bool, uid uint32, hasGID bool, gi
 // fchmod, futimes and fchown keep working on the open file. Its data lives
 // in the node's private staging and its attributes in the node, neither of
 // which reaches the tree again.
-func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (n *node) setattrDeleted(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if size, ok := in.GetSize(); ok {
 		if n.IsDir() {
 			return syscall.EISDIR
@@ -758,14 +763,15 @@ func (n *node) setattrDeleted(f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.Att
 	if atime, ok := in.GetATime(); ok {
 		n.last.SetTimes(&atime, nil, nil)
 	}
+	if kill, chown := setattrKills(in); kill && killable(n.last.Mode&syscall.S_IFMT, chown) {
+		// With the group before a chown, as Linux.
+		n.last.Mode = n.last.Mode&syscall.S_IFMT | killedModeFor(ctx, n.last.Mode&0o7777, n.last.Gid, chown)
+	}
 	if uid, ok := in.GetUID(); ok {
 		n.last.Uid = uid
 	}
 	if gid, ok := in.GetGID(); ok {
 		n.last.Gid = gid
-	}
-	if setattrKills(in) && n.last.Mode&syscall.S_IFMT == syscall.S_IFREG {
-		n.last.Mode = n.last.Mode&syscall.S_IFMT | killedMode(n.last.Mode&0o7777)
 	}
 	n.mu.Unlock()
 	return n.Getattr(context.Background(), f, out)
