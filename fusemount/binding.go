@@ -40,6 +40,9 @@ type mount struct {
 	// changed as changed, not as another writer's replace (rawFS,
 	// handle.Release).
 	names sync.RWMutex
+	// namesGen counts the renames and unlinks done under names (see
+	// settledPath).
+	namesGen atomic.Uint64
 
 	// mu guards dirty, inv and displaced (the embedded state has its own
 	// lock).

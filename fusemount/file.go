@@ -77,6 +77,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if n.m.opts.ReadOnly && flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		return nil, 0, syscall.ENOSYS
 	}
+	ngen := n.m.namesGen.Load()
 	p, _ := n.livePath()
 	h, errno := n.open(flags, "", callerPid(ctx))
 	for range settleTries {
@@ -86,7 +87,8 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		// Nothing at n's path: a rename through the mount may be
 		// moving n (see settledPath). Once it is done, again at
 		// n's new path.
-		q, moved := n.settledPath(p)
+		q, g, moved := n.settledPath(p, ngen)
+		ngen = g
 		if !moved {
 			break
 		}
@@ -223,6 +225,7 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 			gen := n.changes.Load()
 			data, err := m.fsys.Read(m.ctx, p)
 			if err != nil {
+				n.version = fileVersion{} // no page of v reached the kernel
 				return opened{}, m.errno("open", p, err)
 			}
 			h.data, h.hasData, h.gen = data, true, gen
@@ -550,12 +553,14 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 	if stale != 0 {
 		return stale
 	}
+	ngen := h.n.m.namesGen.Load()
 	r, err := vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
 	for range settleTries {
 		if vfs.KindOf(err) != vfs.KindNotFound {
 			break
 		}
-		q, moved := h.n.settledPath(p) // a rename moving the file: its new path
+		q, g, moved := h.n.settledPath(p, ngen)
+		ngen = g // a rename moving the file: its new path
 		if !moved {
 			break
 		}

@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,16 +68,17 @@ func killedMode(mode uint32, keepSGID bool) uint32 {
 
 // keepsSGID reports whether the caller of ctx keeps a set-group-ID bit
 // without group execute on a file of group gid (Linux's
-// in_group_or_capable): privileged (root: the kernel asks about writes
-// only for callers without CAP_FSETID, so priv is false for those) or
-// in the group, its primary one or one of its process's supplementary
-// groups (/proc/PID/status). Unknown is not in the group.
+// in_group_or_capable): in the group, its primary one (the request's,
+// the caller's fsgid) or one of its thread's supplementary groups, or,
+// when priv, holding CAP_FSETID (both from /proc/PID/status; the kernel
+// asks about writes only for callers without CAP_FSETID, so priv is
+// false for those). A caller that cannot be read is neither.
 func keepsSGID(ctx context.Context, gid uint32, priv bool) bool {
 	c, ok := fuse.FromContext(ctx)
 	if !ok {
 		return false
 	}
-	if priv && c.Uid == 0 || c.Gid == gid {
+	if c.Gid == gid {
 		return true
 	}
 	if c.Pid == 0 {
@@ -86,21 +88,24 @@ func keepsSGID(ctx context.Context, gid uint32, priv bool) bool {
 	if err != nil {
 		return false
 	}
+	want := strconv.FormatUint(uint64(gid), 10)
 	for line := range strings.Lines(string(b)) {
-		if groups, ok := strings.CutPrefix(line, "Groups:"); ok {
-			for _, g := range strings.Fields(groups) {
-				if g == strconv.FormatUint(uint64(gid), 10) {
-					return true
-				}
-			}
-			return false
+		if groups, ok := strings.CutPrefix(line, "Groups:"); ok && slices.Contains(strings.Fields(groups), want) {
+			return true
+		}
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok && priv {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<4) != 0 // CAP_FSETID
 		}
 	}
 	return false
 }
 
 // setattrKills reports whether SETATTR in asks for the set-ID bits of a
-// file cleared (see above), and whether by a chown.
+// file cleared (see above), and whether by chown's rules (a chown, or
+// nothing to set: chown(f, -1, -1), or file_remove_privs, which comes for
+// regular files and callers without CAP_FSETID only, for whom chown's
+// rules and a write's agree).
 func setattrKills(in *fuse.SetAttrIn) (kill, chown bool) {
 	switch {
 	case in.Valid&(fuse.FATTR_UID|fuse.FATTR_GID) != 0:
@@ -108,7 +113,10 @@ func setattrKills(in *fuse.SetAttrIn) (kill, chown bool) {
 	case in.Valid&fuse.FATTR_SIZE != 0:
 		return in.Valid&fuse.FATTR_KILL_SUIDGID != 0, false
 	}
-	return in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_CTIME|fuse.FATTR_KILL_SUIDGID) == 0, false
+	// Nothing to set: file_remove_privs (callers without CAP_FSETID,
+	// regular files only) or chown(f, -1, -1), whose rules are the same
+	// for such callers: chown's.
+	return in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_CTIME|fuse.FATTR_KILL_SUIDGID) == 0, true
 }
 
 // killable reports whether a file of type typ (S_IFMT bits) has set-ID

@@ -61,6 +61,11 @@ func TestSetIDBitsCleared(t *testing.T) {
 		{name: "write by a user in the group keeps setgid without group execute", mode: "6767",
 			script: `chgrp 65534 f && chmod 6767 f && ` + nobody + `'printf x >> f'`, want: "2767"},
 		{name: "write by a user outside the group clears setgid without group execute", mode: "6767", script: nobody + `'printf x >> f'`, want: "767"},
+		{name: "chown(f, -1, -1) by root keeps setgid without group execute", mode: "6745", data: "x",
+			script: `chown 0:65534 f && chmod 6745 f && perl -e 'chown(-1, -1, "f") or die $!'`, want: "2745"},
+		{name: "chown(f, -1, -1) of a FIFO", mode: "6777", script: `rm f && mkfifo f && chmod 6777 f && perl -e 'chown(-1, -1, "f") or die $!'`, want: "777", localOnly: true},
+		{name: "chown by root without CAP_FSETID outside the group clears setgid without group execute", mode: "2745", data: "x",
+			script: `chown 0:65534 f && chmod 2745 f && setpriv --bounding-set=-fsetid --inh-caps=-fsetid chown 1 f`, want: "745"},
 		{name: "chown of an open file unlinked", mode: "6755", data: "x", script: `exec 3<f && rm f && chown 65534 /dev/fd/3 && stat -L -c %a /dev/fd/3`, want: "755", gone: true},
 	}
 	trees := []struct {

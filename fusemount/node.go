@@ -153,11 +153,15 @@ func (n *node) livePath() (string, syscall.Errno) {
 // tree has renamed, go-fuse's nodes are not moved yet: an OPEN or a
 // GETATTR by node, such as a reopen of /proc/self/fd/N, can arrive in
 // between). It waits for the renames in flight (settleNames) and returns
-// n's path after them, and whether that differs from p.
-func (n *node) settledPath(p string) (string, bool) {
+// n's path after them, the count of renames and unlinks done (namesGen),
+// and whether to try again: the path differs from p, or a rename or an
+// unlink ended since gen (taken before p was), which may have moved n
+// away and back.
+func (n *node) settledPath(p string, gen uint64) (string, uint64, bool) {
 	n.m.settleNames()
+	g := n.m.namesGen.Load()
 	q, stale := n.livePath()
-	return q, stale == 0 && q != p
+	return q, g, stale == 0 && (q != p || g != gen)
 }
 
 // settleTries bounds how often a request that found nothing at a node's
@@ -538,6 +542,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		return 0
 	}
 	n.mu.Unlock()
+	ngen := n.m.namesGen.Load() // before the path: see settledPath
 	p, stale := n.livePath()
 	if stale != 0 {
 		return stale
@@ -548,7 +553,8 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		if err != nil || fi.Kind != vfs.KindMissing || fi.Link || fi.Special != 0 {
 			break
 		}
-		q, moved := n.settledPath(p)
+		q, g, moved := n.settledPath(p, ngen)
+		ngen = g
 		if !moved {
 			break
 		}

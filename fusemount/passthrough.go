@@ -768,6 +768,7 @@ func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
 	r.m.names.Lock()
 	defer r.m.names.Unlock()
+	defer r.m.namesGen.Add(1)
 	return r.RawFileSystem.Rename(cancel, in, oldName, newName)
 }
 
@@ -776,6 +777,7 @@ func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newNa
 func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name string) fuse.Status {
 	r.m.names.Lock()
 	defer r.m.names.Unlock()
+	defer r.m.namesGen.Add(1)
 	return r.RawFileSystem.Unlink(cancel, header, name)
 }
 

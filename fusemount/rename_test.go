@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
@@ -18,6 +20,7 @@ import (
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/readonly"
+	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/julyfs/julyfs/vfs/union"
 )
 
@@ -200,6 +203,66 @@ sort -u "$E" >&2`
 	assert.Greater(t, ok, 20, "reopens during the renames (stderr: %s)", errOut)
 	assert.Zero(t, opens, "reopens that failed (stderr: %s)", errOut)
 	assert.Zero(t, stats, "stats of the open file that showed no link")
+}
+
+// readHookTree is a temp: tree without change reports whose Read runs a
+// hook first, once, and whose Rename tells when the tree has moved.
+type readHookTree struct {
+	vfs.FileSystem
+	onRead  atomic.Pointer[func(string)]
+	renamed chan struct{}
+}
+
+func (h *readHookTree) Read(ctx context.Context, p string) ([]byte, error) {
+	if f := h.onRead.Swap(nil); f != nil {
+		(*f)(p)
+	}
+	return h.FileSystem.Read(ctx, p)
+}
+
+func (h *readHookTree) Rename(ctx context.Context, from, to string) error {
+	err := h.FileSystem.(vfs.Renamer).Rename(ctx, from, to)
+	select {
+	case h.renamed <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+// TestReopenDuringRenameReadsNewVersion: an open whose first try found
+// nothing (its directory renamed through the mount between the tree's
+// Stat and Read) and that tried again at the new path does not tell the
+// kernel to keep the pages of the version it held before: the file,
+// rewritten meanwhile with the same size and time, reads new.
+func TestReopenDuringRenameReadsNewVersion(t *testing.T) {
+	tt := temp.MustNew(map[string]string{"d/f": "AAAA\n"})
+	tree := &readHookTree{FileSystem: tt, renamed: make(chan struct{}, 1)}
+	s := mountT(t, tree, Options{AttrTimeout: time.Millisecond, EntryTimeout: time.Millisecond})
+	m := s.Dir()
+	b, err := os.ReadFile(filepath.Join(m, "d/f")) // the kernel holds version A's page
+	require.NoError(t, err)
+	require.Equal(t, "AAAA\n", string(b))
+	// Rewritten through the API with the same size and time: only the
+	// version (etag) tells.
+	fi, err := tt.Stat(t.Context(), "/d/f")
+	require.NoError(t, err)
+	require.NoError(t, tt.Write(t.Context(), "/d/f", []byte("BBBB\n")))
+	require.NoError(t, vfs.SetModTime(t.Context(), tt, "/d/f", fi.ModTime))
+	time.Sleep(20 * time.Millisecond) // past the attribute timeout
+	hook := func(string) {
+		go os.Rename(filepath.Join(m, "d"), filepath.Join(m, "e"))
+		select { // the tree has moved /d; go-fuse's nodes not yet
+		case <-tree.renamed:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	tree.onRead.Store(&hook)
+	b, err = os.ReadFile(filepath.Join(m, "d/f"))
+	require.NoError(t, err, "the open tried again at the new path")
+	assert.Equal(t, "BBBB\n", string(b), "read by the open that tried again")
+	b, err = os.ReadFile(filepath.Join(m, "e/f"))
+	require.NoError(t, err)
+	assert.Equal(t, "BBBB\n", string(b), "a later open")
 }
 
 // TestRenameAcrossMounts: rename(2) between two mounts of a union is
