@@ -43,13 +43,18 @@ func BenchmarkRemoveTree(b *testing.B) {
 	}
 	b.ResetTimer()
 	b.StopTimer()
-	for range b.N {
-		out, err := exec.Command("cp", "-a", tmpl, host).CombinedOutput()
+	for i := range b.N {
+		// A host directory of its own per round: the mounts of the
+		// rounds before (unmounted at the end) watch theirs, and
+		// would hear this round's copy in a shared one.
+		root := filepath.Join(host, fmt.Sprintf("r%d", i))
+		require.NoError(b, os.Mkdir(root, 0o755))
+		out, err := exec.Command("cp", "-a", tmpl, root).CombinedOutput()
 		require.NoError(b, err, "%s", out)
 		// Mounted after the copy, so the daemon does not hear its
 		// creates; its host watch is started (a watch per directory)
 		// before the timing starts.
-		fsys, err := local.New(host)
+		fsys, err := local.New(root)
 		require.NoError(b, err)
 		b.Cleanup(func() { fsys.Close() })
 		s := mountT(b, fsys, Options{})
