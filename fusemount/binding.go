@@ -33,12 +33,15 @@ type mount struct {
 	uid, gid    uint32
 	start       time.Time
 	gen         atomic.Uint64 // last StableAttr.Gen handed out
-	// names is held for writing through each RENAME and UNLINK request,
-	// go-fuse's move of its nodes included, and for reading through each
-	// writer's RELEASE: a release checking that a name still holds a file
-	// written in place (publishInPlace) sees every name the mount itself
-	// changed as changed, not as another writer's replace (rawFS,
-	// handle.Release).
+	// names is held for writing through each RENAME request, go-fuse's
+	// move of its nodes included, and for reading through each UNLINK
+	// (which run side by side) and each writer's RELEASE: a release
+	// checking that a name still holds a file written in place
+	// (publishInPlace) sees every rename the mount itself made as done or
+	// not begun, and an unlink of its own name in flight by its node
+	// (beginUnlink), not as another writer's replace (rawFS,
+	// handle.Release). A request that found nothing at a node's path
+	// waits on it for the renames in flight (settledPath).
 	names sync.RWMutex
 	// namesGen counts the renames and unlinks done under names (see
 	// settledPath).

@@ -905,9 +905,10 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		// are checked only here (its close sends no FLUSH), a moment
 		// after its close, when the program may well have renamed or
 		// removed the file through the mount. The mount's names are
-		// held for reading, so such a rename or unlink (rawFS.Rename,
-		// rawFS.Unlink) is either done, go-fuse's nodes moved with it,
-		// or not begun. Readers, most releases, do not wait for them.
+		// held for reading, so such a rename (rawFS.Rename) is either
+		// done, go-fuse's nodes moved with it, or not begun; an unlink
+		// of the file's name in flight is marked on the node
+		// (beginUnlink). Readers, most releases, do not wait.
 		n.m.names.RLock()
 		defer n.m.names.RUnlock()
 	}

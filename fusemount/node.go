@@ -39,6 +39,10 @@ type node struct {
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
 	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
 	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	// unlinking counts the UNLINKs of the node's name through the mount
+	// in flight (beginUnlink): a writer's release does not take the
+	// name's going for another writer's replace (publishInPlace).
+	unlinking int
 
 	// Passthrough (see passthrough.go).
 	cached       int            // open handles in cached mode (not passing through)
@@ -220,6 +224,36 @@ func (n *node) nameGone(name string) {
 	if _, was := n.m.linkedNodes.LoadAndDelete(cn); was {
 		n.m.dropLinkedAttrs()
 	}
+}
+
+// beginUnlink marks the child name of n, when the kernel knows it, as
+// having its name removed through the mount until endUnlink (see
+// unlinking). UNLINKs run side by side (rawFS.Unlink holds the mount's
+// names for reading only): this is what orders one against a writer's
+// release of the same file.
+func (n *node) beginUnlink(name string) *node {
+	ch := n.GetChild(name)
+	if ch == nil {
+		return nil
+	}
+	cn, ok := ch.Operations().(*node)
+	if !ok {
+		return nil
+	}
+	cn.mu.Lock()
+	cn.unlinking++
+	cn.mu.Unlock()
+	return cn
+}
+
+// endUnlink ends beginUnlink's mark; cn may be nil.
+func (cn *node) endUnlink() {
+	if cn == nil {
+		return
+	}
+	cn.mu.Lock()
+	cn.unlinking--
+	cn.mu.Unlock()
 }
 
 // preserve stages the child name of n, if it is open and not staged yet,
@@ -1107,6 +1141,8 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		return stale
 	}
 	p := vfs.Join(dir, name)
+	cn := n.beginUnlink(name)
+	defer cn.endUnlink()
 	n.preserve(name)
 	if err := n.m.entryChange(p, false, func() error { return n.m.remove(p) }); err != nil {
 		return n.m.errno("unlink", p, err)

@@ -772,11 +772,13 @@ func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newNa
 	return r.RawFileSystem.Rename(cancel, in, oldName, newName)
 }
 
-// Unlink holds the mount's names for writing until go-fuse has dropped
-// the name (see handle.Release).
+// Unlink holds the mount's names for reading until go-fuse has dropped
+// the name: UNLINKs run side by side (rm -rf of several trees at once),
+// and not while a RENAME moves names. A writer's release of the file
+// being unlinked knows by the node (beginUnlink), not by this lock.
 func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name string) fuse.Status {
-	r.m.names.Lock()
-	defer r.m.names.Unlock()
+	r.m.names.RLock()
+	defer r.m.names.RUnlock()
 	defer r.m.namesGen.Add(1)
 	return r.RawFileSystem.Unlink(cancel, header, name)
 }
@@ -996,8 +998,8 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 // cleanly. A file unlinked through the mount has nothing to report. self
 // is the handle flushing (nil when none). Callers hold n.mu.
 func (n *node) publishInPlace(self *handle) syscall.Errno {
-	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted {
-		return 0
+	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted || n.unlinking > 0 {
+		return 0 // (an UNLINK of its name through the mount in flight: gone)
 	}
 	hf, ok := n.ptFile.(hostFile)
 	if !ok {

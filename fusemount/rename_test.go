@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -263,6 +264,47 @@ func TestReopenDuringRenameReadsNewVersion(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(m, "e/f"))
 	require.NoError(t, err)
 	assert.Equal(t, "BBBB\n", string(b), "a later open")
+}
+
+// meetingDeletes is a temp: tree whose Delete of a name starting with
+// "meet" waits, up to a timeout, until two such deletes are in flight
+// together, and counts those that met.
+type meetingDeletes struct {
+	vfs.FileSystem
+	mu     sync.Mutex
+	in     int
+	met    chan struct{}
+	closed bool
+	joined atomic.Int32
+}
+
+func (m *meetingDeletes) Delete(ctx context.Context, p string) error {
+	if strings.HasPrefix(vfs.Base(p), "meet") {
+		m.mu.Lock()
+		m.in++
+		if m.in == 2 && !m.closed {
+			close(m.met)
+			m.closed = true
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.met:
+			m.joined.Add(1)
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return m.FileSystem.Delete(ctx, p)
+}
+
+// TestUnlinksRunSideBySide: UNLINKs of two files (rm of each, at once)
+// reach the tree together: no lock of the whole mount serializes them
+// (make -j clean, several rm -rf), which a tree slow to delete would
+// make everyone wait on.
+func TestUnlinksRunSideBySide(t *testing.T) {
+	tree := &meetingDeletes{FileSystem: temp.MustNew(map[string]string{"a/meet1": "1", "b/meet2": "2"}), met: make(chan struct{})}
+	s := mountT(t, tree, Options{})
+	sh(t, `rm "$M/a/meet1" & a=$!; rm "$M/b/meet2" & b=$!; wait $a $b`, "M="+s.Dir())
+	assert.Equal(t, int32(2), tree.joined.Load(), "deletes in flight together (else each waited 5 s for the other)")
 }
 
 // TestRenameAcrossMounts: rename(2) between two mounts of a union is

@@ -10,7 +10,7 @@
 # docs/perf/fuse.md records a run. Needs root (it mounts a tmpfs), git,
 # tar, make, gcc, npm (Node.js) and python3.
 #
-#   [ROUNDS=3] [WORKLOADS="clone checkout tar rm npm gobuild-cold gobuild-warm make"]
+#   [ROUNDS=3] [WORKLOADS="clone checkout tar rm rmpar npm gobuild-cold gobuild-warm make"]
 #   [JULYFS_BINS="name=DIR ..."] [NPM_CACHE=DIR] bench/fuse/workloads.sh [-quick]
 #
 # The workloads (what is timed; the rest of each round is set up and torn
@@ -23,6 +23,9 @@
 #             3,000 of its files (in the clone just made)
 #   tar       tar -xf of GOROOT/src as a tar (about 11,000 files)
 #   rm        rm -rf of that extracted tree
+#   rmpar     the same removed by four rm -rf at once, each a quarter of
+#             its top directories, then what is left (make -j clean,
+#             several agents cleaning up: UNLINKs side by side)
 #   npm       npm ci --offline of bench/fuse/npm (495 packages: jest,
 #             eslint, webpack, babel) from an npm cache warmed once,
 #             before any timing (NPM_CACHE, default
@@ -67,7 +70,7 @@ if [ $QUICK = 1 ]; then
 else
   ROUNDS=${ROUNDS:-3} NFILES=10000 NCHANGE=3000 NC=300 TARSRC=$(go env GOROOT)/src
 fi
-WORKLOADS=${WORKLOADS:-clone checkout tar rm npm gobuild-cold gobuild-warm make}
+WORKLOADS=${WORKLOADS:-clone checkout tar rm rmpar npm gobuild-cold gobuild-warm make}
 NPM_CACHE=${NPM_CACHE:-/var/tmp/julyfs-bench-npm-cache}
 export npm_config_update_notifier=false
 # wants W...: whether WORKLOADS names one of W (its fixture is made only
@@ -174,7 +177,7 @@ PY
 git -C "$SRC" -c gc.auto=0 commit -qam changes && git -C "$SRC" checkout -q main
 git -C "$SRC" -c gc.autoDetach=false gc -q
 fi
-wants tar rm && tar -cf "$T/fixture/src.tar" -C "$(dirname "$TARSRC")" "$(basename "$TARSRC")"
+wants tar rm rmpar && tar -cf "$T/fixture/src.tar" -C "$(dirname "$TARSRC")" "$(basename "$TARSRC")"
 
 # The npm project and its cache, warmed once (the registry is asked only
 # for what the cache lacks).
@@ -244,6 +247,17 @@ setup_tar() { rm -rf "$1/tarx"; mkdir "$1/tarx"; }
 run_tar() { tar -xf "$T/fixture/src.tar" -C "$1/tarx"; }
 setup_rm() { [ -d "$1/tarx" ] && [ -n "$(ls -A "$1/tarx")" ] || { setup_tar "$1"; run_tar "$1"; }; }
 run_rm() { rm -rf "$1/tarx"; }
+setup_rmpar() { setup_rm "$1"; }
+run_rmpar() {
+  local ds=("$1"/tarx/*/*) ps=() i n
+  n=${#ds[@]}
+  for i in 0 1 2 3; do
+    rm -rf "${ds[@]:$((i * n / 4)):$(((i + 1) * n / 4 - i * n / 4))}" &
+    ps+=($!)
+  done
+  wait "${ps[@]}"
+  rm -rf "$1/tarx"
+}
 setup_npm() {
   rm -rf "$1/npm"; mkdir "$1/npm"
   cp "$T/fixture/package.json" "$T/fixture/package-lock.json" "$1/npm/"
