@@ -397,3 +397,87 @@ func TestCreatedMovedByOthers(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkUnlinkedDuringRelease: a file created in place, given a
+// second name, written, then closed while that second name is removed
+// through the mount (UNLINKs run beside releases). The writes are still
+// at the first name: the release waits for the unlink and reports them
+// there, rather than skipping its check.
+func TestLinkUnlinkedDuringRelease(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			_, s, logs := loggedLocalMount(t, nil, opts)
+			var mu sync.Mutex
+			wrote := map[string]int{}
+			cancel, ok := vfs.Watch(s.m.fsys, func(c vfs.Change) {
+				if c.Op == vfs.ChangeWrite {
+					mu.Lock()
+					wrote[c.Path]++
+					mu.Unlock()
+				}
+			})
+			require.True(t, ok)
+			t.Cleanup(cancel)
+			const n = 300
+			for i := range n {
+				f := filepath.Join(s.Dir(), fmt.Sprintf("f%d", i))
+				g := filepath.Join(s.Dir(), fmt.Sprintf("g%d", i))
+				fh, err := os.Create(f)
+				require.NoError(t, err)
+				require.NoError(t, os.Link(f, g))
+				_, err = fh.WriteString("data\n")
+				require.NoError(t, err)
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); assert.NoError(t, fh.Close()) }()
+				go func() { defer wg.Done(); assert.NoError(t, os.Remove(g)) }()
+				wg.Wait()
+			}
+			missing := func() []int {
+				mu.Lock()
+				defer mu.Unlock()
+				var out []int
+				for i := range n {
+					if wrote[fmt.Sprintf("/f%d", i)] < 2 && wrote[fmt.Sprintf("/g%d", i)] < 2 { // the create (link), then the writes
+						out = append(out, i)
+					}
+				}
+				return out
+			}
+			assert.Eventually(t, func() bool { return len(missing()) == 0 }, 3*time.Second, 20*time.Millisecond)
+			t.Logf("files whose writes were never reported at their remaining name: %d of %d %v", len(missing()), n, missing())
+			assert.NotContains(t, logs.String(), "replaced or removed on the host")
+		})
+	}
+}
+
+// TestLastNameUnlinkedDuringRelease: a file created in place gets a
+// second name, which is removed (the node still believes in two names),
+// then its writer closes while its last name is removed through the mount.
+// The mount's own unlink is not taken for another writer's replace: the
+// release waits until go-fuse has dropped the name too.
+func TestLastNameUnlinkedDuringRelease(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			_, s, logs := loggedLocalMount(t, nil, opts)
+			const n = 500
+			for i := range n {
+				f := filepath.Join(s.Dir(), fmt.Sprintf("f%d", i))
+				g := filepath.Join(s.Dir(), fmt.Sprintf("g%d", i))
+				fh, err := os.Create(f)
+				require.NoError(t, err)
+				require.NoError(t, os.Link(f, g))
+				_, err = fh.WriteString("data\n")
+				require.NoError(t, err)
+				require.NoError(t, os.Remove(g))
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); assert.NoError(t, fh.Close()) }()
+				go func() { defer wg.Done(); assert.NoError(t, os.Remove(f)) }()
+				wg.Wait()
+			}
+			time.Sleep(200 * time.Millisecond)
+			assert.NotContains(t, logs.String(), "replaced or removed on the host")
+		})
+	}
+}

@@ -906,8 +906,8 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		// after its close, when the program may well have renamed or
 		// removed the file through the mount. The mount's names are
 		// held for reading, so such a rename (rawFS.Rename) is either
-		// done, go-fuse's nodes moved with it, or not begun; an unlink
-		// of the file's name in flight is marked on the node
+		// done, go-fuse's nodes moved with it, or not begun; for an
+		// unlink of one of the file's names in flight the check waits
 		// (beginUnlink). Readers, most releases, do not wait.
 		n.m.names.RLock()
 		defer n.m.names.RUnlock()

@@ -39,10 +39,12 @@ type node struct {
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
 	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
 	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
-	// unlinking counts the UNLINKs of the node's name through the mount
-	// in flight (beginUnlink): a writer's release does not take the
-	// name's going for another writer's replace (publishInPlace).
+	// unlinking counts the UNLINKs of the node's names through the
+	// mount in flight (beginUnlink): a writer's check that its file is
+	// still at its name waits for them (publishInPlace), rather than take
+	// the name's going for another writer's replace.
 	unlinking int
+	unlinkC   *sync.Cond // signalled when unlinking drops to 0 (unlinkCond)
 
 	// Passthrough (see passthrough.go).
 	cached       int            // open handles in cached mode (not passing through)
@@ -173,10 +175,11 @@ func (n *node) settledPath(p string, gen uint64) (string, uint64, bool) {
 // rename through the mount that moved the node meanwhile.
 const settleTries = 8
 
-// settleNames waits for the renames and unlinks through the mount in
-// flight: each holds m.names for writing through go-fuse's whole request,
-// its move of the nodes included. Only a request that found nothing
-// waits; callers hold neither a node's mu nor m.names.
+// settleNames waits for the renames through the mount in flight: each
+// holds m.names for writing through go-fuse's whole request, its move of
+// the nodes included (an unlink moves no node: it holds m.names for
+// reading). Only a request that found nothing waits; callers hold
+// neither a node's mu nor m.names.
 func (m *mount) settleNames() {
 	m.names.RLock()
 	m.names.RUnlock()
@@ -227,10 +230,11 @@ func (n *node) nameGone(name string) {
 }
 
 // beginUnlink marks the child name of n, when the kernel knows it, as
-// having its name removed through the mount until endUnlink (see
+// having a name removed through the mount until endUnlink, which
+// rawFS.Unlink calls once go-fuse has dropped the name too (see
 // unlinking). UNLINKs run side by side (rawFS.Unlink holds the mount's
 // names for reading only): this is what orders one against a writer's
-// release of the same file.
+// check of the same file, and nothing else.
 func (n *node) beginUnlink(name string) *node {
 	ch := n.GetChild(name)
 	if ch == nil {
@@ -253,7 +257,18 @@ func (cn *node) endUnlink() {
 	}
 	cn.mu.Lock()
 	cn.unlinking--
+	if cn.unlinking == 0 && cn.unlinkC != nil {
+		cn.unlinkC.Broadcast()
+	}
 	cn.mu.Unlock()
+}
+
+// unlinkCond is n's condition for unlinking; n.mu is held.
+func (n *node) unlinkCond() *sync.Cond {
+	if n.unlinkC == nil {
+		n.unlinkC = sync.NewCond(&n.mu)
+	}
+	return n.unlinkC
 }
 
 // preserve stages the child name of n, if it is open and not staged yet,
@@ -1142,7 +1157,16 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	p := vfs.Join(dir, name)
 	cn := n.beginUnlink(name)
-	defer cn.endUnlink()
+	if fc, ok := ctx.(*fuse.Context); ok && cn != nil && fc.Cancel != nil {
+		n.m.ptMu.Lock()
+		if n.m.unlinkEnding == nil {
+			n.m.unlinkEnding = map[<-chan struct{}]*node{}
+		}
+		n.m.unlinkEnding[fc.Cancel] = cn // ended by rawFS.Unlink, after go-fuse drops the name
+		n.m.ptMu.Unlock()
+	} else {
+		defer cn.endUnlink()
+	}
 	n.preserve(name)
 	if err := n.m.entryChange(p, false, func() error { return n.m.remove(p) }); err != nil {
 		return n.m.errno("unlink", p, err)

@@ -780,7 +780,15 @@ func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name strin
 	r.m.names.RLock()
 	defer r.m.names.RUnlock()
 	defer r.m.namesGen.Add(1)
-	return r.RawFileSystem.Unlink(cancel, header, name)
+	st := r.RawFileSystem.Unlink(cancel, header, name)
+	r.m.ptMu.Lock()
+	cn, ok := r.m.unlinkEnding[cancel]
+	delete(r.m.unlinkEnding, cancel)
+	r.m.ptMu.Unlock()
+	if ok {
+		cn.endUnlink()
+	}
+	return st
 }
 
 // ptRelease records that pt handle h of n is being released in the
@@ -855,9 +863,10 @@ type ptState struct {
 	ptDataless atomic.Int64
 	// fileReads counts the reads served by the daemon through a handle
 	// (the ones the kernel's pages did not answer).
-	fileReads   atomic.Int64
-	ptMu        sync.Mutex
-	ptReleasing map[<-chan struct{}]*node // by RELEASE request: see rawFS
+	fileReads    atomic.Int64
+	ptMu         sync.Mutex
+	ptReleasing  map[<-chan struct{}]*node // by RELEASE request: see rawFS
+	unlinkEnding map[<-chan struct{}]*node // by UNLINK request: endUnlink after go-fuse's RmChild
 }
 
 // debugf logs a line when Options.Debug is set.
@@ -998,8 +1007,14 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 // cleanly. A file unlinked through the mount has nothing to report. self
 // is the handle flushing (nil when none). Callers hold n.mu.
 func (n *node) publishInPlace(self *handle) syscall.Errno {
-	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted || n.unlinking > 0 {
-		return 0 // (an UNLINK of its name through the mount in flight: gone)
+	for n.unlinking > 0 {
+		// An UNLINK of one of its names through the mount: once it
+		// is done (go-fuse's name dropped too), the check sees the
+		// file deleted, or at the names it has left.
+		n.unlinkCond().Wait()
+	}
+	if n.ptMode != ptInPlace || !n.ptChecked || n.deleted {
+		return 0
 	}
 	hf, ok := n.ptFile.(hostFile)
 	if !ok {
