@@ -85,7 +85,7 @@ func newMount(ctx context.Context, fsys vfs.FileSystem, opts Options) *mount {
 		dirty:     map[*node]bool{},
 		displaced: map[uint64]bool{},
 		hostNodes: map[uint64]*fs.Inode{},
-		ptState:   ptState{ptReleasing: map[<-chan struct{}]*node{}, ptDecided: make(chan struct{})},
+		ptState:   ptState{ptDecided: make(chan struct{})},
 	}
 }
 

@@ -62,22 +62,8 @@ func testCreateWritesInPlace(t *testing.T, opts Options) {
 		t.Skip("no FUSE passthrough here (root on Linux 6.9+)")
 	}
 	fsys := s.m.fsys
-	var mu sync.Mutex
-	reported := 0
-	cancel, ok := vfs.Watch(fsys, func(c vfs.Change) {
-		if c.Path == "/new.dat" && c.Op == vfs.ChangeWrite {
-			mu.Lock()
-			reported++
-			mu.Unlock()
-		}
-	})
-	require.True(t, ok)
-	t.Cleanup(cancel)
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return reported
-	}
+	wrote := writesReported(t, fsys)
+	count := func() int { return wrote("/new.dat") }
 	want := bytes.Repeat([]byte("N"), 64<<10)
 
 	cmd, stdin, out := helper(t, "rewrite", "JULYFS_FILE="+filepath.Join(s.Dir(), "new.dat"), "JULYFS_MODE=create")
@@ -264,17 +250,7 @@ func TestCreatedMovedBeforeRelease(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
 			_, s, logs := loggedLocalMount(t, nil, opts)
-			var mu sync.Mutex
-			wrote := map[string]int{}
-			cancel, ok := vfs.Watch(s.m.fsys, func(c vfs.Change) {
-				if c.Op == vfs.ChangeWrite {
-					mu.Lock()
-					wrote[c.Path]++
-					mu.Unlock()
-				}
-			})
-			require.True(t, ok)
-			t.Cleanup(cancel)
+			wrote := writesReported(t, s.m.fsys)
 			const n, workers = 150, 2
 			var wg sync.WaitGroup
 			for w := range workers {
@@ -310,12 +286,10 @@ func TestCreatedMovedBeforeRelease(t *testing.T) {
 			// temporary one (a create and the writes) when its release
 			// came first.
 			reported := func() int {
-				mu.Lock()
-				defer mu.Unlock()
 				k := 0
 				for w := range workers {
 					for i := range n {
-						if wrote[fmt.Sprintf("/f%d-%d", w, i)] > 0 || wrote[fmt.Sprintf("/t%d-%d.tmp", w, i)] > 1 {
+						if wrote(fmt.Sprintf("/f%d-%d", w, i)) > 0 || wrote(fmt.Sprintf("/t%d-%d.tmp", w, i)) > 1 {
 							k++
 						}
 					}
@@ -407,26 +381,10 @@ func TestLinkUnlinkedDuringRelease(t *testing.T) {
 	for name, opts := range passthroughModes {
 		t.Run(name, func(t *testing.T) {
 			_, s, logs := loggedLocalMount(t, nil, opts)
-			var mu sync.Mutex
-			wrote := map[string]int{}
-			cancel, ok := vfs.Watch(s.m.fsys, func(c vfs.Change) {
-				if c.Op == vfs.ChangeWrite {
-					mu.Lock()
-					wrote[c.Path]++
-					mu.Unlock()
-				}
-			})
-			require.True(t, ok)
-			t.Cleanup(cancel)
+			wrote := writesReported(t, s.m.fsys)
 			const n = 300
 			for i := range n {
-				f := filepath.Join(s.Dir(), fmt.Sprintf("f%d", i))
-				g := filepath.Join(s.Dir(), fmt.Sprintf("g%d", i))
-				fh, err := os.Create(f)
-				require.NoError(t, err)
-				require.NoError(t, os.Link(f, g))
-				_, err = fh.WriteString("data\n")
-				require.NoError(t, err)
+				fh, _, g := createLinked(t, s.Dir(), i)
 				var wg sync.WaitGroup
 				wg.Add(2)
 				go func() { defer wg.Done(); assert.NoError(t, fh.Close()) }()
@@ -434,18 +392,16 @@ func TestLinkUnlinkedDuringRelease(t *testing.T) {
 				wg.Wait()
 			}
 			missing := func() []int {
-				mu.Lock()
-				defer mu.Unlock()
 				var out []int
 				for i := range n {
-					if wrote[fmt.Sprintf("/f%d", i)] < 2 && wrote[fmt.Sprintf("/g%d", i)] < 2 { // the create (link), then the writes
+					if wrote(fmt.Sprintf("/f%d", i)) < 2 && wrote(fmt.Sprintf("/g%d", i)) < 2 { // the create (link), then the writes
 						out = append(out, i)
 					}
 				}
 				return out
 			}
-			assert.Eventually(t, func() bool { return len(missing()) == 0 }, 3*time.Second, 20*time.Millisecond)
-			t.Logf("files whose writes were never reported at their remaining name: %d of %d %v", len(missing()), n, missing())
+			assert.Eventually(t, func() bool { return len(missing()) == 0 }, 3*time.Second, 20*time.Millisecond,
+				"files whose writes were never reported at their remaining name: %v of %d", missing(), n)
 			assert.NotContains(t, logs.String(), "replaced or removed on the host")
 		})
 	}
@@ -462,13 +418,7 @@ func TestLastNameUnlinkedDuringRelease(t *testing.T) {
 			_, s, logs := loggedLocalMount(t, nil, opts)
 			const n = 500
 			for i := range n {
-				f := filepath.Join(s.Dir(), fmt.Sprintf("f%d", i))
-				g := filepath.Join(s.Dir(), fmt.Sprintf("g%d", i))
-				fh, err := os.Create(f)
-				require.NoError(t, err)
-				require.NoError(t, os.Link(f, g))
-				_, err = fh.WriteString("data\n")
-				require.NoError(t, err)
+				fh, f, g := createLinked(t, s.Dir(), i)
 				require.NoError(t, os.Remove(g))
 				var wg sync.WaitGroup
 				wg.Add(2)
@@ -480,4 +430,38 @@ func TestLastNameUnlinkedDuringRelease(t *testing.T) {
 			assert.NotContains(t, logs.String(), "replaced or removed on the host")
 		})
 	}
+}
+
+// writesReported counts the write reports of fsys (vfs.Watch) from now
+// to the test's end: the func returned gives a path's count so far.
+func writesReported(t *testing.T, fsys vfs.FileSystem) func(p string) int {
+	var mu sync.Mutex
+	wrote := map[string]int{}
+	cancel, ok := vfs.Watch(fsys, func(c vfs.Change) {
+		if c.Op == vfs.ChangeWrite {
+			mu.Lock()
+			wrote[c.Path]++
+			mu.Unlock()
+		}
+	})
+	require.True(t, ok)
+	t.Cleanup(cancel)
+	return func(p string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return wrote[p]
+	}
+}
+
+// createLinked creates f<i> in dir (a mount), gives it a second name
+// g<i> and writes into it, and returns it still open.
+func createLinked(t *testing.T, dir string, i int) (fh *os.File, f, g string) {
+	t.Helper()
+	f, g = filepath.Join(dir, fmt.Sprintf("f%d", i)), filepath.Join(dir, fmt.Sprintf("g%d", i))
+	fh, err := os.Create(f)
+	require.NoError(t, err)
+	require.NoError(t, os.Link(f, g))
+	_, err = fh.WriteString("data\n")
+	require.NoError(t, err)
+	return fh, f, g
 }

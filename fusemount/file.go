@@ -78,22 +78,17 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		return nil, 0, syscall.ENOSYS
 	}
 	ngen := n.m.namesGen.Load()
-	p, _ := n.livePath()
 	h, errno := n.open(flags, "", callerPid(ctx))
-	for range settleTries {
-		if errno != syscall.ENOENT {
-			break
-		}
+	if errno == syscall.ENOENT {
 		// Nothing at n's path: a rename through the mount may be
-		// moving n (see settledPath). Once it is done, again at
-		// n's new path.
-		q, g, moved := n.settledPath(p, ngen)
-		ngen = g
-		if !moved {
-			break
-		}
-		p = q
-		h, errno = n.open(flags, "", callerPid(ctx))
+		// moving n. Once it is done, again at n's new path (the path
+		// is taken only now: a rename between the try and here
+		// shows in namesGen).
+		p, _ := n.livePath()
+		n.followRenames(p, ngen, func(string) bool {
+			h, errno = n.open(flags, "", callerPid(ctx))
+			return errno == syscall.ENOENT
+		})
 	}
 	if errno != 0 {
 		return nil, 0, errno
@@ -555,17 +550,11 @@ func (h *handle) reopen(gen uint64) syscall.Errno {
 	}
 	ngen := h.n.m.namesGen.Load()
 	r, err := vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
-	for range settleTries {
-		if vfs.KindOf(err) != vfs.KindNotFound {
-			break
-		}
-		q, g, moved := h.n.settledPath(p, ngen)
-		ngen = g // a rename moving the file: its new path
-		if !moved {
-			break
-		}
-		p = q
-		r, err = vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
+	if vfs.KindOf(err) == vfs.KindNotFound { // a rename moving the file: its new path
+		p = h.n.followRenames(p, ngen, func(p string) bool {
+			r, err = vfs.OpenFile(h.n.m.ctx, h.n.m.fsys, p)
+			return vfs.KindOf(err) == vfs.KindNotFound
+		})
 	}
 	if err != nil {
 		return h.n.m.errno("read", p, err)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -161,6 +159,17 @@ func (n *node) killPrivs(ctx context.Context, f fs.FileHandle, p string, out *fu
 	return n.Getattr(ctx, f, out)
 }
 
+// killLast clears the set-ID bits of the attributes n holds itself (a
+// file whose name is gone, still open) for the caller of ctx (chown: by
+// a chown, with the group before it), and reports whether a bit went.
+// Callers hold n.mu.
+func (n *node) killLast(ctx context.Context, chown bool) bool {
+	mode := n.last.Mode & 0o7777
+	killed := killedModeFor(ctx, mode, n.last.Gid, chown)
+	n.last.Mode = n.last.Mode&syscall.S_IFMT | killed
+	return killed != mode
+}
+
 // killAsked clears the set-ID bits of n when the request of ctx asked for
 // it (OPEN, CREATE or WRITE; see killState). An error is logged, not
 // answered: the open or the write itself went through.
@@ -175,11 +184,9 @@ func (n *node) killAsked(ctx context.Context) {
 	if n.isDeleted() {
 		// Open, its name gone: its attributes are the node's own.
 		n.mu.Lock()
-		mode := n.last.Mode & 0o7777
-		killed := killedModeFor(ctx, mode, n.last.Gid, false)
-		n.last.Mode = n.last.Mode&syscall.S_IFMT | killed
+		killed := n.killLast(ctx, false)
 		n.mu.Unlock()
-		if killed != mode {
+		if killed {
 			n.NotifyContent(-1, 0)
 		}
 		return
@@ -205,47 +212,17 @@ func (n *node) killAsked(ctx context.Context) {
 
 // killState holds the requests whose kernel asked for the set-ID bits
 // cleared with a flag the go-fuse node API does not pass on (OPEN and
-// CREATE: OPEN_KILL_SUIDGID; WRITE: WRITE_KILL_SUIDGID), by their cancel
-// channel, as ptReleasing: rawFS marks them, the node asks. Every WRITE
-// of an unprivileged caller carries the flag: a mark is a map entry under
-// a mutex, no allocation.
+// CREATE: OPEN_KILL_SUIDGID; WRITE: WRITE_KILL_SUIDGID): rawFS marks
+// them, the node asks (killAsked). Every WRITE of an unprivileged caller
+// carries the flag.
 type killState struct {
-	killN   atomic.Int32 // requests marked: none is the common case
-	killMu  sync.Mutex
-	killing map[<-chan struct{}]bool
+	killing requests[bool]
 }
 
-// markKill marks the request of cancel, until unmarkKill.
-func (m *mount) markKill(cancel <-chan struct{}) {
-	m.killMu.Lock()
-	if m.killing == nil {
-		m.killing = map[<-chan struct{}]bool{}
-	}
-	m.killing[cancel] = true
-	m.killMu.Unlock()
-	m.killN.Add(1)
-}
-
-// unmarkKill ends markKill's mark.
-func (m *mount) unmarkKill(cancel <-chan struct{}) {
-	m.killN.Add(-1)
-	m.killMu.Lock()
-	delete(m.killing, cancel)
-	m.killMu.Unlock()
-}
-
-// killAsked reports whether the request of ctx is marked (markKill).
+// killAsked reports whether the request of ctx is marked.
 func (m *mount) killAsked(ctx context.Context) bool {
-	if m.killN.Load() == 0 {
-		return false
-	}
-	c, ok := ctx.(*fuse.Context)
-	if !ok || c.Cancel == nil {
-		return false
-	}
-	m.killMu.Lock()
-	defer m.killMu.Unlock()
-	return m.killing[c.Cancel]
+	_, ok := m.killing.get(ctx)
+	return ok
 }
 
 // Open marks an OPEN with O_TRUNC whose kernel asks for the set-ID bits
@@ -254,8 +231,8 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	if in.Mode&fuse.OPEN_KILL_SUIDGID == 0 || in.Flags&syscall.O_TRUNC == 0 {
 		return r.RawFileSystem.Open(cancel, in, out)
 	}
-	r.m.markKill(cancel)
-	defer r.m.unmarkKill(cancel)
+	r.m.killing.put(cancel, true)
+	defer r.m.killing.take(cancel)
 	return r.RawFileSystem.Open(cancel, in, out)
 }
 
@@ -265,8 +242,8 @@ func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, o
 	if in.OpenFlags&fuse.OPEN_KILL_SUIDGID == 0 || in.Flags&syscall.O_TRUNC == 0 {
 		return r.RawFileSystem.Create(cancel, in, name, out)
 	}
-	r.m.markKill(cancel)
-	defer r.m.unmarkKill(cancel)
+	r.m.killing.put(cancel, true)
+	defer r.m.killing.take(cancel)
 	return r.RawFileSystem.Create(cancel, in, name, out)
 }
 
@@ -278,7 +255,7 @@ func (r *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) 
 	if in.WriteFlags&fuse.WRITE_KILL_SUIDGID == 0 {
 		return r.RawFileSystem.Writev(cancel, in, data)
 	}
-	r.m.markKill(cancel)
-	defer r.m.unmarkKill(cancel)
+	r.m.killing.put(cancel, true)
+	defer r.m.killing.take(cancel)
 	return r.RawFileSystem.Writev(cancel, in, data)
 }

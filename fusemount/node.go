@@ -161,13 +161,32 @@ func (n *node) livePath() (string, syscall.Errno) {
 // between). It waits for the renames in flight (settleNames) and returns
 // n's path after them, the count of renames and unlinks done (namesGen),
 // and whether to try again: the path differs from p, or a rename or an
-// unlink ended since gen (taken before p was), which may have moved n
-// away and back.
+// unlink ended since gen (taken before the try that found nothing),
+// which may have moved n away and back.
 func (n *node) settledPath(p string, gen uint64) (string, uint64, bool) {
 	n.m.settleNames()
 	g := n.m.namesGen.Load()
 	q, stale := n.livePath()
 	return q, g, stale == 0 && (q != p || g != gen)
+}
+
+// followRenames is called when a try at p, n's path, found nothing, gen
+// being namesGen taken before that path was: while a rename through the
+// mount moved n meanwhile (settledPath), it tries again at n's new path,
+// up to settleTries times, until try (which reports whether it found
+// nothing again) does not. It returns the path of the last try.
+func (n *node) followRenames(p string, gen uint64, try func(p string) (missing bool)) string {
+	for range settleTries {
+		q, g, moved := n.settledPath(p, gen)
+		if !moved {
+			break
+		}
+		p, gen = q, g
+		if !try(p) {
+			break
+		}
+	}
+	return p
 }
 
 // settleTries bounds how often a request that found nothing at a node's
@@ -598,22 +617,17 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	}
 	gen := n.m.hostGen.Load()
 	fi, err := n.m.stat(p)
-	for range settleTries {
-		if err != nil || fi.Kind != vfs.KindMissing || fi.Link || fi.Special != 0 {
-			break
-		}
-		q, g, moved := n.settledPath(p, ngen)
-		ngen = g
-		if !moved {
-			break
-		}
-		p = q
-		fi, err = n.m.stat(p)
+	missing := func() bool { return err == nil && fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 }
+	if missing() {
+		p = n.followRenames(p, ngen, func(p string) bool {
+			fi, err = n.m.stat(p)
+			return missing()
+		})
 	}
 	if err != nil {
 		return n.m.errno("getattr", p, err)
 	}
-	if fi.Kind == vfs.KindMissing && !fi.Link && fi.Special == 0 {
+	if missing() {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if n.opens > 0 {
@@ -819,8 +833,7 @@ func (n *node) setattrDeleted(ctx context.Context, f fs.FileHandle, in *fuse.Set
 		n.last.SetTimes(&atime, nil, nil)
 	}
 	if kill, chown := setattrKills(in); kill && killable(n.last.Mode&syscall.S_IFMT, chown) {
-		// With the group before a chown, as Linux.
-		n.last.Mode = n.last.Mode&syscall.S_IFMT | killedModeFor(ctx, n.last.Mode&0o7777, n.last.Gid, chown)
+		n.killLast(ctx, chown) // with the group before a chown, as Linux
 	}
 	if uid, ok := in.GetUID(); ok {
 		n.last.Uid = uid
@@ -1157,16 +1170,9 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	p := vfs.Join(dir, name)
 	cn := n.beginUnlink(name)
-	if fc, ok := ctx.(*fuse.Context); ok && cn != nil && fc.Cancel != nil {
-		n.m.ptMu.Lock()
-		if n.m.unlinkEnding == nil {
-			n.m.unlinkEnding = map[<-chan struct{}]*node{}
-		}
-		n.m.unlinkEnding[fc.Cancel] = cn // ended by rawFS.Unlink, after go-fuse drops the name
-		n.m.ptMu.Unlock()
-	} else {
+	if c := cancelOf(ctx); cn == nil || c == nil || !n.m.unlinkEnding.put(c, cn) {
 		defer cn.endUnlink()
-	}
+	} // else ended by rawFS.Unlink, after go-fuse drops the name
 	n.preserve(name)
 	if err := n.m.entryChange(p, false, func() error { return n.m.remove(p) }); err != nil {
 		return n.m.errno("unlink", p, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	iofs "io/fs"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -752,11 +751,7 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	r.RawFileSystem.Release(cancel, in)
-	r.m.ptMu.Lock()
-	n, ok := r.m.ptReleasing[cancel]
-	delete(r.m.ptReleasing, cancel)
-	r.m.ptMu.Unlock()
-	if ok {
+	if n, ok := r.m.ptReleasing.take(cancel); ok {
 		n.mu.Lock()
 		n.ptReleased()
 		n.mu.Unlock()
@@ -781,11 +776,7 @@ func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name strin
 	defer r.m.names.RUnlock()
 	defer r.m.namesGen.Add(1)
 	st := r.RawFileSystem.Unlink(cancel, header, name)
-	r.m.ptMu.Lock()
-	cn, ok := r.m.unlinkEnding[cancel]
-	delete(r.m.unlinkEnding, cancel)
-	r.m.ptMu.Unlock()
-	if ok {
+	if cn, ok := r.m.unlinkEnding.take(cancel); ok {
 		cn.endUnlink()
 	}
 	return st
@@ -797,14 +788,8 @@ func (r *rawFS) Unlink(cancel <-chan struct{}, header *fuse.InHeader, name strin
 // n.mu.
 func (n *node) ptRelease(ctx context.Context) {
 	n.ptOpen--
-	if c, ok := ctx.(*fuse.Context); ok && c.Cancel != nil {
-		n.m.ptMu.Lock()
-		if _, dup := n.m.ptReleasing[c.Cancel]; !dup {
-			n.m.ptReleasing[c.Cancel] = n
-			n.m.ptMu.Unlock()
-			return
-		}
-		n.m.ptMu.Unlock()
+	if c := cancelOf(ctx); c != nil && n.m.ptReleasing.put(c, n) {
+		return
 	}
 	n.ptReleased()
 }
@@ -864,9 +849,8 @@ type ptState struct {
 	// fileReads counts the reads served by the daemon through a handle
 	// (the ones the kernel's pages did not answer).
 	fileReads    atomic.Int64
-	ptMu         sync.Mutex
-	ptReleasing  map[<-chan struct{}]*node // by RELEASE request: see rawFS
-	unlinkEnding map[<-chan struct{}]*node // by UNLINK request: endUnlink after go-fuse's RmChild
+	ptReleasing  requests[*node] // by RELEASE request: see rawFS
+	unlinkEnding requests[*node] // by UNLINK request: endUnlink after go-fuse's RmChild
 }
 
 // debugf logs a line when Options.Debug is set.
