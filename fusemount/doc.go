@@ -205,7 +205,7 @@
 // invalidator, attributes). node.go, dir.go, file.go, rename.go: the
 // go-fuse node. private.go: the buffer of a file whose name is gone.
 // passthrough.go: FUSE passthrough. killpriv.go: set-ID bits cleared by
-// the daemon. notify.go: kernel invalidation from a
+// the daemon. requests.go: state rawFS and the nodes share per request. notify.go: kernel invalidation from a
 // worker. hostwatch.go: host changes behind a local: mount. negative.go:
 // missing names cached long under watched host directories. errno.go: the
 // one kind-to-errno function.
