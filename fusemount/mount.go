@@ -74,6 +74,7 @@ func Mount(dir string, fsys vfs.FileSystem, opts Options) (*Server, error) {
 			DisableReadDirPlus: !opts.readDirPlus(fsys),
 			Debug:              opts.Debug,
 			Logger:             m.log,
+			PollReaders:        !opts.BlockingReads,
 			// The kernel hands O_TRUNC to OPEN instead of truncating
 			// with a separate SETATTR first: the truncation goes into
 			// the staging with the rewrite and lands with it at close.
@@ -419,7 +420,8 @@ var spareProcsOnce sync.Once
 // process, after go-fuse's server was made with that value (it caps its
 // readers by the Ps it saw then; raising GOMAXPROCS later leaves the cap
 // as it is). go-fuse starts readers as requests come, and lets up to the
-// cap plus one of them wait in read(2) on /dev/fuse. With every P held by
+// cap plus one of them wait on /dev/fuse (in poll(2), with a cap of two,
+// unless Options.BlockingReads; in read(2) then). With every P held by
 // a goroutine in a syscall, Go's sysmon takes a P from one of them 20-40
 // µs in, and keeps checking every 20 µs while it finds Ps to take; each
 // request's reader must then win a P back before it can serve. While a P

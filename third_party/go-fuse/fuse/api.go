@@ -249,6 +249,19 @@ type MountOptions struct {
 	// locking wrapper.
 	SingleThreaded bool
 
+	// PollReaders (Linux only) makes the readers of the FUSE device
+	// wait for requests in poll(2) on a non-blocking descriptor
+	// instead of in read(2). The kernel wakes the read(2) waiters one
+	// at a time, the longest waiting first, wherever the scheduler
+	// puts it; it wakes every poll(2) waiter, the first to run takes
+	// the request and the others find none and wait again. On a
+	// machine with few CPUs one of them then often runs on the CPU of
+	// the process that sent the request, and the round trip skips the
+	// wakeups across CPUs. It costs a wakeup per waiting reader per
+	// request, so the server keeps at most two readers waiting.
+	// (A patch of julyfs's copy of go-fuse.)
+	PollReaders bool
+
 	// DisableXAttrs, if set, returns ENOSYS for Getxattr, Setxattr and
 	// Removexattr calls, so the kernel does not issue any Xattr operations
 	// at all.

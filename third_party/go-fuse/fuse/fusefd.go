@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // fuseFD owns the per-FUSE-fd state: the fd itself, the read-side
@@ -34,6 +36,10 @@ type fuseFD struct {
 	reqMu                sync.Mutex
 	reqReaders           int
 	inflightRequestBytes int
+
+	// polled is set (before the readers start) when the descriptor is
+	// non-blocking and readers wait for requests in poll(2).
+	polled bool
 
 	// loops tracks reader goroutines servicing fd.
 	loops sync.WaitGroup
@@ -116,7 +122,7 @@ func (r *fuseFD) readRequest() (req *requestAlloc, code Status) {
 	err := handleEINTR(func() error {
 		var err error
 		if cerr := r.withFD(func(fd int) {
-			n, err = syscall.Read(fd, dest)
+			n, err = r.read(fd, dest)
 		}); cerr != nil {
 			return cerr
 		}
@@ -250,4 +256,33 @@ func (r *fuseFD) writeWithSlice(req *request, ws withSlice) Status {
 	bufs = append(bufs, slices...)
 	_, err := r.writevFD(bufs)
 	return ToStatus(err)
+}
+
+// pollReads makes the descriptor non-blocking: readers then wait for a
+// request in poll(2), which wakes them all (MountOptions.PollReaders).
+func (r *fuseFD) pollReads() {
+	var err error
+	if cerr := r.withFD(func(fd int) {
+		err = syscall.SetNonblock(fd, true)
+	}); cerr != nil || err != nil {
+		return // blocking reads, as without the option
+	}
+	r.polled = true
+}
+
+// read reads one request, waiting for one in poll(2) on a polled
+// descriptor.
+func (r *fuseFD) read(fd int, dest []byte) (int, error) {
+	for {
+		n, err := syscall.Read(fd, dest)
+		if !r.polled || err != syscall.EAGAIN {
+			return n, err
+		}
+		// POLLERR (the connection is gone) and POLLIN both end the
+		// wait; the read then tells which.
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil && err != syscall.EINTR {
+			return 0, err
+		}
+	}
 }

@@ -219,6 +219,10 @@ func NewServer(fs RawFileSystem, mountPoint string, opts *MountOptions) (*Server
 	} else if maxReaders > maxMaxReaders {
 		maxReaders = maxMaxReaders
 	}
+	if o.PollReaders && !useSingleReader {
+		// Each request wakes every waiting reader.
+		maxReaders = minMaxReaders
+	}
 
 	readBufSize, readBufBytes, _ := requestAccountingSizes(o.MaxWrite)
 
@@ -273,6 +277,10 @@ func NewServer(fs RawFileSystem, mountPoint string, opts *MountOptions) (*Server
 		ms.fuseFD.close()
 		// TODO - unmount as well?
 		return nil, fmt.Errorf("init: %s", code)
+	}
+	if o.PollReaders && !useSingleReader {
+		// Only now: INIT is read with a blocking read.
+		ms.fuseFD.pollReads()
 	}
 
 	// This prepares for Serve being called somewhere, either

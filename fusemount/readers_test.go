@@ -1,0 +1,116 @@
+package fusemount
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/julyfs/julyfs/vfs/local"
+)
+
+// fuseFlags returns the open flags of each of this process's /dev/fuse
+// descriptors, by number (/proc/self/fdinfo).
+func fuseFlags(t *testing.T) map[int]int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	flags := map[int]int{}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || target != "/dev/fuse" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				f, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+				require.NoError(t, err)
+				flags[fd] = int(f)
+			}
+		}
+	}
+	return flags
+}
+
+// TestReadersWaitInPoll: by default go-fuse's readers wait for requests in
+// poll(2) on a non-blocking /dev/fuse (fuse.MountOptions.PollReaders);
+// BlockingReads keeps go-fuse's blocking read(2). Either way every request
+// of many processes' worth of parallel work is answered: a reader that
+// woke to find the request taken waits again, and none stops serving.
+func TestReadersWaitInPoll(t *testing.T) {
+	requireFUSE(t)
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+			before := fuseFlags(t)
+			lfs, err := local.New(t.TempDir())
+			require.NoError(t, err)
+			s := mountT(t, lfs, Options{BlockingReads: blocking})
+			var mine []int
+			for fd, f := range fuseFlags(t) {
+				if _, ok := before[fd]; !ok {
+					mine = append(mine, f)
+				}
+			}
+			require.Len(t, mine, 1, "the mount's /dev/fuse descriptor")
+			assert.Equal(t, !blocking, mine[0]&syscall.O_NONBLOCK != 0, "O_NONBLOCK on /dev/fuse (flags %o)", mine[0])
+
+			const workers, files = 8, 150
+			done := make(chan error, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					dir := filepath.Join(s.Dir(), fmt.Sprintf("w%d", w))
+					if err := os.Mkdir(dir, 0o755); err != nil {
+						done <- err
+						return
+					}
+					for i := range files {
+						p := filepath.Join(dir, fmt.Sprintf("f%d", i))
+						if err := os.WriteFile(p, []byte(p), 0o644); err != nil {
+							done <- err
+							return
+						}
+						if got, err := os.ReadFile(p); err != nil || string(got) != p {
+							done <- fmt.Errorf("read %s: %q, %v", p, got, err)
+							return
+						}
+						if _, err := os.Stat(p + ".missing"); !os.IsNotExist(err) {
+							done <- fmt.Errorf("stat of a missing name: %v", err)
+							return
+						}
+					}
+					ents, err := os.ReadDir(dir)
+					if err == nil && len(ents) != files {
+						err = fmt.Errorf("%s lists %d entries, want %d", dir, len(ents), files)
+					}
+					done <- err
+				}()
+			}
+			finished := make(chan struct{})
+			go func() { wg.Wait(); close(finished) }()
+			select {
+			case <-finished:
+			case <-time.After(60 * time.Second):
+				t.Fatal("parallel work through the mount did not finish in 60 s: a request went unanswered")
+			}
+			for range workers {
+				assert.NoError(t, <-done)
+			}
+		})
+	}
+}
