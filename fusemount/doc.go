@@ -197,8 +197,12 @@
 //
 // mount.go: Mount, Serve, Unmount, the Server, and the spare Ps of the
 // julyfs mount daemon (Options.SpareProcs: two Ps more than go-fuse's cap
-// on its readers, so that sysmon leaves a reader waiting in read(2) its
-// P). state.go: the state type, plain Go over a vfs.FileSystem with no
+// on its readers, so that sysmon leaves a reader waiting for the kernel
+// its P); go-fuse's readers wait in poll(2), not read(2), unless
+// Options.BlockingReads (fuse.MountOptions.PollReaders, a patch of the
+// go-fuse copy in third_party/go-fuse: one of the readers woken then
+// often runs on the requesting process's CPU, which spares the round
+// trip its wakeups across CPUs). state.go: the state type, plain Go over a vfs.FileSystem with no
 // go-fuse in it (pending and hidden directories, metadata, the mount's own
 // changes in flight), unit-tested without a kernel. binding.go: the mount
 // type the go-fuse nodes share (the state, inode numbers, dirty files, the

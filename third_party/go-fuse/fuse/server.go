@@ -468,6 +468,14 @@ func (ms *Server) handleInit() Status {
 // BenchmarkGoFuseReaddir-2       	    3511	    319765 ns/op
 func (ms *Server) loop() {
 	defer ms.fuseFD.loops.Done()
+	if ms.fuseFD.polled {
+		// The request a reader takes is served on the thread, and so
+		// the CPU, the kernel woke for it (PollReaders): where the
+		// handler waits for a lock or a channel, another thread would
+		// otherwise pick the goroutine up.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 exit:
 	for {
 		req, errNo := ms.fuseFD.readRequest()
