@@ -1,6 +1,9 @@
 // Command loopback mounts go-fuse's own loopback filesystem
 // (fs.NewLoopbackRoot) of SRC on DIR with the mount options julyfs uses, as
-// the peer for bench/fuse/run.sh. It serves until SIGINT or SIGTERM.
+// the peer for bench/fuse/run.sh. It serves until SIGINT or SIGTERM. It is
+// built against the go-fuse copy in third_party/go-fuse and does not set
+// that copy's one addition (fuse.MountOptions.PollReaders), so it runs
+// go-fuse as released.
 //
 //	loopback [-passthrough=false] SRC DIR
 package main
