@@ -257,9 +257,9 @@ type MountOptions struct {
 	// the request and the others find none and wait again. On a
 	// machine with few CPUs one of them then often runs on the CPU of
 	// the process that sent the request, and the round trip skips the
-	// wakeups across CPUs; each reader keeps its thread while it
-	// serves (runtime.LockOSThread), so that a handler that waits for
-	// a lock resumes on that CPU. It costs a wakeup per waiting reader
+	// wakeups across CPUs; a reader keeps its thread while it serves
+	// a request (runtime.LockOSThread), so that a handler that waits
+	// for a lock resumes on that CPU. It costs a wakeup per waiting reader
 	// per request, so the server keeps at most two readers waiting.
 	// (A patch of julyfs's copy of go-fuse.)
 	PollReaders bool

@@ -468,14 +468,6 @@ func (ms *Server) handleInit() Status {
 // BenchmarkGoFuseReaddir-2       	    3511	    319765 ns/op
 func (ms *Server) loop() {
 	defer ms.fuseFD.loops.Done()
-	if ms.fuseFD.polled {
-		// The request a reader takes is served on the thread, and so
-		// the CPU, the kernel woke for it (PollReaders): where the
-		// handler waits for a lock or a channel, another thread would
-		// otherwise pick the goroutine up.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
 exit:
 	for {
 		req, errNo := ms.fuseFD.readRequest()
@@ -502,6 +494,18 @@ exit:
 
 		if ms.singleReader && ms.fuseFD.canAcceptAnother() {
 			go ms.handleRequest(req)
+			continue
+		}
+		if ms.fuseFD.polled {
+			// The request is served on the thread, and so the CPU, the
+			// kernel woke for it (PollReaders): where the handler waits
+			// for a lock or a channel, another thread would otherwise
+			// pick the goroutine up. Not while the reader waits: a
+			// locked goroutine back from poll(2) without a P waits for
+			// one to be handed to its own thread.
+			runtime.LockOSThread()
+			ms.handleRequest(req)
+			runtime.UnlockOSThread()
 			continue
 		}
 		ms.handleRequest(req)
