@@ -145,7 +145,7 @@ type Options struct {
 	// other than the requesting process's; it wakes every poll(2) waiter
 	// and one of them often runs on the requester's CPU, which spares
 	// the round trip two wakeups across CPUs (git clone and tar -x of
-	// 10,000 files in about 0.7x of the time on 2 vCPUs, docs/perf.md).
+	// 10,000 files in 0.7-0.8x of the time on 2 vCPUs, docs/perf.md).
 	// The environment variable JULYFS_FUSE_READS=blocking sets it.
 	BlockingReads bool
 
