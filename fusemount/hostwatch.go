@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 	"github.com/julyfs/julyfs/vfs/union"

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/internal/mountinfo"
@@ -449,7 +449,9 @@ func spareProcs() {
 
 // spareProcsTarget is the GOMAXPROCS that leaves Ps spare beside the
 // readers of a go-fuse server made with procs Ps: go-fuse's cap on its
-// readers (procs, within 2 to 16, as NewServer computes it) plus two.
+// blocking readers (procs, within 2 to 16, as NewServer computes it) plus
+// two. With readers in poll(2) the cap is two, and the target leaves at
+// least as many Ps spare.
 func spareProcsTarget(procs int) int {
 	return max(procs, min(max(procs, 2), 16)+2)
 }

@@ -1,8 +1,8 @@
 package fusemount
 
 import (
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // Negative entries of watched host directories. A name missing from a

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"

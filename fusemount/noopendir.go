@@ -3,7 +3,7 @@ package fusemount
 import (
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // No-opendir on read-only mounts. A read-only mount answers OPENDIR with

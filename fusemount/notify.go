@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/posixtest"
+	"github.com/julyfs/julyfs/third_party/go-fuse/posixtest"
 	"github.com/julyfs/julyfs/vfs/temp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -52,6 +52,7 @@ func fuseFlags(t *testing.T) map[int]int {
 // woke to find the request taken waits again, and none stops serving.
 func TestReadersWaitInPoll(t *testing.T) {
 	requireFUSE(t)
+	t.Setenv("JULYFS_FUSE_READS", "") // the environment would override the option
 	for _, blocking := range []bool{false, true} {
 		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
 			before := fuseFlags(t)

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fs"
 	"github.com/julyfs/julyfs/vfs"
 )
 

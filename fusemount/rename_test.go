@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 

@@ -82,9 +82,9 @@ done
 # The module cache and versions the Go workload copies from, asked before
 # HOME moves (below).
 GOMC=$(go env GOMODCACHE)
-# go-fuse as released (go.mod replaces it with a trimmed copy), from the
-# module cache.
-FUSEV=$(go list -m -f '{{.Version}}' github.com/hanwen/go-fuse/v2)
+# go-fuse as released, the version third_party/go-fuse copies, from the
+# module cache (or the module proxy).
+FUSEV=v2.12.1
 FUSEDIR=$(go mod download -json "github.com/hanwen/go-fuse/v2@$FUSEV" | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
 SYSV=$(go list -m -f '{{.Version}}' golang.org/x/sys)
 SYNCV=$(go list -m -f '{{.Version}}' golang.org/x/sync)

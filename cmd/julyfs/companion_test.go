@@ -30,7 +30,7 @@ func TestDeps(t *testing.T) {
 	deps := strings.Fields(string(out))
 	require.GreaterOrEqual(t, len(deps), 10, "go list -deps printed too few packages")
 	for _, p := range deps {
-		for _, heavy := range []string{"github.com/blevesearch/", "github.com/hanwen/go-fuse", "github.com/julyfs/julyfs/vfs/index", "github.com/julyfs/julyfs/fusemount", "github.com/julyfs/julyfs/internal/julyfscli/full"} {
+		for _, heavy := range []string{"github.com/blevesearch/", "github.com/hanwen/go-fuse", "github.com/julyfs/julyfs/third_party/go-fuse/", "github.com/julyfs/julyfs/vfs/index", "github.com/julyfs/julyfs/fusemount", "github.com/julyfs/julyfs/internal/julyfscli/full"} {
 			assert.False(t, strings.HasPrefix(p, heavy), "cmd/julyfs links %s; only cmd/julyfsd may", p)
 		}
 	}

@@ -3,7 +3,7 @@ package fs
 import (
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // see rawBridge.setAttr

@@ -7,8 +7,8 @@ package fs
 import (
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/xattr"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/xattr"
 )
 
 // OK is the Errno return value to indicate absense of errors.

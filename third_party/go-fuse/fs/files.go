@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/fallocate"
-	"github.com/hanwen/go-fuse/v2/internal/ioctl"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/fallocate"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/ioctl"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/utimens"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/utimens"
 )
 
 func setBlocks(out *fuse.Attr) {

@@ -1,6 +1,6 @@
 package fs
 
-import "github.com/hanwen/go-fuse/v2/fuse"
+import "github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 
 func setBlocks(out *fuse.Attr) {
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // Utimens - file handle based version of loopbackFileSystem.Utimens()

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // StableAttr holds immutable attributes of a object in the filesystem.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/openat"
-	"github.com/hanwen/go-fuse/v2/internal/renameat"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/openat"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/renameat"
 	"golang.org/x/sys/unix"
 )
 

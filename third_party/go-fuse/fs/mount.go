@@ -5,7 +5,7 @@
 package fs
 
 import (
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 )
 
 // Mount mounts the given NodeFS on the directory, and starts serving

@@ -79,7 +79,7 @@
 // As said above this packages provides way to implement filesystems in terms of
 // raw FUSE protocol.
 //
-// Package github.com/hanwen/go-fuse/v2/fs provides way to implement
+// Package github.com/julyfs/julyfs/third_party/go-fuse/fs provides way to implement
 // filesystems in terms of paths and/or inodes.
 //
 // # Mount styles
@@ -259,8 +259,9 @@ type MountOptions struct {
 	// the process that sent the request, and the round trip skips the
 	// wakeups across CPUs; a reader keeps its thread while it serves
 	// a request (runtime.LockOSThread), so that a handler that waits
-	// for a lock resumes on that CPU. It costs a wakeup per waiting reader
-	// per request, so the server keeps at most two readers waiting.
+	// for a lock resumes on that CPU. It costs a wakeup per waiting
+	// reader per request, so the server's cap on waiting readers is two
+	// (at most three wait, the cap plus one).
 	// (A patch of julyfs's copy of go-fuse.)
 	PollReaders bool
 

@@ -10,7 +10,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/splice"
+	"github.com/julyfs/julyfs/third_party/go-fuse/splice"
 )
 
 func (s *Server) setSplice() {

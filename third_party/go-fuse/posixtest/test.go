@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/fallocate"
-	"github.com/hanwen/go-fuse/v2/internal/xattr"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/fallocate"
+	"github.com/julyfs/julyfs/third_party/go-fuse/internal/xattr"
 	"golang.org/x/sys/unix"
 )
 

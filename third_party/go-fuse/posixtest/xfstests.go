@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 	"golang.org/x/sys/unix"
 )
 
