@@ -49,7 +49,8 @@ func fuseFlags(t *testing.T) map[int]int {
 // poll(2) on a non-blocking /dev/fuse (fuse.MountOptions.PollReaders);
 // BlockingReads keeps go-fuse's blocking read(2). Either way every request
 // of many processes' worth of parallel work is answered: a reader that
-// woke to find the request taken waits again, and none stops serving.
+// woke to find the request taken waits again, and none stops serving; an
+// idle mount costs next to no CPU (no reader spins on the descriptor).
 func TestReadersWaitInPoll(t *testing.T) {
 	requireFUSE(t)
 	t.Setenv("JULYFS_FUSE_READS", "") // the environment would override the option
@@ -112,6 +113,21 @@ func TestReadersWaitInPoll(t *testing.T) {
 			for range workers {
 				assert.NoError(t, <-done)
 			}
+
+			// Idle, the readers sleep in the kernel: a second of an idle
+			// mount costs the process next to no CPU (readers that spun
+			// on the non-blocking descriptor would cost a CPU or more).
+			busy := cpuTime(t)
+			time.Sleep(time.Second)
+			assert.Less(t, cpuTime(t)-busy, 300*time.Millisecond, "CPU time of this process during one idle second of the mount")
 		})
 	}
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
