@@ -398,19 +398,29 @@ func Unmount(dir string, lazy bool) error {
 // closeFuseOnExec sets close-on-exec on every /dev/fuse descriptor of the
 // process.
 func closeFuseOnExec() {
+	for _, fd := range fuseFDs() {
+		syscall.CloseOnExec(fd)
+	}
+}
+
+// fuseFDs returns the process's /dev/fuse descriptors (from /proc/self/fd;
+// none if it cannot be read).
+func fuseFDs() []int {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return
+		return nil
 	}
+	var fds []int
 	for _, e := range entries {
 		fd, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
 		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
-			syscall.CloseOnExec(fd)
+			fds = append(fds, fd)
 		}
 	}
+	return fds
 }
 
 // spareProcsOnce makes spareProcs act once per process.

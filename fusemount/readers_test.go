@@ -21,18 +21,9 @@ import (
 // descriptors, by number (/proc/self/fdinfo).
 func fuseFlags(t *testing.T) map[int]int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
 	flags := map[int]int{}
-	for _, e := range entries {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || target != "/dev/fuse" {
-			continue
-		}
-		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+	for _, fd := range fuseFDs() {
+		info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
 		require.NoError(t, err)
 		for _, line := range strings.Split(string(info), "\n") {
 			if v, ok := strings.CutPrefix(line, "flags:"); ok {

@@ -219,7 +219,8 @@ func NewServer(fs RawFileSystem, mountPoint string, opts *MountOptions) (*Server
 	} else if maxReaders > maxMaxReaders {
 		maxReaders = maxMaxReaders
 	}
-	if o.PollReaders && !useSingleReader {
+	pollReaders := o.PollReaders && !useSingleReader
+	if pollReaders {
 		// Each request wakes every waiting reader.
 		maxReaders = minMaxReaders
 	}
@@ -278,7 +279,7 @@ func NewServer(fs RawFileSystem, mountPoint string, opts *MountOptions) (*Server
 		// TODO - unmount as well?
 		return nil, fmt.Errorf("init: %s", code)
 	}
-	if o.PollReaders && !useSingleReader {
+	if pollReaders {
 		// Only now: INIT is read with a blocking read.
 		ms.fuseFD.pollReads()
 	}
