@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -109,6 +110,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	return h.fuseHandle(), fuseFlags, 0
 }
 
+// openStatHook, when set (by tests), is called by open between its stat
+// of the file and its hold of the node's lock.
+var openStatHook atomic.Pointer[func(p string)]
+
 type opened struct {
 	*handle
 	keepCache bool
@@ -159,6 +164,9 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 		if err != nil {
 			return opened{}, m.errno("open", p, err)
 		}
+		if hook := openStatHook.Load(); hook != nil {
+			(*hook)(p)
+		}
 		switch fi.Kind {
 		case vfs.KindMissing:
 			return opened{}, syscall.ENOENT
@@ -172,6 +180,11 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 	pt, errno := n.ptChoose(write || trunc, p, pid)
 	if errno != 0 {
 		return opened{}, errno
+	}
+	if n.renamedOver && created == "" {
+		// Renamed over since the check above (renameVictim): the
+		// name holds another file, which must not be read as n's.
+		return opened{}, syscall.ESTALE
 	}
 	keep := false
 	ptFd, ptNew := 0, false // the backing set up for a first reader

@@ -37,8 +37,12 @@ type node struct {
 	base    vfs.Precondition // the tree's version stage started from; the commit requires it
 	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
-	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
-	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	// renamedOver says a rename through the mount put another file at
+	// the node's name, set under mu with the host rename (see
+	// renameVictim); deleted follows.
+	renamedOver bool
+	last        fuse.Attr   // attributes last reported, for fstat of a deleted file
+	version     fileVersion // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 	// unlinking counts the UNLINKs of the node's names through the
 	// mount in flight (beginUnlink): a writer's check that its file is
 	// still at its name waits for them (publishInPlace), rather than take

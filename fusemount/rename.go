@@ -105,6 +105,29 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	return 0
 }
 
+// renameVictim is the node of the file at n's child name that a rename
+// is about to replace (dfi describes it), unless that file has other
+// names (its node lives on through them): the rename marks it
+// renamedOver in the same hold of its lock as the host rename, so that
+// an open of it, which reads the file by name under that lock, either
+// reads it before the rename or answers ESTALE (the kernel then looks
+// the name up again and opens the file there now), and never reads the
+// file put there at the size the kernel has for the one it replaced.
+func (n *node) renameVictim(name string, dfi vfs.FileInfo) *node {
+	if dfi.Kind != vfs.KindFile || dfi.Link || dfi.Special != 0 {
+		return nil
+	}
+	ch := n.GetChild(name)
+	if ch == nil {
+		return nil
+	}
+	vn, ok := ch.Operations().(*node)
+	if !ok || vn.hostLinked() {
+		return nil
+	}
+	return vn
+}
+
 // displaceChild records that the child name of n, just renamed, and what
 // is under it keep their inode numbers at their new paths.
 func (n *node) displaceChild(name string) {
@@ -280,9 +303,17 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 			// An empty directory at dst that only the mount holds.
 			m.removePending(dst)
 		}
+		victim := np.renameVictim(newName, dfi)
 		m.beginSelfTree(src)
 		m.beginSelfTree(dst)
+		if victim != nil {
+			victim.mu.Lock()
+		}
 		err = r.Rename(m.ctx, src, dst)
+		if victim != nil {
+			victim.renamedOver = victim.renamedOver || err == nil
+			victim.mu.Unlock()
+		}
 		m.endSelfTree(dst)
 		m.endSelfTree(src)
 		switch {

@@ -405,3 +405,114 @@ func TestOrphanNodeIsNotRoot(t *testing.T) {
 	_, err = f.Read(make([]byte, 4096))
 	assert.ErrorIs(t, err, syscall.ESTALE)
 }
+
+// TestReadsWhileRenamedOver: two writers through the mount, each replacing
+// files of its own whole (a rename over the name) with versions of
+// several lengths (each all one letter), and readers reading them all
+// meanwhile, with and without passthrough: each read is one version
+// whole, as on any filesystem, never one version's bytes at another's
+// size (as when an open read the file a rename had put at the name since
+// the kernel looked it up; such an open is answered ESTALE, and the
+// kernel looks the name up again).
+func TestReadsWhileRenamedOver(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{{"default", Options{}}, {"nopassthrough", Options{NoPassthrough: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := localMount(t, nil, tc.opts)
+			versions := map[byte]int{'c': 9000, 'd': 50, 'e': 4096, 'f': 4097, 'g': 300}
+			const files = 4
+			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make(chan error, 16)
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ctx.Err() == nil; i++ {
+						c := byte('c' + (i+w)%len(versions))
+						name := filepath.Join(s.Dir(), fmt.Sprintf("v%d-%d.txt", w, i%files))
+						if err := os.WriteFile(name+".tmp", []byte(strings.Repeat(string(c), versions[c])), 0o644); err != nil {
+							errs <- fmt.Errorf("writer %d: %w", w, err)
+							return
+						}
+						if err := os.Rename(name+".tmp", name); err != nil {
+							errs <- fmt.Errorf("writer %d: %w", w, err)
+							return
+						}
+					}
+				}()
+			}
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ctx.Err() == nil; i++ {
+						name := filepath.Join(s.Dir(), fmt.Sprintf("v%d-%d.txt", (i+r)%2, i%files))
+						got, err := os.ReadFile(name)
+						if os.IsNotExist(err) {
+							continue
+						}
+						if err != nil {
+							errs <- fmt.Errorf("reader %d: %w", r, err)
+							return
+						}
+						if len(got) == 0 {
+							errs <- fmt.Errorf("reader %d: %s: empty", r, name)
+							return
+						}
+						want, ok := versions[got[0]]
+						if !ok || len(got) != want || strings.Trim(string(got), string(got[0])) != "" {
+							errs <- fmt.Errorf("reader %d: %s: %d bytes starting %q: not a version written", r, name, len(got), got[:min(len(got), 8)])
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+// TestOpenRacingRenameOver: a rename through the mount that puts another
+// file at a name while an open of the name's file is between its stat
+// and its read (a hook runs the rename there): the open does not read the
+// new file at the size the kernel has for the old one; the kernel gets
+// ESTALE, looks the name up again and reads the new file whole.
+func TestOpenRacingRenameOver(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{{"default", Options{}}, {"nopassthrough", Options{NoPassthrough: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, cur := strings.Repeat("a", 100), strings.Repeat("b", 5000)
+			_, s := localMount(t, map[string]string{"f": old, "g": cur}, tc.opts)
+			env := "M=" + s.Dir()
+			require.Equal(t, "100\n", sh(t, `stat -c %s "$M/f"`, env)) // the kernel has f's node, at f's size
+			var once sync.Once
+			renamed := make(chan error, 1)
+			hook := func(p string) {
+				if p == "/f" {
+					once.Do(func() { renamed <- os.Rename(filepath.Join(s.Dir(), "g"), filepath.Join(s.Dir(), "f")) })
+				}
+			}
+			openStatHook.Store(&hook)
+			t.Cleanup(func() { openStatHook.Store(nil) })
+			got, err := os.ReadFile(filepath.Join(s.Dir(), "f"))
+			require.NoError(t, err)
+			select {
+			case err := <-renamed:
+				require.NoError(t, err, "the rename in the open")
+			default:
+				require.Fail(t, "the open of f did not run the hook")
+			}
+			assert.True(t, string(got) == cur, "read %d bytes starting %q, want the new file's %d", len(got), got[:min(len(got), 4)], len(cur))
+		})
+	}
+}
