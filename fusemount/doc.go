@@ -164,7 +164,11 @@
 // lost changes (an inotify overflow) drop everything the kernel holds; a tree that cannot be watched completely
 // (the inotify watch limit) keeps, or falls back to, the short timeouts.
 // Explicit timeouts turn the watch off. A file reopened at the version
-// the kernel keeps pages of is not read at open. Readers open with
+// the kernel keeps pages of is not read at open. A reader's open of a
+// small file (Options.WholeFileLimit) the kernel holds no page of puts
+// the file in the kernel's page cache before it answers
+// (FUSE_NOTIFY_STORE, then FOPEN_KEEP_CACHE), so the first read sends no
+// READ (file.go, storePages). Readers open with
 // FOPEN_NOFLUSH (they have nothing to commit), and so does the descriptor
 // a create opens on a file made in place (its writes are on the host; its
 // release checks and reports them). A read-only mount answers

@@ -269,7 +269,17 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 		// The kernel's page cache of the node gets no pages from a
 		// passthrough handle: a later cached open must not count on it.
 		n.version = fileVersion{}
+		if n.cached == 0 {
+			// Replied without FOPEN_KEEP_CACHE, and no handle in
+			// cached mode maps or fills a page: the kernel drops
+			// the inode's pages at this open.
+			n.kpages = false
+		}
 	} else {
+		if !o.keepCache && h.hasData && !n.kpages && n.toldVersion(fi) {
+			o.keepCache = n.storePages(p, h.data)
+		}
+		n.kpages = true
 		n.cached++
 	}
 	n.opens++
@@ -281,6 +291,40 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 	}
 	n.handles[h] = true
 	return o, 0
+}
+
+// storePages puts data, the whole file n opens at p, in the kernel's page
+// cache of n before the open is answered (FUSE_NOTIFY_STORE), and reports
+// whether it did: the open is then answered with FOPEN_KEEP_CACHE, and
+// the reader reads the file with no READ request, where it would
+// otherwise wait for one round trip per read. Open stores only where the
+// kernel holds no page of n (n.kpages false: no page of another version
+// survives beside data, an open without FOPEN_KEEP_CACHE having dropped
+// them all) and was last told the size and time of the version data is
+// (toldVersion: the kernel drops a file's pages when an answer brings it
+// another time or size, AUTO_INVAL_DATA, as the first GETATTR after a
+// write through the mount would). Callers hold n.mu.
+func (n *node) storePages(p string, data []byte) bool {
+	if len(data) == 0 {
+		return true
+	}
+	errno := n.WriteCache(0, data)
+	if errno != 0 {
+		n.m.debugf("open %s: storing %d bytes in the kernel's cache: %v", p, len(data), errno)
+		return false
+	}
+	return true
+}
+
+// toldVersion reports whether the attributes the kernel was last given
+// for n (n.last) have the size and modification time of fi. Callers hold
+// n.mu.
+func (n *node) toldVersion(fi vfs.FileInfo) bool {
+	mt := fi.ModTime
+	if mt.IsZero() {
+		mt = n.m.start // as attr reports it
+	}
+	return n.last.Size == uint64(fi.Size) && int64(n.last.Mtime) == mt.Unix() && int64(n.last.Mtimensec) == int64(mt.Nanosecond())
 }
 
 // ptFirst sets up the passthrough backing of n's first handle, a writer

@@ -43,6 +43,14 @@ type node struct {
 	renamedOver bool
 	last        fuse.Attr   // attributes last reported, for fstat of a deleted file
 	version     fileVersion // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	// kpages says the kernel may hold pages of the file: false for a
+	// node the kernel has just got (a new inode) and after an open
+	// replied without FOPEN_KEEP_CACHE while no handle was open in
+	// cached mode (the kernel drops every page of the inode then), true
+	// from the first handle in cached mode on. A reader's open of a
+	// node whose pages the kernel does not hold stores the file in the
+	// kernel's page cache (see storePages).
+	kpages bool
 	// unlinking counts the UNLINKs of the node's names through the
 	// mount in flight (beginUnlink): a writer's check that its file is
 	// still at its name waits for them (publishInPlace), rather than take

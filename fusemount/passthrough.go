@@ -963,8 +963,10 @@ func (n *node) createInPlace(ctx context.Context, name, p string, flags, perm ui
 	if pt {
 		cn.ptOpen++
 		cn.ptLive++
+		cn.kpages = false // no other handle, and no FOPEN_KEEP_CACHE
 	} else {
 		cn.cached++
+		cn.kpages = true
 	}
 	cn.opens++
 	if write {

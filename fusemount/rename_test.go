@@ -3,6 +3,7 @@ package fusemount
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/julyfs/julyfs/third_party/go-fuse/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/julyfs/julyfs/vfs"
 	"github.com/julyfs/julyfs/vfs/local"
@@ -402,6 +404,9 @@ func TestOrphanNodeIsNotRoot(t *testing.T) {
 	var out fuse.AttrOut
 	assert.Equal(t, syscall.ESTALE, n.Getattr(context.Background(), nil, &out))
 	n.changes.Add(1) // the handle's whole copy is stale: it reopens by path
+	// The open stored the file in the kernel's cache (storePages):
+	// dropped, so that the read reaches the daemon.
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
 	_, err = f.Read(make([]byte, 4096))
 	assert.ErrorIs(t, err, syscall.ESTALE)
 }
@@ -445,6 +450,7 @@ func TestReadsWhileRenamedOver(t *testing.T) {
 					}
 				}()
 			}
+			var reads, stale atomic.Int64
 			for r := range 2 {
 				wg.Add(1)
 				go func() {
@@ -453,6 +459,12 @@ func TestReadsWhileRenamedOver(t *testing.T) {
 						name := filepath.Join(s.Dir(), fmt.Sprintf("v%d-%d.txt", (i+r)%2, i%files))
 						got, err := os.ReadFile(name)
 						if os.IsNotExist(err) {
+							continue
+						}
+						if errors.Is(err, syscall.ESTALE) {
+							// Overtaken by a rename again at the
+							// kernel's one retry (docs/mount.md).
+							stale.Add(1)
 							continue
 						}
 						if err != nil {
@@ -468,6 +480,7 @@ func TestReadsWhileRenamedOver(t *testing.T) {
 							errs <- fmt.Errorf("reader %d: %s: %d bytes starting %q: not a version written", r, name, len(got), got[:min(len(got), 8)])
 							return
 						}
+						reads.Add(1)
 					}
 				}()
 			}
@@ -476,6 +489,8 @@ func TestReadsWhileRenamedOver(t *testing.T) {
 			for err := range errs {
 				assert.NoError(t, err)
 			}
+			t.Logf("%d reads, %d opens failed with ESTALE", reads.Load(), stale.Load())
+			assert.Greater(t, reads.Load(), 20*stale.Load(), "reads, and opens failed with ESTALE (a rename again at the kernel's retry: rare)")
 		})
 	}
 }
