@@ -181,7 +181,7 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 	if errno != 0 {
 		return opened{}, errno
 	}
-	if n.renamedOver && created == "" {
+	if n.deleted && created == "" {
 		// Renamed over since the check above (renameVictim): the
 		// name holds another file, which must not be read as n's.
 		return opened{}, syscall.ESTALE

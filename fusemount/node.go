@@ -37,12 +37,8 @@ type node struct {
 	base    vfs.Precondition // the tree's version stage started from; the commit requires it
 	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
-	// renamedOver says a rename through the mount put another file at
-	// the node's name, set under mu with the host rename (see
-	// renameVictim); deleted follows.
-	renamedOver bool
-	last        fuse.Attr   // attributes last reported, for fstat of a deleted file
-	version     fileVersion // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
+	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 	// kpages says the kernel may hold pages of the file: false for a
 	// node the kernel has just got (a new inode) and after an open
 	// replied without FOPEN_KEEP_CACHE while no handle was open in
@@ -317,6 +313,12 @@ func (n *node) preserve(name string) {
 	}
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
+	cn.preserveLocked()
+}
+
+// preserveLocked is preserve for node n, a file with no other names.
+// Callers hold n.mu.
+func (cn *node) preserveLocked() {
 	if cn.opens > 0 && cn.stage == nil && !cn.deleted && cn.ptMode != ptInPlace {
 		// (A file written in place keeps its host file, unlinked, as
 		// on disk: its handles go on with it.)

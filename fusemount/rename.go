@@ -107,12 +107,15 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 
 // renameVictim is the node of the file at n's child name that a rename
 // is about to replace (dfi describes it), unless that file has other
-// names (its node lives on through them): the rename marks it
-// renamedOver in the same hold of its lock as the host rename, so that
-// an open of it, which reads the file by name under that lock, either
-// reads it before the rename or answers ESTALE (the kernel then looks
-// the name up again and opens the file there now), and never reads the
-// file put there at the size the kernel has for the one it replaced.
+// names (its node lives on through them). The rename copies the file for
+// the handles open on it (preserveLocked) and marks it deleted in the
+// same hold of its lock as the host rename, so that an open of it, which
+// reads the file by name under that lock, either reads it before the
+// rename or answers ESTALE (the kernel then looks the name up again and
+// opens the file there now), and never reads the file put there at the
+// size the kernel has for the one it replaced; nor does a lookup, a
+// getattr or a first write take the new file for the node meanwhile
+// (they see it deleted).
 func (n *node) renameVictim(name string, dfi vfs.FileInfo) *node {
 	if dfi.Kind != vfs.KindFile || dfi.Link || dfi.Special != 0 {
 		return nil
@@ -308,10 +311,11 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 		m.beginSelfTree(dst)
 		if victim != nil {
 			victim.mu.Lock()
+			victim.preserveLocked() // for handles opened since preserve
 		}
 		err = r.Rename(m.ctx, src, dst)
 		if victim != nil {
-			victim.renamedOver = victim.renamedOver || err == nil
+			victim.deleted = victim.deleted || err == nil // nameGone does the rest
 			victim.mu.Unlock()
 		}
 		m.endSelfTree(dst)
