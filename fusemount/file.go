@@ -142,6 +142,7 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 	h := &handle{n: n, write: write, append: flags&syscall.O_APPEND != 0}
 	// A node just created is not in go-fuse's tree until Create
 	// returns: it has no path yet, and needs none to open empty.
+	over := n.renamedOver.Load() // before the path is taken
 	p, stale := n.livePath()
 	n.mu.Lock()
 	staged, deleted := n.stage != nil, n.deleted
@@ -181,9 +182,9 @@ func (n *node) open(flags uint32, created string, pid uint32) (opened, syscall.E
 	if errno != 0 {
 		return opened{}, errno
 	}
-	if n.deleted && created == "" {
+	if created == "" && (n.deleted || n.renamedOver.Load() != over) {
 		// Renamed over since the check above (renameVictim): the
-		// name holds another file, which must not be read as n's.
+		// name may hold another file, which must not be read as n's.
 		return opened{}, syscall.ESTALE
 	}
 	keep := false

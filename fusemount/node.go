@@ -37,8 +37,11 @@ type node struct {
 	base    vfs.Precondition // the tree's version stage started from; the commit requires it
 	poison  syscall.Errno    // a write into stage failed: flush discards stage and returns this
 	deleted bool             // unlinked or replaced by a rename: Nlink 0, commits dropped
-	last    fuse.Attr        // attributes last reported, for fstat of a deleted file
-	version fileVersion      // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
+	// renamedOver counts the renames through the mount that put another
+	// file at one of the node's names (see renameVictim).
+	renamedOver atomic.Uint32
+	last        fuse.Attr   // attributes last reported, for fstat of a deleted file
+	version     fileVersion // of the tree's file when last opened (for FOPEN_KEEP_CACHE)
 	// kpages says the kernel may hold pages of the file: false for a
 	// node the kernel has just got (a new inode) and after an open
 	// replied without FOPEN_KEEP_CACHE while no handle was open in

@@ -106,29 +106,30 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 }
 
 // renameVictim is the node of the file at n's child name that a rename
-// is about to replace (dfi describes it), unless that file has other
-// names (its node lives on through them). The rename copies the file for
-// the handles open on it (preserveLocked) and marks it deleted in the
-// same hold of its lock as the host rename, so that an open of it, which
-// reads the file by name under that lock, either reads it before the
-// rename or answers ESTALE (the kernel then looks the name up again and
-// opens the file there now), and never reads the file put there at the
-// size the kernel has for the one it replaced; nor does a lookup, a
-// getattr or a first write take the new file for the node meanwhile
-// (they see it deleted).
-func (n *node) renameVictim(name string, dfi vfs.FileInfo) *node {
+// is about to replace (dfi describes it), and whether that file has other
+// names (its node then lives on through them). In the same hold of the
+// node's lock as the host rename, the rename copies the file for the
+// handles open on it (preserveLocked) and marks it deleted, unless it
+// has other names, and counts the rename (renamedOver). An open of the
+// node, which reads the file by name under that lock, so either reads
+// it before the rename or answers ESTALE (the kernel then looks the name
+// up again and opens the file there now), and never reads the file put
+// there at the size the kernel has for the one it replaced; nor does a
+// lookup, a getattr or a first write take the new file for the node
+// meanwhile (they see it deleted).
+func (n *node) renameVictim(name string, dfi vfs.FileInfo) (vn *node, linked bool) {
 	if dfi.Kind != vfs.KindFile || dfi.Link || dfi.Special != 0 {
-		return nil
+		return nil, false
 	}
 	ch := n.GetChild(name)
 	if ch == nil {
-		return nil
+		return nil, false
 	}
 	vn, ok := ch.Operations().(*node)
-	if !ok || vn.hostLinked() {
-		return nil
+	if !ok {
+		return nil, false
 	}
-	return vn
+	return vn, vn.hostLinked()
 }
 
 // displaceChild records that the child name of n, just renamed, and what
@@ -306,16 +307,21 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 			// An empty directory at dst that only the mount holds.
 			m.removePending(dst)
 		}
-		victim := np.renameVictim(newName, dfi)
+		victim, linked := np.renameVictim(newName, dfi)
 		m.beginSelfTree(src)
 		m.beginSelfTree(dst)
 		if victim != nil {
 			victim.mu.Lock()
-			victim.preserveLocked() // for handles opened since preserve
+			if !linked {
+				victim.preserveLocked() // for handles opened since preserve
+			}
 		}
 		err = r.Rename(m.ctx, src, dst)
 		if victim != nil {
-			victim.deleted = victim.deleted || err == nil // nameGone does the rest
+			if err == nil {
+				victim.renamedOver.Add(1)
+				victim.deleted = victim.deleted || !linked // nameGone does the rest
+			}
 			victim.mu.Unlock()
 		}
 		m.endSelfTree(dst)

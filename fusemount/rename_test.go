@@ -499,15 +499,24 @@ func TestReadsWhileRenamedOver(t *testing.T) {
 // file at a name while an open of the name's file is between its stat
 // and its read (a hook runs the rename there): the open does not read the
 // new file at the size the kernel has for the old one; the kernel gets
-// ESTALE, looks the name up again and reads the new file whole.
+// ESTALE, looks the name up again and reads the new file whole. Also for
+// a file with another name (a hard link), which keeps its content there.
 func TestOpenRacingRenameOver(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		opts Options
-	}{{"default", Options{}}, {"nopassthrough", Options{NoPassthrough: true}}} {
+		name   string
+		opts   Options
+		linked bool
+	}{
+		{"default", Options{}, false},
+		{"nopassthrough", Options{NoPassthrough: true}, false},
+		{"linked", Options{}, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, cur := strings.Repeat("a", 100), strings.Repeat("b", 5000)
-			_, s := localMount(t, map[string]string{"f": old, "g": cur}, tc.opts)
+			root, s := localMount(t, map[string]string{"f": old, "g": cur}, tc.opts)
+			if tc.linked {
+				require.NoError(t, os.Link(filepath.Join(root, "f"), filepath.Join(root, "f2")))
+			}
 			env := "M=" + s.Dir()
 			require.Equal(t, "100\n", sh(t, `stat -c %s "$M/f"`, env)) // the kernel has f's node, at f's size
 			var once sync.Once
@@ -528,6 +537,9 @@ func TestOpenRacingRenameOver(t *testing.T) {
 				require.Fail(t, "the open of f did not run the hook")
 			}
 			assert.True(t, string(got) == cur, "read %d bytes starting %q, want the new file's %d", len(got), got[:min(len(got), 4)], len(cur))
+			if tc.linked {
+				assert.Equal(t, old, sh(t, `cat "$M/f2"`, env), "the old file at its other name")
+			}
 		})
 	}
 }
