@@ -328,12 +328,20 @@ func (m *mount) dirtyNodes() []*node {
 	return slices.Collect(maps.Keys(m.dirty))
 }
 
+// mtime is the modification time attr reports for what fi describes.
+func (m *mount) mtime(fi vfs.FileInfo) time.Time {
+	switch {
+	case fi.Link && !fi.LinkModTime.IsZero():
+		return fi.LinkModTime // lstat's, not the target's
+	case fi.ModTime.IsZero():
+		return m.start
+	}
+	return fi.ModTime
+}
+
 // attr fills out from fi and what the mount holds for its path.
 func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
-	mt := fi.ModTime
-	if mt.IsZero() {
-		mt = m.start
-	}
+	mt := m.mtime(fi)
 	at := mt
 	switch fi.Kind {
 	case vfs.KindDir:
@@ -367,9 +375,6 @@ func (m *mount) attr(fi vfs.FileInfo, out *fuse.Attr) {
 		out.Mode, out.Nlink, out.Size = syscall.S_IFLNK|0o777, 1, uint64(fi.Size)
 		if fi.LinkHasOwner {
 			out.Uid, out.Gid = fi.LinkUID, fi.LinkGID // lchown's
-		}
-		if !fi.LinkModTime.IsZero() {
-			mt, at = fi.LinkModTime, fi.LinkModTime // lstat's, not the target's
 		}
 	}
 	if md := m.getMeta(fi.Path); md != (meta{}) {

@@ -321,10 +321,7 @@ func (n *node) storePages(p string, data []byte) bool {
 // for n (n.last) have the size and modification time of fi. Callers hold
 // n.mu.
 func (n *node) toldVersion(fi vfs.FileInfo) bool {
-	mt := fi.ModTime
-	if mt.IsZero() {
-		mt = n.m.start // as attr reports it
-	}
+	mt := n.m.mtime(fi)
 	return n.last.Size == uint64(fi.Size) && int64(n.last.Mtime) == mt.Unix() && int64(n.last.Mtimensec) == int64(mt.Nanosecond())
 }
 

@@ -293,8 +293,9 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 			}
 		}
 	}
-	if dfi.Kind == vfs.KindFile {
-		np.preserve(newName)
+	victim, linked := np.renameVictim(newName, dfi)
+	if dfi.Kind == vfs.KindFile && victim == nil {
+		np.preserve(newName) // a link or a special file; a victim's handles get theirs below
 	}
 	// A directory only the mount holds (made by mkdir on a tree without
 	// directories of its own) is not in the tree: it moves in the mount.
@@ -307,13 +308,12 @@ func (n *node) renameInTree(r vfs.Renamer, name, src, dst string, sfi, dfi vfs.F
 			// An empty directory at dst that only the mount holds.
 			m.removePending(dst)
 		}
-		victim, linked := np.renameVictim(newName, dfi)
 		m.beginSelfTree(src)
 		m.beginSelfTree(dst)
 		if victim != nil {
 			victim.mu.Lock()
 			if !linked {
-				victim.preserveLocked() // for handles opened since preserve
+				victim.preserveLocked()
 			}
 		}
 		err = r.Rename(m.ctx, src, dst)

@@ -420,12 +420,9 @@ func TestOrphanNodeIsNotRoot(t *testing.T) {
 // the kernel looked it up; such an open is answered ESTALE, and the
 // kernel looks the name up again).
 func TestReadsWhileRenamedOver(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts Options
-	}{{"default", Options{}}, {"nopassthrough", Options{NoPassthrough: true}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, s := localMount(t, nil, tc.opts)
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
+			_, s := localMount(t, nil, opts)
 			versions := map[byte]int{'c': 9000, 'd': 50, 'e': 4096, 'f': 4097, 'g': 300}
 			const files = 4
 			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)

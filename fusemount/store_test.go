@@ -64,13 +64,10 @@ func TestFirstReadStored(t *testing.T) {
 // (pages of a longer version read earlier, a size it was told before the
 // file shrank), a read through the mount returns the file as it is.
 func TestStoredPagesNeverStale(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts Options
-	}{{"default", Options{}}, {"nopassthrough", Options{NoPassthrough: true}}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for name, opts := range passthroughModes {
+		t.Run(name, func(t *testing.T) {
 			long, short := strings.Repeat("a", 10000), strings.Repeat("b", 100)
-			root, s := localMount(t, map[string]string{"f.txt": long, "g.txt": long}, tc.opts)
+			root, s := localMount(t, map[string]string{"f.txt": long, "g.txt": long}, opts)
 			env := "M=" + s.Dir()
 			// Read, then rewritten shorter through the mount.
 			require.True(t, sh(t, `cat "$M/f.txt"`, env) == long)
